@@ -1,0 +1,33 @@
+# Hermes — `make demo` shows the tools working end to end; `make test` runs every test.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+DEMO_VENV ?= .demo-venv
+PACKS := file web agent
+
+.PHONY: install demo test lint bench docs clean
+
+$(BIN)/hermes: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+	touch $@
+
+install: $(BIN)/hermes
+
+demo:
+	$(PYTHON) -m venv $(DEMO_VENV)
+	$(DEMO_VENV)/bin/python -m pip install -q --disable-pip-version-check . $(addprefix ./hermes_plugins/,$(PACKS))
+	PATH="$(CURDIR)/$(DEMO_VENV)/bin:$$PATH" $(DEMO_VENV)/bin/python examples/demo.py
+
+test: install
+	$(BIN)/python -m pytest -n 2
+
+lint: install
+	$(BIN)/ruff check .
+
+bench: install
+	$(BIN)/python bench/dispatch.py
+	$(BIN)/python bench/startup.py
+
+clean:
+	rm -rf $(VENV) $(DEMO_VENV) site

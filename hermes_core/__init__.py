@@ -1,0 +1,82 @@
+"""Hermes: a declarative, entry-point based plugin ecosystem for the tools of AI agents."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._version import __version__
+from .approval import ApprovalRequest, ApprovalStore, request_approval, set_approval_callback
+from .arguments import ArgumentError
+from .config import ConfigError, HermesConfig, hermes_home, load_config
+from .context import PluginContext
+from .dispatch import AGENT_LOOP_TOOLS
+from .hooks import hookimpl, hookspec
+from .manifest import ManifestError, PluginManifest
+from .registry import Availability, ToolEntry, ToolRegistry
+from .runtime import Runtime, current_runtime, default_runtime, reset_default_runtime
+from .toolsets import LEGACY_TOOLSETS, PRESETS, Toolset, ToolsetCycleError, UnknownToolsetError
+
+__all__ = [
+    "AGENT_LOOP_TOOLS",
+    "LEGACY_TOOLSETS",
+    "PRESETS",
+    "ApprovalRequest",
+    "ApprovalStore",
+    "ArgumentError",
+    "Availability",
+    "ConfigError",
+    "HermesConfig",
+    "ManifestError",
+    "PluginContext",
+    "PluginManifest",
+    "Runtime",
+    "ToolEntry",
+    "ToolRegistry",
+    "Toolset",
+    "ToolsetCycleError",
+    "UnknownToolsetError",
+    "__version__",
+    "current_runtime",
+    "default_runtime",
+    "enforce_turn_budget",
+    "get_tool_definitions",
+    "handle_function_call",
+    "hermes_home",
+    "hookimpl",
+    "hookspec",
+    "load_config",
+    "request_approval",
+    "reset_default_runtime",
+    "resolve_toolset",
+    "run_tool_calls",
+    "set_approval_callback",
+]
+
+
+def get_tool_definitions(enabled_toolsets: list[str] | None = None, disabled_toolsets: list[str] | None = None,
+                         quiet_mode: bool = False) -> list[dict[str, Any]]:
+    """OpenAI tool definitions from the default runtime (see :meth:`Runtime.get_tool_definitions`)."""
+    return default_runtime().get_tool_definitions(enabled_toolsets, disabled_toolsets, quiet_mode)
+
+
+def handle_function_call(function_name: str, function_args: Any, task_id: str | None = None,
+                         tool_call_id: str | None = None, session_id: str | None = None,
+                         user_task: str | None = None, enabled_tools: list[str] | None = None) -> str:
+    """Run one tool call on the default runtime; always returns a string."""
+    return default_runtime().handle_function_call(function_name, function_args, task_id, tool_call_id,
+                                                  session_id, user_task, enabled_tools)
+
+
+def run_tool_calls(calls: list[dict[str, Any]], **context: Any) -> list[str]:
+    """Run a model's tool calls on the default runtime; results in call order."""
+    return default_runtime().run_tool_calls(calls, **context)
+
+
+def enforce_turn_budget(results: list[str], budget: int | None = None) -> list[str]:
+    """Keep one turn's results under the turn budget (default 200 000 characters)."""
+    return default_runtime().enforce_turn_budget(results, budget)
+
+
+def resolve_toolset(name: str) -> list[str]:
+    """The tools of a toolset in the default runtime."""
+    return default_runtime().resolve_toolset(name)

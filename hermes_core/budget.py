@@ -1,0 +1,70 @@
+"""Result-size budgets: oversized results are saved under ``$HERMES_HOME/results/`` and previewed."""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+__all__ = ["PREVIEW_CHARS", "ResultBudget"]
+
+log = logging.getLogger(__name__)
+
+#: How much of an oversized result the model still sees.
+PREVIEW_CHARS = 2_000
+
+
+class ResultBudget:
+    """Keeps each result, and each turn's results, within a character budget."""
+
+    def __init__(self, results_dir: Callable[[], Path], per_tool: int = 100_000, per_turn: int = 200_000) -> None:
+        self._results_dir = results_dir
+        self.per_tool = per_tool
+        self.per_turn = per_turn
+
+    def fit(self, tool_name: str, result: str, limit: int | None) -> str:
+        """``result`` if within ``limit`` (``None`` = unlimited), else a preview plus where it was saved."""
+        if limit is None or len(result) <= limit:
+            return result
+        return self._shrink(tool_name, result, limit)
+
+    def enforce_turn_budget(self, results: list[str], budget: int | None = None) -> list[str]:
+        """Persist the largest results first until the turn's total is within ``budget``."""
+        budget = self.per_turn if budget is None else budget
+        results = list(results)
+        total = sum(map(len, results))
+        for index in sorted(range(len(results)), key=lambda i: len(results[i]), reverse=True):
+            if total <= budget:
+                break
+            original = results[index]
+            # what this result may keep: its share of what the others leave, but at least a preview
+            allowance = max(budget - (total - len(original)), PREVIEW_CHARS)
+            if len(original) <= allowance:
+                continue
+            results[index] = self._shrink("turn", original, allowance)
+            total += len(results[index]) - len(original)
+        return results
+
+    def _shrink(self, tool_name: str, result: str, limit: int) -> str:
+        preview = result[: min(PREVIEW_CHARS, limit)]
+        try:
+            path = self._save(tool_name, result)
+        except OSError as exc:
+            log.warning("could not save the oversized result of %s: %s", tool_name, exc)
+            marker = (f"\n[... truncated: {len(result) - limit:,} of {len(result):,} characters not shown; "
+                      f"the full result could not be saved ({exc.strerror or exc})]")
+            return result[: max(limit - len(marker), 0)] + marker
+        return (f"[The result of {tool_name} has {len(result):,} characters, more than its budget of {limit:,}. "
+                f"It was saved in full to {path}; read that file for the rest. First {len(preview):,} characters:]\n"
+                f"{preview}")
+
+    def _save(self, tool_name: str, result: str) -> Path:
+        folder = self._results_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        safe = re.sub(r"[^A-Za-z0-9_.-]", "_", tool_name)[:64]
+        path = folder / f"{time.strftime('%Y%m%d-%H%M%S')}-{safe}-{uuid.uuid4().hex[:8]}.txt"
+        path.write_text(result, encoding="utf-8")
+        return path

@@ -1,0 +1,247 @@
+"""The model-facing call path: ``handle_function_call`` and ``run_tool_calls``."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import logging
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, Any
+
+from .approval import ApprovalRequest
+from .arguments import ArgumentError, ArgumentValidator, parse_arguments
+from .budget import ResultBudget
+from .hooks import HookRunner
+from .registry import DEFAULT_RESULT_BUDGET, ToolEntry, ToolRegistry
+
+if TYPE_CHECKING:
+    from .approval import ApprovalStore
+
+__all__ = ["AGENT_LOOP_TOOLS", "INTERACTIVE_TOOLS", "MAX_PARALLEL", "Dispatcher", "tool_error"]
+
+log = logging.getLogger(__name__)
+
+#: Tools that need the agent's own state or its user; the agent loop runs them, not the registry.
+AGENT_LOOP_TOOLS = frozenset({"todo", "memory", "session_search", "delegate_task", "clarify"})
+#: Tools that talk to the user: a batch that holds one never runs in parallel.
+INTERACTIVE_TOOLS = frozenset({"clarify"})
+MAX_PARALLEL = 8
+
+
+def tool_error(message: str, **extra: Any) -> str:
+    """The JSON error text every failure becomes."""
+    return json.dumps({"error": message, **extra}, ensure_ascii=False)
+
+
+class _Blocked(Exception):
+    pass
+
+
+class Dispatcher:
+    """Runs one tool call through arguments, hooks, middleware, the handler and the result budget."""
+
+    def __init__(self, registry: ToolRegistry, hooks: HookRunner, budget: ResultBudget,
+                 approvals: ApprovalStore, middleware: dict[str, list[tuple[str, Callable[..., Any]]]]) -> None:
+        self.registry = registry
+        self.hooks = hooks
+        self.budget = budget
+        self.approvals = approvals
+        self.middleware = middleware
+
+    # -- one call ----------------------------------------------------------------------------
+
+    def handle_function_call(self, function_name: str, function_args: Any, task_id: str | None = None,
+                             tool_call_id: str | None = None, session_id: str | None = None,
+                             user_task: str | None = None, enabled_tools: Iterable[str] | None = None) -> str:
+        """Run one tool call; always returns a string (``{"error": ...}`` JSON on any failure)."""
+        entry = self.registry.get(function_name)
+        try:
+            if function_name in AGENT_LOOP_TOOLS:
+                return tool_error(f"Tool '{function_name}' is handled by the agent loop, which owns the state and "
+                                  "the user it needs; it cannot be dispatched through the tool registry")
+            if entry is None:
+                return self._unknown(function_name)
+            if enabled_tools is not None and function_name not in enabled_tools:
+                return tool_error(f"Tool '{function_name}' is not enabled for this conversation")
+            availability = self.registry.check(function_name)
+            if not availability.available:
+                return tool_error(f"Tool '{function_name}' is unavailable: {availability.reason}")
+            validator = entry.validator
+            if validator is None:
+                validator = entry.validator = ArgumentValidator(entry.schema["parameters"])
+            try:
+                args = validator(parse_arguments(function_args))
+            except ArgumentError as exc:
+                return tool_error(f"Invalid arguments for tool '{function_name}': {exc}", problems=exc.problems)
+            context = {"task_id": task_id, "session_id": session_id, "tool_call_id": tool_call_id}
+            if self.hooks.has("pre_tool_call") or self.middleware or self.hooks.has("post_tool_call") \
+                    or self.hooks.has("transform_tool_result"):
+                return self._call_with_hooks(entry, args, context, user_task)
+            result = self._invoke(entry, args, task_id=task_id, session_id=session_id, user_task=user_task)
+            return self.budget.fit(function_name, result, self._limit(entry))
+        except Exception as exc:
+            log.debug("tool %s failed", function_name, exc_info=True)
+            return tool_error(f"Tool '{function_name}' failed: {type(exc).__name__}: {exc}",
+                              error_type=type(exc).__name__)
+
+    def _invoke(self, entry: ToolEntry, args: dict[str, Any], **kwargs: Any) -> str:
+        result = self.registry.dispatch(entry.name, args, **kwargs)
+        if isinstance(result, str):
+            return result
+        try:
+            return json.dumps(result, ensure_ascii=False)
+        except (TypeError, ValueError):
+            raise TypeError(f"the handler returned {type(result).__name__}, not a string") from None
+
+    def _limit(self, entry: ToolEntry) -> int | None:
+        limit = entry.max_result_size_chars
+        return self.budget.per_tool if limit is DEFAULT_RESULT_BUDGET else limit
+
+    def _unknown(self, name: str) -> str:
+        close = difflib.get_close_matches(name, self.registry.names(), n=3, cutoff=0.6)
+        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        return tool_error(f"Unknown tool '{name}'{hint}", suggestions=close)
+
+    def _call_with_hooks(self, entry: ToolEntry, args: dict[str, Any], context: dict[str, Any],
+                         user_task: str | None) -> str:
+        name = entry.name
+        trace: list[str] = []
+        original_args = args
+        args = self._request_middleware(name, args, original_args, context, trace)
+        status, error_type, error_message = "ok", None, None
+        started = time.perf_counter()
+        try:
+            args = self._pre_tool_call(name, args, context, trace)
+        except _Blocked as blocked:
+            status, error_type, error_message = "blocked", "Blocked", str(blocked)
+            result = tool_error(str(blocked))
+        else:
+            try:
+                result = self._execution_chain(entry, args, original_args, context, trace, user_task)
+                result = self.budget.fit(name, result, self._limit(entry))
+            except Exception as exc:
+                status, error_type, error_message = "error", type(exc).__name__, str(exc)
+                result = tool_error(f"Tool '{name}' failed: {error_type}: {exc}", error_type=error_type)
+        observed = {**context, "tool_name": name, "args": args, "result": result,
+                    "duration_ms": (time.perf_counter() - started) * 1000, "status": status,
+                    "error_type": error_type, "error_message": error_message, "turn_id": None,
+                    "api_request_id": None, "middleware_trace": trace}
+        self.hooks.call("post_tool_call", **observed)
+        for _impl, value in self.hooks.call("transform_tool_result", **observed):
+            if isinstance(value, str):
+                return value
+        return result
+
+    def _request_middleware(self, name: str, args: dict[str, Any], original: dict[str, Any],
+                            context: dict[str, Any], trace: list[str]) -> dict[str, Any]:
+        for plugin, callback in self.middleware.get("tool_request", ()):
+            try:
+                answer = callback(tool_name=name, args=args, original_args=original, **context)
+            except Exception:
+                log.exception("tool_request middleware of plugin %r raised; skipped", plugin)
+                continue
+            if isinstance(answer, dict) and isinstance(answer.get("args"), dict):
+                args = answer["args"]
+                trace.append(f"{plugin}:tool_request")
+        return args
+
+    def _pre_tool_call(self, name: str, args: dict[str, Any], context: dict[str, Any],
+                       trace: list[str]) -> dict[str, Any]:
+        timeout = self.hooks._timeout()
+        for impl in self.hooks.implementations("pre_tool_call"):
+            kwargs = {**context, "tool_name": name, "args": args, "turn_id": None, "api_request_id": None,
+                      "middleware_trace": trace}
+            try:
+                answer = impl.call(kwargs, timeout)
+            except TimeoutError:
+                raise _Blocked(f"Blocked: the pre_tool_call hook of plugin '{impl.plugin}' did not answer within "
+                               f"{timeout:g} s") from None
+            except Exception:
+                log.exception("pre_tool_call hook of plugin %r raised; skipped", impl.plugin)
+                continue
+            if not isinstance(answer, dict):
+                continue
+            action = answer.get("action")
+            if action == "block":
+                raise _Blocked(str(answer.get("message") or f"Blocked by plugin '{impl.plugin}'"))
+            if action == "approve":
+                request = ApprovalRequest(message=str(answer.get("message") or f"Run tool '{name}'?"),
+                                          rule_key=answer.get("rule_key"), tool_name=name, args=args,
+                                          session_id=context["session_id"])
+                if not self.approvals.ask(request):
+                    raise _Blocked(f"Blocked: not approved: {request.message}")
+            elif action == "modify" and isinstance(answer.get("args"), dict):
+                args = answer["args"]
+                trace.append(f"{impl.plugin}:pre_tool_call")
+        return args
+
+    def _execution_chain(self, entry: ToolEntry, args: dict[str, Any], original: dict[str, Any],
+                         context: dict[str, Any], trace: list[str], user_task: str | None) -> str:
+        def call(call_args: dict[str, Any]) -> str:
+            return self._invoke(entry, call_args, task_id=context["task_id"], session_id=context["session_id"],
+                                user_task=user_task)
+
+        for plugin, wrapper in reversed(self.middleware.get("tool_execution", ())):
+            call = _wrap(wrapper, plugin, call, entry.name, original, context, trace)
+        return call(args)
+
+    # -- a batch of calls -----------------------------------------------------------------------
+
+    def run_tool_calls(self, calls: list[dict[str, Any]], **context: Any) -> list[str]:
+        """Run a model's tool calls; in parallel when safe; results in call order."""
+        parsed = [_parse_call(call) for call in calls]
+
+        def run(item: tuple[str, Any, str | None]) -> str:
+            name, arguments, call_id = item
+            return self.handle_function_call(name, arguments, tool_call_id=call_id, **context)
+
+        if len(parsed) > 1 and self._parallel_ok(parsed):
+            with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, len(parsed)),
+                                    thread_name_prefix="hermes-tool") as pool:
+                return list(pool.map(run, parsed))
+        return [run(item) for item in parsed]
+
+    def _parallel_ok(self, parsed: list[tuple[str, Any, str | None]]) -> bool:
+        touched: list[PurePosixPath] = []
+        for name, arguments, _ in parsed:
+            if name in INTERACTIVE_TOOLS:
+                return False
+            entry = self.registry.get(name)
+            if entry is None or entry.parallel_safe:
+                continue
+            if not entry.path_args:
+                return False
+            try:
+                args = parse_arguments(arguments)
+            except ArgumentError:
+                return False
+            paths = [PurePosixPath(str(args[a])) for a in entry.path_args if args.get(a)]
+            if not paths:
+                return False
+            for path in paths:
+                if any(_overlaps(path, other) for other in touched):
+                    return False
+                touched.append(path)
+        return True
+
+
+def _overlaps(a: PurePosixPath, b: PurePosixPath) -> bool:
+    return a == b or a in b.parents or b in a.parents
+
+
+def _parse_call(call: dict[str, Any]) -> tuple[str, Any, str | None]:
+    function = call.get("function") if isinstance(call.get("function"), dict) else call
+    return str(function.get("name", "")), function.get("arguments"), call.get("id")
+
+
+def _wrap(wrapper: Callable[..., Any], plugin: str, inner: Callable[[dict[str, Any]], str], name: str,
+          original: dict[str, Any], context: dict[str, Any], trace: list[str]) -> Callable[[dict[str, Any]], str]:
+    def call(args: dict[str, Any]) -> str:
+        trace.append(f"{plugin}:tool_execution")
+        result = wrapper(tool_name=name, args=args, original_args=original, next_call=inner, **context)
+        return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+
+    return call

@@ -1,0 +1,184 @@
+"""Hookspecs (pluggy project ``hermes``) and their invocation: keyword-only, signature-filtered,
+isolated per implementation and bounded by a deadline."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pluggy
+
+from .deadline import DeadlineExceeded, call_with_deadline
+
+__all__ = ["KNOWN_HOOKS", "HermesHookSpecs", "HookImpl", "HookRunner", "hookimpl", "hookspec"]
+
+log = logging.getLogger(__name__)
+
+hookspec = pluggy.HookspecMarker("hermes")
+hookimpl = pluggy.HookimplMarker("hermes")
+
+
+class HermesHookSpecs:
+    """The hooks of Hermes; implementations declare only the parameters they use."""
+
+    @hookspec
+    def register(self, ctx: Any) -> None:
+        """Called once when the plugin loads; contribute tools, hooks and commands through ``ctx``."""
+
+    @hookspec
+    def pre_tool_call(self, tool_name: str, args: dict[str, Any], task_id: str | None, session_id: str | None,
+                      tool_call_id: str | None, turn_id: str | None, api_request_id: str | None,
+                      middleware_trace: list[str]) -> dict[str, Any] | None:
+        """Before a tool runs: return ``{"action": "block"|"approve"|"modify", ...}`` or ``None``."""
+
+    @hookspec
+    def post_tool_call(self, tool_name: str, args: dict[str, Any], result: str, duration_ms: float, status: str,
+                       error_type: str | None, error_message: str | None, task_id: str | None,
+                       session_id: str | None, tool_call_id: str | None, turn_id: str | None,
+                       api_request_id: str | None, middleware_trace: list[str]) -> None:
+        """After a tool ran (``status`` is ``ok``, ``error`` or ``blocked``); the return value is ignored."""
+
+    @hookspec(firstresult=True)
+    def transform_tool_result(self, tool_name: str, args: dict[str, Any], result: str, duration_ms: float,
+                              status: str, error_type: str | None, error_message: str | None,
+                              task_id: str | None, session_id: str | None, tool_call_id: str | None,
+                              turn_id: str | None, api_request_id: str | None,
+                              middleware_trace: list[str]) -> str | None:
+        """The first ``str`` returned replaces the tool's result."""
+
+
+#: Every hook name Hermes Agent 0.19 defines; others are accepted with a warning.
+KNOWN_HOOKS: frozenset[str] = frozenset({
+    "pre_tool_call", "post_tool_call", "transform_terminal_output", "transform_tool_result",
+    "transform_llm_output", "pre_llm_call", "post_llm_call", "pre_verify", "pre_api_request",
+    "post_api_request", "api_request_error", "on_session_start", "on_session_end", "on_session_finalize",
+    "on_session_reset", "subagent_start", "subagent_stop", "pre_gateway_dispatch", "pre_approval_request",
+    "post_approval_response", "kanban_task_claimed", "kanban_task_completed", "kanban_task_blocked",
+})
+
+
+@dataclass(frozen=True)
+class HookImpl:
+    """One callable implementation, with the keyword names it accepts (``None``: all of them)."""
+
+    plugin: str
+    hook: str
+    function: Callable[..., Any]
+    accepts: frozenset[str] | None
+
+    def call(self, kwargs: dict[str, Any], timeout: float | None) -> Any:
+        if self.accepts is not None:
+            kwargs = {key: value for key, value in kwargs.items() if key in self.accepts}
+        return call_with_deadline(self.function, timeout, **kwargs)
+
+
+def accepted_keywords(function: Callable[..., Any]) -> frozenset[str] | None:
+    """The parameter names ``function`` takes by keyword, or ``None`` when it takes ``**kwargs``."""
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_KEYWORD for p in parameters):
+        return None
+    return frozenset(p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+
+
+class _Carrier:
+    """Holds one callback as a pluggy hook implementation, so ordering markers and listing work."""
+
+    def __init__(self, hook: str, function: Callable[..., Any]) -> None:
+        setattr(self, hook, hookimpl(specname=hook)(_forward(function)) if hook in _SPECS else
+                hookimpl(_forward(function)))
+
+
+def _forward(function: Callable[..., Any]) -> Callable[..., Any]:
+    def forward(**kwargs: Any) -> Any:
+        return function(**kwargs)
+
+    forward.__wrapped_callback__ = function  # type: ignore[attr-defined]
+    return forward
+
+
+_SPECS = frozenset(name for name in dir(HermesHookSpecs) if not name.startswith("_"))
+
+
+class HookRunner:
+    """The plugin manager and the calling convention of Hermes hooks."""
+
+    def __init__(self, timeout: Callable[[], float | None]) -> None:
+        self.pm = pluggy.PluginManager("hermes")
+        self.pm.add_hookspecs(HermesHookSpecs)
+        self._timeout = timeout
+        self._lock = threading.Lock()
+        self._impls: dict[str, list[HookImpl]] = {}
+        self._counter = 0
+
+    def add_callback(self, plugin: str, hook: str, function: Callable[..., Any]) -> str:
+        """Register ``function`` for ``hook`` on behalf of ``plugin``; returns a handle for removal."""
+        if hook not in KNOWN_HOOKS and hook not in _SPECS:
+            log.warning("plugin %r registered unknown hook %r; kept, but Hermes never calls it itself",
+                        plugin, hook)
+        with self._lock:
+            self._counter += 1
+            handle = f"{plugin}::{hook}::{self._counter}"
+        self.pm.register(_Carrier(hook, function), name=handle)
+        self._changed()
+        return handle
+
+    def add_module(self, plugin: str, module: Any) -> str | None:
+        """Register the pluggy-marked ``@hookimpl`` functions of a plugin module, if it has any."""
+        if not any(hasattr(getattr(module, name, None), "hermes_impl") for name in dir(module)
+                   if name != "register"):
+            return None
+        handle = f"{plugin}::module"
+        self.pm.register(module, name=handle)
+        self._changed()
+        return handle
+
+    def remove(self, handle: str) -> None:
+        if self.pm.get_plugin(handle) is not None:
+            self.pm.unregister(name=handle)
+            self._changed()
+
+    def _changed(self) -> None:
+        with self._lock:
+            self._impls = {}
+
+    def implementations(self, hook: str) -> list[HookImpl]:
+        """Implementations of ``hook`` in calling order: registration order, tryfirst/trylast respected."""
+        impls = self._impls.get(hook)
+        if impls is None:
+            caller = getattr(self.pm.hook, hook, None)
+            hookimpls = caller.get_hookimpls() if caller else []
+            ordered = sorted(hookimpls, key=lambda i: 0 if i.tryfirst else 2 if i.trylast else 1)
+            impls = []
+            for impl in ordered:
+                if hook == "register":
+                    continue
+                function = getattr(impl.function, "__wrapped_callback__", impl.function)
+                plugin = impl.plugin_name.split("::", 1)[0]
+                impls.append(HookImpl(plugin, hook, function, accepted_keywords(function)))
+            self._impls[hook] = impls
+        return impls
+
+    def has(self, hook: str) -> bool:
+        return bool(self.implementations(hook))
+
+    def call(self, hook: str, **kwargs: Any) -> list[tuple[HookImpl, Any]]:
+        """Call every implementation; exceptions and timeouts are logged with the plugin's name and skipped."""
+        results = []
+        for impl in self.implementations(hook):
+            try:
+                results.append((impl, impl.call(kwargs, self._timeout())))
+            except DeadlineExceeded as exc:
+                log.warning("%s hook of plugin %r %s; skipped", hook, impl.plugin, exc)
+            except Exception:
+                log.exception("%s hook of plugin %r raised; skipped", hook, impl.plugin)
+        return results
+
+    def plugins_with(self, hook: str) -> list[str]:
+        return [impl.plugin for impl in self.implementations(hook)]

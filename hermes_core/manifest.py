@@ -1,0 +1,191 @@
+"""``plugin.yaml``: the declarative contract of a plugin, as pydantic models with a JSON Schema."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any
+
+import yaml
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+from .config import describe_validation_error
+
+__all__ = [
+    "EnvRequirement",
+    "ManifestError",
+    "PluginManifest",
+    "ToolCheck",
+    "ToolDeclaration",
+    "ToolsetDeclaration",
+    "load_manifest",
+    "manifest_json_schema",
+    "parse_manifest",
+]
+
+TOOL_NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
+REFERENCE = re.compile(r"^\.*[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+
+
+class ManifestError(ValueError):
+    """A ``plugin.yaml`` that cannot be read, parsed or validated."""
+
+
+def _tool_name(value: str) -> str:
+    if not TOOL_NAME.match(value):
+        raise ValueError("must be 1-64 characters of letters, digits, '_', '.', ':' or '-'")
+    return value
+
+
+def _reference(value: str) -> str:
+    if not REFERENCE.match(value):
+        raise ValueError("must be a 'package.module:function' reference (a leading '.' is relative to the plugin)")
+    return value
+
+
+def _specifier(value: str) -> str:
+    try:
+        SpecifierSet(value)
+    except InvalidSpecifier:
+        raise ValueError(f"{value!r} is not a PEP 440 version specifier such as '>=0.1,<2'") from None
+    return value
+
+
+def _as_text(value: Any) -> Any:
+    return str(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
+
+
+ToolName = Annotated[str, AfterValidator(_tool_name)]
+Reference = Annotated[str, AfterValidator(_reference)]
+Text = Annotated[str, BeforeValidator(_as_text)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class EnvRequirement(_Model):
+    """An environment variable the plugin uses (information for ``info`` and ``doctor``, not a gate)."""
+
+    name: str = Field(description="The variable's name, e.g. `SEARXNG_URL`.")
+    description: str = Field("", description="What it is for.")
+    url: str | None = Field(None, description="Where to get a value.")
+    secret: bool = Field(False, description="Whether the value is a credential.")
+
+
+def _env_requirement(value: Any) -> Any:
+    return {"name": value} if isinstance(value, str) else value
+
+
+class ToolCheck(_Model):
+    """Declarative availability: the tool is available only when all of these are present."""
+
+    env: list[str] = Field(default_factory=list, description="Environment variables that must be set.")
+    bins: list[str] = Field(default_factory=list, description="Executables that must be on `PATH`.")
+    modules: list[str] = Field(default_factory=list, description="Python modules that must be importable.")
+
+
+class ToolDeclaration(_Model):
+    """A tool known without importing the plugin: listed and shown to the model from the manifest alone."""
+
+    name: ToolName = Field(description="The name the model calls the tool by.")
+    toolset: str = Field(description="The toolset the tool belongs to.")
+    description: str = Field(description="What the tool does, for the model.")
+    parameters: dict[str, Any] = Field(
+        default_factory=lambda: {"type": "object", "properties": {}},
+        description="JSON Schema of the arguments (an object schema).",
+    )
+    handler: Reference = Field(description="`module:function` called as `handler(args, **kwargs) -> str`; "
+                                           "imported on the first call.")
+    check: ToolCheck | None = Field(None, description="Environment variables, binaries and modules it needs.")
+    check_fn: Reference | None = Field(None, description="`module:function` returning whether the tool is "
+                                                         "available; an exception's message is the reason.")
+    is_async: bool = Field(False, description="The handler is `async def`.")
+    emoji: str = Field("", description="Shown next to the tool in listings.")
+    max_result_size_chars: int | None = Field(
+        100_000, ge=1, description="Results longer than this are saved to a file and previewed; null = unlimited.")
+    parallel_safe: bool = Field(False, description="Read-only: may run beside other calls.")
+    path_args: list[str] = Field(default_factory=list, description="Arguments that name files, for overlap checks.")
+
+
+class ToolsetDeclaration(_Model):
+    """A toolset the plugin defines; composites include other toolsets."""
+
+    name: str = Field(description="The toolset's name.")
+    description: str = Field("", description="What the toolset is for.")
+    tools: list[str] = Field(default_factory=list, description="Tools it contains directly.")
+    includes: list[str] = Field(default_factory=list, description="Toolsets whose tools it also contains.")
+
+
+class PluginManifest(BaseModel):
+    """The contents of `plugin.yaml`. Unknown fields give a warning and are ignored."""
+
+    model_config = ConfigDict(extra="allow")
+
+    manifest_version: int = Field(1, description="The manifest format; 1 is the only one so far.")
+    name: str | None = Field(None, description="The plugin id; should match the entry-point name or folder.")
+    version: Text | None = Field(None, description="The plugin's version.")
+    description: str = Field("", description="One line on what the plugin does.")
+    author: str | None = Field(None, description="Who maintains it.")
+    license: str | None = Field(None, description="An SPDX license expression.")
+    homepage: str | None = Field(None, description="Where to read more.")
+    kind: str | None = Field(None, description="Hermes Agent's plugin kind (informational).")
+    requires_hermes: Annotated[str, AfterValidator(_specifier)] | None = Field(
+        None, description="A PEP 440 specifier the core's version must satisfy, e.g. `>=0.1,<2`.")
+    requires_env: list[Annotated[EnvRequirement, BeforeValidator(_env_requirement)]] = Field(
+        default_factory=list, description="Environment variables it uses: names or `{name, description, url, "
+                                          "secret}` (information, not a load gate).")
+    provides_tools: list[str] = Field(default_factory=list, description="Names of tools it registers in code.")
+    provides_hooks: list[str] = Field(default_factory=list, description="Names of hooks it implements.")
+    tools: list[ToolDeclaration] | None = Field(
+        None, description="Declared tools. A plugin whose tools are all declared and that provides no hooks "
+                          "is not imported until one of its tools is called.")
+    toolsets: list[ToolsetDeclaration] = Field(default_factory=list, description="Toolsets it defines.")
+
+    @property
+    def unknown_fields(self) -> list[str]:
+        return sorted(self.model_extra or {})
+
+    @property
+    def declarative(self) -> bool:
+        """Everything is declared: no code needs to run to know this plugin."""
+        return self.tools is not None and not self.provides_hooks
+
+
+def parse_manifest(text: str, source: Path | str = "plugin.yaml") -> PluginManifest:
+    """Validate manifest text; raises :class:`ManifestError` naming the file, line and field."""
+    try:
+        data = yaml.load(text, Loader=_Loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark else ""
+        raise ManifestError(f"{source}{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ManifestError(f"{source}:1: a manifest must be a mapping of fields, not {type(data).__name__}")
+    try:
+        return PluginManifest.model_validate(data)
+    except ValidationError as exc:
+        raise ManifestError(describe_validation_error(Path(source), text, exc)) from None
+
+
+def load_manifest(path: Path) -> PluginManifest:
+    """Read and validate ``path``."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ManifestError(f"{path}: cannot read: {exc}") from None
+    return parse_manifest(text, path)
+
+
+def manifest_json_schema() -> dict[str, Any]:
+    """The JSON Schema of ``plugin.yaml``, for editors and the docs."""
+    schema = PluginManifest.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "Hermes plugin manifest (plugin.yaml)"
+    return schema
+
+
+_Loader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

@@ -1,0 +1,257 @@
+"""``ToolEntry`` and the thread-safe ``ToolRegistry``: one merged namespace of tools."""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import shutil
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .asyncbridge import run_sync
+from .references import LazyReference
+
+__all__ = [
+    "DEFAULT_RESULT_BUDGET",
+    "Availability",
+    "Refusal",
+    "Requirements",
+    "ToolEntry",
+    "ToolRegistry",
+]
+
+log = logging.getLogger(__name__)
+
+#: Marker for "use the configured default" in ``ToolEntry.max_result_size_chars``.
+DEFAULT_RESULT_BUDGET: Any = "default"
+
+
+@dataclass(frozen=True)
+class Requirements:
+    """Declarative availability checks: environment variables, binaries on PATH, importable modules."""
+
+    env: tuple[str, ...] = ()
+    bins: tuple[str, ...] = ()
+    modules: tuple[str, ...] = ()
+
+    def missing(self) -> list[str]:
+        """What is missing, each as a phrase a user can act on."""
+        problems = [f"environment variable {name} is not set" for name in self.env if not os.environ.get(name)]
+        problems += [f"binary {name!r} is not on PATH" for name in self.bins if shutil.which(name) is None]
+        for module in self.modules:
+            try:
+                found = importlib.util.find_spec(module) is not None
+            except (ImportError, ValueError):
+                found = False
+            if not found:
+                problems.append(f"Python module {module!r} is not installed")
+        return problems
+
+
+@dataclass(frozen=True)
+class Availability:
+    """Whether a tool can run now, and if not, why."""
+
+    available: bool
+    reason: str = ""
+
+
+@dataclass
+class ToolEntry:
+    """One tool: its schema for the model, its handler (or a lazy reference) and its provenance."""
+
+    name: str
+    toolset: str
+    schema: dict[str, Any]
+    handler: Callable[..., Any]
+    check_fn: Callable[[], Any] | None = None
+    requirements: Requirements = field(default_factory=Requirements)
+    requires_env: list[Any] = field(default_factory=list)
+    is_async: bool = False
+    description: str = ""
+    emoji: str = ""
+    max_result_size_chars: int | None = DEFAULT_RESULT_BUDGET
+    plugin: str | None = None
+    parallel_safe: bool = False
+    path_args: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        self.schema = {
+            "name": self.name,
+            "description": self.schema.get("description") or self.description,
+            "parameters": self.schema.get("parameters") or {"type": "object", "properties": {}},
+        }
+        self.description = self.description or self.schema["description"]
+        self.validator: Any = None  # compiled lazily by the dispatcher
+
+    @property
+    def is_lazy(self) -> bool:
+        """The handler is a reference not imported yet."""
+        return isinstance(self.handler, LazyReference) and not self.handler.loaded
+
+    def definition(self) -> dict[str, Any]:
+        """The OpenAI function-calling definition of this tool."""
+        return {"type": "function", "function": dict(self.schema)}
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A registration the conflict policy turned down, kept for ``plugins list`` and ``doctor``."""
+
+    tool: str
+    plugin: str | None
+    toolset: str
+    existing_toolset: str
+    existing_plugin: str | None
+    reason: str
+
+
+class ToolRegistry:
+    """Tools by name; thread-safe; ``generation`` changes whenever the set of tools does."""
+
+    def __init__(self, check_ttl: float = 30.0) -> None:
+        self._tools: dict[str, ToolEntry] = {}
+        self._lock = threading.RLock()
+        self._checks: dict[str, tuple[float, Availability]] = {}
+        self.check_ttl = check_ttl
+        self.generation = 0
+        self.refusals: list[Refusal] = []
+
+    # -- changes ---------------------------------------------------------------------------
+
+    def register(self, entry: ToolEntry, *, override: bool = False, override_granted: bool = False) -> bool:
+        """Add ``entry``; same toolset replaces, another toolset is refused unless overridden with a grant."""
+        with self._lock:
+            existing = self._tools.get(entry.name)
+            if existing is not None and existing.toolset != entry.toolset:
+                if not (override and override_granted):
+                    reason = (
+                        f"tool {entry.name!r} already belongs to toolset {existing.toolset!r}"
+                        + (f" (plugin {existing.plugin!r})" if existing.plugin else "")
+                        + (
+                            "; override=True needs plugins.entries."
+                            f"{entry.plugin}.allow_tool_override: true in config.yaml"
+                            if override
+                            else "; pass override=True and grant allow_tool_override to replace it"
+                        )
+                    )
+                    self.refusals.append(
+                        Refusal(entry.name, entry.plugin, entry.toolset, existing.toolset, existing.plugin, reason)
+                    )
+                    log.warning("refused tool %r from plugin %r: %s", entry.name, entry.plugin, reason)
+                    return False
+                log.info("tool %r of toolset %r overridden by plugin %r", entry.name, existing.toolset, entry.plugin)
+            elif existing is not None:
+                log.info("tool %r replaced in toolset %r", entry.name, entry.toolset)
+            self._tools[entry.name] = entry
+            self._checks.pop(entry.name, None)
+            self.generation += 1
+            return True
+
+    def deregister(self, name: str) -> ToolEntry | None:
+        """Remove a tool by name; returns what was removed."""
+        with self._lock:
+            entry = self._tools.pop(name, None)
+            self._checks.pop(name, None)
+            if entry is not None:
+                self.generation += 1
+            return entry
+
+    def deregister_plugin(self, plugin: str) -> list[str]:
+        """Remove every tool that ``plugin`` contributed, and its refusals."""
+        with self._lock:
+            names = [name for name, entry in self._tools.items() if entry.plugin == plugin]
+            for name in names:
+                self.deregister(name)
+            self.refusals = [refusal for refusal in self.refusals if refusal.plugin != plugin]
+            return names
+
+    # -- lookups ---------------------------------------------------------------------------
+
+    def get(self, name: str) -> ToolEntry | None:
+        return self._tools.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def entries(self) -> list[ToolEntry]:
+        with self._lock:
+            return list(self._tools.values())
+
+    def toolsets(self) -> dict[str, list[str]]:
+        """Toolset name to the names of its registered tools."""
+        grouped: dict[str, list[str]] = {}
+        for entry in self.entries():
+            grouped.setdefault(entry.toolset, []).append(entry.name)
+        return grouped
+
+    def tools_of_plugin(self, plugin: str) -> list[str]:
+        return [entry.name for entry in self.entries() if entry.plugin == plugin]
+
+    # -- availability ----------------------------------------------------------------------
+
+    def check(self, name: str) -> Availability:
+        """Run the tool's checks (cached for ``check_ttl`` seconds); an exception means unavailable."""
+        entry = self._tools.get(name)
+        if entry is None:
+            return Availability(False, f"no tool named {name!r}")
+        now = time.monotonic()
+        cached = self._checks.get(name)
+        if cached and cached[0] > now:
+            return cached[1]
+        result = self._evaluate(entry)
+        self._checks[name] = (now + self.check_ttl, result)
+        return result
+
+    @staticmethod
+    def _evaluate(entry: ToolEntry) -> Availability:
+        missing = entry.requirements.missing()
+        if missing:
+            return Availability(False, "; ".join(missing))
+        if entry.check_fn is None:
+            return Availability(True)
+        try:
+            ok = entry.check_fn()
+        except Exception as exc:
+            return Availability(False, str(exc) or f"check raised {type(exc).__name__}")
+        return Availability(True) if ok else Availability(False, "its check reported it unavailable")
+
+    def invalidate_checks(self) -> None:
+        """Forget cached check results (the next pass runs every check again)."""
+        self._checks.clear()
+
+    def is_toolset_available(self, toolset: str) -> bool:
+        """True when at least one tool of ``toolset`` is available."""
+        return any(self.check(e.name).available for e in self.entries() if e.toolset == toolset)
+
+    def get_available_tool_names(self, names: Iterable[str] | None = None) -> list[str]:
+        """Of ``names`` (default: all), those registered and available, in order."""
+        return [n for n in (self.names() if names is None else names) if n in self and self.check(n).available]
+
+    def get_definitions(self, names: Iterable[str] | None = None) -> list[dict[str, Any]]:
+        """OpenAI definitions of the available tools among ``names`` (default: all)."""
+        return [self._tools[n].definition() for n in self.get_available_tool_names(names)]
+
+    # -- calls -----------------------------------------------------------------------------
+
+    def dispatch(self, name: str, args: dict[str, Any], **kwargs: Any) -> Any:
+        """Call a tool's handler (bridging ``async`` ones); raises ``KeyError`` for an unknown tool."""
+        entry = self._tools[name]
+        result = entry.handler(args, **kwargs)
+        if entry.is_async or _is_awaitable(result):
+            result = run_sync(result)
+        return result
+
+
+def _is_awaitable(value: Any) -> bool:
+    return hasattr(value, "__await__")

@@ -1,0 +1,44 @@
+"""After filtering, make tool descriptions mention only tools that survived (design §4.3)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from functools import lru_cache
+from typing import Any
+
+from .dispatch import AGENT_LOOP_TOOLS
+
+__all__ = ["SANDBOX_TOOL", "patch_definitions"]
+
+#: The tool whose description lists the tools a script may call.
+SANDBOX_TOOL = "execute_code"
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def patch_definitions(definitions: list[dict[str, Any]], surviving: Collection[str],
+                      known: Collection[str]) -> list[dict[str, Any]]:
+    """Drop sentences that mention known-but-filtered tools; list the script-callable tools for execute_code."""
+    absent = set(known) - set(surviving)
+    patched = []
+    for definition in definitions:
+        function = definition["function"]
+        description = function.get("description") or ""
+        name = function["name"]
+        new = description
+        if absent and absent & _words(description) - {name}:
+            new = " ".join(s for s in _SENTENCE.split(description) if not absent & _words(s))
+        if name == SANDBOX_TOOL:
+            callable_tools = sorted(t for t in surviving if t != SANDBOX_TOOL and t not in AGENT_LOOP_TOOLS)
+            new += ("\n\nTools the script can call (from hermes_tools import ...): "
+                    + (", ".join(callable_tools) if callable_tools else "none"))
+        if new != description:
+            definition = {"type": "function", "function": {**function, "description": new}}
+        patched.append(definition)
+    return patched
+
+
+@lru_cache(maxsize=8192)
+def _words(text: str) -> frozenset[str]:
+    return frozenset(_WORD.findall(text))

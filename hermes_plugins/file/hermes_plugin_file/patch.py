@@ -1,0 +1,46 @@
+"""patch: replace an exact string in a text file, which must match once unless ``replace_all`` is set."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from .results import FileToolError, file_tool
+from .textfile import check_text_file, write_text
+from .workspace import resolve_path, workspace_root
+
+
+@file_tool
+def patch(args: dict[str, Any]) -> dict[str, Any]:
+    """Replace ``old_string`` with ``new_string`` in ``path`` and return the unified diff."""
+    old, new, replace_all = args["old_string"], args["new_string"], args.get("replace_all", False)
+    if not old:
+        raise FileToolError("old_string is empty; give the exact text to replace (write_file creates files)")
+    if old == new:
+        raise FileToolError("old_string and new_string are identical; there is nothing to change")
+    root = workspace_root()
+    path = resolve_path(args["path"], root)
+    shown = path.relative_to(root).as_posix()
+    check_text_file(path, shown)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise FileToolError(f"{shown!r} is not valid UTF-8; patch edits UTF-8 text only") from None
+
+    count = text.count(old)
+    if count == 0:
+        raise FileToolError(
+            f"old_string was not found in {shown!r}; it must match the file exactly, "
+            "whitespace and indentation included (read_file shows the current text)"
+        )
+    if count > 1 and not replace_all:
+        raise FileToolError(
+            f"old_string occurs {count} times in {shown!r}; include more surrounding text to make "
+            "it unique, or set replace_all to true to replace every occurrence"
+        )
+    updated = text.replace(old, new)
+    write_text(path, updated)
+    diff = difflib.unified_diff(
+        text.splitlines(keepends=True), updated.splitlines(keepends=True), f"a/{shown}", f"b/{shown}"
+    )
+    return {"path": shown, "replacements": count, "diff": "".join(diff)}

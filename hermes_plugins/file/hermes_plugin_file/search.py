@@ -1,0 +1,116 @@
+"""search_files: a regex over file contents, or a glob over file names, under a workspace path."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, Final
+
+from .results import FileToolError, file_tool
+from .textfile import is_binary, max_file_bytes
+from .workspace import resolve_path, workspace_root
+
+DEFAULT_LIMIT: Final = 50
+SKIPPED_DIRS: Final = frozenset({"node_modules", "__pycache__"})
+MATCH_CONTEXT_CHARS: Final = 300
+
+
+def _files(start: Path, root: Path) -> Iterator[Path]:
+    """Regular files under ``start``, sorted, never entering hidden or dependency directories.
+
+    Symlinked directories are not followed, and a file whose real path leaves ``root`` is skipped.
+    """
+    if not start.is_dir():
+        yield start
+        return
+    for dirpath, dirnames, filenames in os.walk(start):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIPPED_DIRS)
+        for name in sorted(filenames):
+            path = Path(dirpath, name)
+            if path.is_file() and Path(os.path.realpath(path)).is_relative_to(root):
+                yield path
+
+
+def _glob_matches(pattern: str, path: Path, base: Path) -> bool:
+    """Match ``pattern`` against the file name, or against the path under ``base`` when it has a ``/``."""
+    subject = path.relative_to(base).as_posix() if "/" in pattern else path.name
+    return fnmatch.fnmatchcase(subject, pattern)
+
+
+def _excerpt(line: str, match: re.Match[str]) -> str:
+    text = line.rstrip("\n")
+    if len(text) <= MATCH_CONTEXT_CHARS:
+        return text
+    start = max(0, match.start() - MATCH_CONTEXT_CHARS // 3)
+    end = start + MATCH_CONTEXT_CHARS
+    return f"{'…' if start else ''}{text[start:end]}{'…' if end < len(text) else ''}"
+
+
+def _find(files: Iterable[Path], pattern: str, base: Path, root: Path, limit: int) -> tuple[list[str], bool]:
+    """Up to ``limit`` files whose name (or path under ``base``) matches the glob, and whether more exist."""
+    names: list[str] = []
+    for path in files:
+        if _glob_matches(pattern, path, base):
+            if len(names) == limit:
+                return names, True
+            names.append(path.relative_to(root).as_posix())
+    return names, False
+
+
+def _grep(
+    files: Iterable[Path], regex: re.Pattern[str], root: Path, limit: int
+) -> tuple[list[dict[str, Any]], bool]:
+    """Up to ``limit`` matching lines and whether more exist; skips binary, huge and unreadable files."""
+    matches: list[dict[str, Any]] = []
+    size_limit = max_file_bytes()
+    for path in files:
+        try:
+            if path.stat().st_size > size_limit or is_binary(path):
+                continue
+            with path.open(encoding="utf-8", errors="replace") as stream:
+                for number, line in enumerate(stream, 1):
+                    found = regex.search(line)
+                    if not found:
+                        continue
+                    if len(matches) == limit:
+                        return matches, True
+                    shown = path.relative_to(root).as_posix()
+                    matches.append({"path": shown, "line": number, "text": _excerpt(line, found)})
+        except OSError:
+            continue
+    return matches, False
+
+
+@file_tool
+def search_files(args: dict[str, Any]) -> dict[str, Any]:
+    """Search contents (target ``content``, a regex) or names (target ``files``, a glob) under ``path``."""
+    pattern, target = args["pattern"], args.get("target", "content")
+    limit, file_glob = args.get("limit", DEFAULT_LIMIT), args.get("file_glob")
+    if limit < 1:
+        raise FileToolError(f"limit ({limit}) must be at least 1")
+    if target not in ("content", "files"):
+        raise FileToolError(f"target must be 'content' or 'files', not {target!r}")
+    root = workspace_root()
+    start = resolve_path(args.get("path", "."), root)
+    if not start.exists():
+        raise FileToolError(f"path not found: {args.get('path', '.')!r}")
+    base = start if start.is_dir() else start.parent
+    files: Iterable[Path] = _files(start, root)
+    if file_glob:
+        files = (path for path in files if _glob_matches(file_glob, path, base))
+    shown = start.relative_to(root).as_posix()
+    result: dict[str, Any] = {"pattern": pattern, "target": target, "path": shown}
+
+    if target == "files":
+        names, truncated = _find(files, pattern, base, root, limit)
+        return {**result, "files": names, "count": len(names), "truncated": truncated}
+
+    try:
+        regex = re.compile(pattern, re.IGNORECASE if args.get("ignore_case") else 0)
+    except re.error as exc:
+        raise FileToolError(f"invalid regular expression {pattern!r}: {exc}") from None
+    matches, truncated = _grep(files, regex, root, limit)
+    return {**result, "matches": matches, "count": len(matches), "truncated": truncated}

@@ -1,0 +1,69 @@
+"""Workspace files as text: binary sniffing, the size limit and atomic writes."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Final
+
+from hermes_core.config import plugin_settings
+
+from .results import FileToolError
+
+SNIFF_BYTES: Final = 8192
+DEFAULT_MAX_FILE_BYTES: Final = 50 * 1024 * 1024
+
+
+def max_file_bytes() -> int:
+    """The largest file the tools load as text: setting ``max_file_bytes`` (default 50 MiB)."""
+    return int(plugin_settings("file").get("max_file_bytes", DEFAULT_MAX_FILE_BYTES))
+
+
+def is_binary(path: Path) -> bool:
+    """True when the file's first bytes hold a NUL byte (as git and grep decide)."""
+    with path.open("rb") as stream:
+        return b"\0" in stream.read(SNIFF_BYTES)
+
+
+def check_text_file(path: Path, shown: str) -> None:
+    """Refuse a missing, directory, over-large or binary file, naming it as ``shown``."""
+    if not path.exists():
+        raise FileToolError(f"file not found: {shown!r}")
+    if path.is_dir():
+        raise FileToolError(f"{shown!r} is a directory, not a file; use search_files to list its files")
+    size, limit = path.stat().st_size, max_file_bytes()
+    if size > limit:
+        raise FileToolError(
+            f"{shown!r} is {size} bytes, over the {limit}-byte limit for text files "
+            "(plugin setting max_file_bytes); use search_files to find the lines you need"
+        )
+    if is_binary(path):
+        raise FileToolError(f"{shown!r} is a binary file ({size} bytes); the file tools handle text only")
+
+
+def write_text(path: Path, text: str) -> int:
+    """Write ``text`` as UTF-8 and return the byte count.
+
+    A new file is created exclusively (never through a symlink); an existing one is replaced
+    atomically through a temporary file in the same directory, keeping its permissions.
+    """
+    data = text.encode("utf-8")
+    if not path.exists():
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
+        with os.fdopen(fd, "wb") as stream:
+            stream.write(data)
+        return len(data)
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as stream:
+            stream.write(data)
+        shutil.copymode(path, temporary)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        raise
+    return len(data)

@@ -1,0 +1,46 @@
+"""The file tools' sandbox: every path argument must resolve to a real path inside the workspace root."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Final
+
+from hermes_core.config import plugin_settings
+
+WORKSPACE_ENV: Final = "HERMES_WORKSPACE"
+
+
+class WorkspacePathError(ValueError):
+    """A path argument that is malformed or leads outside the workspace."""
+
+
+def workspace_root() -> Path:
+    """The real path of the workspace: setting ``workspace``, else ``$HERMES_WORKSPACE``, else the cwd."""
+    configured = plugin_settings("file").get("workspace") or os.environ.get(WORKSPACE_ENV) or os.getcwd()
+    root = Path(os.path.realpath(os.path.expanduser(str(configured))))
+    if not root.is_dir():
+        raise WorkspacePathError(f"the workspace root {str(root)!r} is not an existing directory")
+    return root
+
+
+def resolve_path(user_path: str, root: Path) -> Path:
+    """Resolve ``user_path`` (relative to ``root``, ``~`` expanded, symlinks followed) inside ``root``.
+
+    ``root`` must be a real path (as :func:`workspace_root` returns). Raises
+    :class:`WorkspacePathError` for an empty path, a NUL byte, or a real path outside ``root``.
+    """
+    if "\0" in user_path:
+        raise WorkspacePathError(f"path {user_path!r} contains a NUL byte")
+    if not user_path.strip():
+        raise WorkspacePathError("path is empty")
+    candidate = root / os.path.expanduser(user_path)
+    # realpath, not normpath: ".." must apply after symlinks are followed, as the kernel does.
+    real = Path(os.path.realpath(candidate))
+    if real.is_relative_to(root):
+        return real
+    through = " through a symlink" if Path(os.path.normpath(candidate)).is_relative_to(root) else ""
+    raise WorkspacePathError(
+        f"path {user_path!r} leads outside the workspace {str(root)!r}{through}; "
+        "file tools only reach files inside the workspace"
+    )

@@ -1,0 +1,101 @@
+"""search_files: regex over contents, glob over names, limits and what is skipped."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hermes_plugin_file.search import search_files
+
+
+@pytest.fixture
+def tree(workspace: Path) -> Path:
+    files = {
+        "README.md": "# Project\nTODO: write docs\n",
+        "src/app.py": "import os\n# TODO: handle errors\ndef main():\n    pass\n",
+        "src/util.py": "def helper():\n    return 'todo later'\n",
+        "src/pkg/deep.py": "# TODO deep\n",
+        "notes/todo.txt": "TODO one\nTODO two\nTODO three\n",
+        ".git/config": "TODO hidden\n",
+        "node_modules/lib/index.js": "// TODO vendored\n",
+    }
+    for name, text in files.items():
+        (workspace / name).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / name).write_text(text)
+    (workspace / "logo.png").write_bytes(b"\x89PNG\x00\x00TODO")
+    return workspace
+
+
+def test_regex_reports_path_line_and_text(tree, call) -> None:
+    result = call(search_files, pattern=r"^# TODO:? \w+", path="src")
+
+    assert result["matches"] == [
+        {"path": "src/app.py", "line": 2, "text": "# TODO: handle errors"},
+        {"path": "src/pkg/deep.py", "line": 1, "text": "# TODO deep"},
+    ]
+    assert result["truncated"] is False
+
+
+def test_limit_caps_matches_and_says_so(tree, call) -> None:
+    result = call(search_files, pattern="TODO", limit=3)
+
+    assert result["count"] == len(result["matches"]) == 3
+    assert result["truncated"] is True
+
+
+def test_exactly_limit_matches_is_not_truncated(tree, call) -> None:
+    result = call(search_files, pattern="TODO", path="notes", limit=3)
+    assert (result["count"], result["truncated"]) == (3, False)
+
+
+def test_ignore_case(tree, call) -> None:
+    assert call(search_files, pattern="todo later")["count"] == 1
+    assert call(search_files, pattern="TODO LATER")["count"] == 0
+    assert call(search_files, pattern="TODO LATER", ignore_case=True)["count"] == 1
+
+
+def test_file_glob_narrows_a_content_search(tree, call) -> None:
+    paths = {m["path"] for m in call(search_files, pattern="TODO", file_glob="*.py")["matches"]}
+    assert paths == {"src/app.py", "src/pkg/deep.py"}
+
+
+def test_hidden_dependency_and_binary_files_are_skipped(tree, call) -> None:
+    paths = {m["path"] for m in call(search_files, pattern="TODO", limit=100)["matches"]}
+    assert paths == {"README.md", "src/app.py", "src/pkg/deep.py", "notes/todo.txt"}
+
+
+def test_a_single_file_can_be_searched(tree, call) -> None:
+    assert call(search_files, pattern="TODO", path="notes/todo.txt")["count"] == 3
+
+
+def test_long_matching_lines_are_excerpted(workspace, call) -> None:
+    (workspace / "long.txt").write_text("x" * 5000 + "NEEDLE" + "y" * 5000 + "\n")
+    text = call(search_files, pattern="NEEDLE")["matches"][0]["text"]
+    assert "NEEDLE" in text
+    assert len(text) < 400
+
+
+def test_invalid_regex_is_a_clear_error(tree, call) -> None:
+    assert "invalid regular expression '(unclosed'" in call(search_files, pattern="(unclosed")["error"]
+
+
+def test_glob_by_name_finds_nested_files(tree, call) -> None:
+    result = call(search_files, pattern="*.py", target="files")
+    assert result["files"] == ["src/app.py", "src/util.py", "src/pkg/deep.py"]
+
+
+def test_glob_with_a_slash_matches_the_path(tree, call) -> None:
+    assert call(search_files, pattern="src/*/*.py", target="files")["files"] == ["src/pkg/deep.py"]
+
+
+def test_glob_by_name_respects_the_limit(tree, call) -> None:
+    result = call(search_files, pattern="*", target="files", limit=2)
+    assert (result["count"], result["truncated"]) == (2, True)
+
+
+def test_missing_search_path_is_named(tree, call) -> None:
+    assert call(search_files, pattern="x", path="nowhere")["error"] == "path not found: 'nowhere'"
+
+
+def test_unknown_target_is_refused(tree, call) -> None:
+    assert "target must be" in call(search_files, pattern="x", target="dirs")["error"]

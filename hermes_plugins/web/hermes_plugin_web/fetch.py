@@ -1,0 +1,97 @@
+"""Fetching a model-chosen URL: every redirect hop guarded, one deadline, a byte limit, text only."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import httpx
+
+from .guard import Resolver, URLRefusedError, check_url, resolve
+from .settings import WebSettings
+
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+TEXT_MEDIA_TYPES = frozenset({"application/json", "application/xml", "application/javascript"})
+HEADERS = {
+    "User-Agent": "hermes-plugin-web/0.1",
+    "Accept": "text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.9,*/*;q=0.1",
+}
+
+
+class FetchError(Exception):
+    """The fetch failed; the message is meant for the model."""
+
+
+@dataclass(frozen=True)
+class Page:
+    """A fetched text response."""
+
+    url: str  #: the final URL, after redirects
+    media_type: str  #: the Content-Type without parameters, lower case
+    charset: str | None  #: the Content-Type's charset, when given
+    body: bytes
+
+
+def is_text(media_type: str) -> bool:
+    """Whether ``media_type`` is text we can return or convert (HTML, plain text, JSON, XML...)."""
+    return (
+        media_type.startswith("text/")
+        or media_type in TEXT_MEDIA_TYPES
+        or media_type.endswith(("+json", "+xml"))
+    )
+
+
+def fetch(url: str, settings: WebSettings, *, resolver: Resolver = resolve) -> Page:
+    """GET ``url``, following redirects by hand so that the guard checks every hop before connecting."""
+    deadline = time.monotonic() + settings.timeout
+    try:
+        with httpx.Client(headers=HEADERS, follow_redirects=False) as client:
+            for _ in range(settings.max_redirects + 1):
+                check_url(url, allow_private=settings.allow_private_networks, resolver=resolver)
+                with client.stream("GET", url, timeout=_time_left(deadline, settings, url)) as response:
+                    location = response.headers.get("location")
+                    if response.status_code in REDIRECT_STATUSES and location:
+                        url = str(response.url.join(location).copy_with(fragment=None))
+                        continue
+                    return _read(response, settings, deadline)
+    except URLRefusedError as exc:
+        raise FetchError(str(exc)) from None
+    except httpx.TimeoutException:
+        raise FetchError(_timed_out(settings, url)) from None
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:
+        raise FetchError(f"could not fetch {url}: {str(exc) or type(exc).__name__}") from None
+    raise FetchError(f"too many redirects: gave up after {settings.max_redirects}, at {url}")
+
+
+def _time_left(deadline: float, settings: WebSettings, url: str) -> float:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise FetchError(_timed_out(settings, url))
+    return left
+
+
+def _timed_out(settings: WebSettings, url: str) -> str:
+    return f"timed out after {settings.timeout:g} s fetching {url}"
+
+
+def _read(response: httpx.Response, settings: WebSettings, deadline: float) -> Page:
+    url = str(response.url)
+    if response.is_error:
+        raise FetchError(f"HTTP {response.status_code} {response.reason_phrase} from {url}")
+    content_type = response.headers.get("content-type", "application/octet-stream")
+    media_type = content_type.split(";", 1)[0].strip().lower()
+    if not is_text(media_type):
+        raise FetchError(
+            f"{url} is {media_type}, not text: web_extract reads HTML, plain text, JSON and XML only"
+        )
+    too_large = f"the response from {url} is larger than the {settings.max_bytes} byte limit"
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > settings.max_bytes:
+        raise FetchError(too_large)
+    body = bytearray()
+    for chunk in response.iter_bytes():  # decoded chunks: the limit also stops compression bombs
+        body += chunk
+        if len(body) > settings.max_bytes:
+            raise FetchError(too_large)
+        _time_left(deadline, settings, url)
+    return Page(url=url, media_type=media_type, charset=response.charset_encoding, body=bytes(body))

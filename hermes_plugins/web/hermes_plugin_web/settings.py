@@ -1,0 +1,61 @@
+"""The pack's settings: ``web.allow_private_networks`` and ``plugins.entries.web.settings``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hermes_core.config import ConfigError, load_config, plugin_settings
+
+PLUGIN_ID = "web"
+BRAVE_BASE_URL = "https://api.search.brave.com"
+
+
+class SettingsError(Exception):
+    """The configuration cannot be read, or a setting has an invalid value."""
+
+
+@dataclass(frozen=True)
+class WebSettings:
+    """Limits and providers; every field but the first comes from ``plugins.entries.web.settings``."""
+
+    #: ``web.allow_private_networks``: let web_extract reach loopback, private and link-local addresses.
+    allow_private_networks: bool = False
+    #: Seconds allowed for a whole web_extract fetch (redirects and body included) or a search request.
+    timeout: float = 20.0
+    #: Largest response body read, in bytes (after content decoding).
+    max_bytes: int = 5_000_000
+    #: Redirects followed before giving up.
+    max_redirects: int = 5
+    #: ``searxng`` or ``brave``; unset = the first one configured, in that order.
+    search_provider: str | None = None
+    #: Base URL of the Brave Search API (override it to use a proxy or a test server).
+    brave_base_url: str = BRAVE_BASE_URL
+
+    def __post_init__(self) -> None:
+        if self.timeout <= 0:
+            raise SettingsError(f"timeout must be a positive number of seconds, not {self.timeout}")
+        if self.max_bytes <= 0:
+            raise SettingsError(f"max_bytes must be a positive number of bytes, not {self.max_bytes}")
+        if self.max_redirects < 0:
+            raise SettingsError(f"max_redirects must be 0 or more, not {self.max_redirects}")
+
+
+def load_settings() -> WebSettings:
+    """Read the settings from ``$HERMES_HOME/config.yaml`` (on every call, so edits apply at once)."""
+    try:
+        config = load_config()
+        raw = plugin_settings(PLUGIN_ID, config)
+    except ConfigError as exc:
+        raise SettingsError(str(exc)) from None
+    defaults = WebSettings()
+    try:
+        return WebSettings(
+            allow_private_networks=config.web.allow_private_networks,
+            timeout=float(raw.get("timeout", defaults.timeout)),
+            max_bytes=int(raw.get("max_bytes", defaults.max_bytes)),
+            max_redirects=int(raw.get("max_redirects", defaults.max_redirects)),
+            search_provider=str(raw.get("search_provider") or "").strip().lower() or None,
+            brave_base_url=str(raw.get("brave_base_url", defaults.brave_base_url)),
+        )
+    except (SettingsError, TypeError, ValueError) as exc:
+        raise SettingsError(f"invalid plugins.entries.{PLUGIN_ID}.settings in config.yaml: {exc}") from None

@@ -1,0 +1,125 @@
+"""Shared fixtures: an isolated HERMES_HOME per test, and real wheels and venvs built once per session."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+import venv
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+PACKS = ("file", "terminal", "web", "code", "agent")
+
+pytest_plugins: list[str] = []
+
+
+def pip(*args: str, python: str = sys.executable, **kwargs) -> subprocess.CompletedProcess[str]:
+    """Run real pip; raise with its output when it fails."""
+    env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1"}
+    result = subprocess.run([python, "-m", "pip", *args], capture_output=True, text=True, env=env, **kwargs)
+    if result.returncode:
+        raise AssertionError(f"pip {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
+    return result
+
+
+@pytest.fixture(scope="session")
+def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Wheels of hermes-core, every first-party pack and every fixture distribution, built once."""
+    house = tmp_path_factory.mktemp("wheelhouse")
+    projects = [ROOT, *(ROOT / "hermes_plugins" / p for p in PACKS),
+                *(d for d in sorted((FIXTURES / "dists").iterdir()) if (d / "pyproject.toml").exists())]
+    pip("wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(house), *map(str, projects))
+    return house
+
+
+@pytest.fixture(scope="session")
+def shared_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This interpreter's site-packages minus any Hermes distribution: the dependencies every test venv shares.
+
+    The test venvs see it through a ``.pth`` file, so they install only Hermes and plugin wheels themselves.
+    """
+    site = tmp_path_factory.mktemp("shared-site")
+    purelib = Path(sysconfig.get_paths()["purelib"])
+    for entry in purelib.iterdir():
+        lowered = entry.name.lower()
+        if lowered.startswith(("hermes", "__editable__", "_hermes")) or entry.suffix == ".pth" \
+                or lowered == "__pycache__":
+            continue
+        (site / entry.name).symlink_to(entry)
+    return site
+
+
+class Venv:
+    """A real virtual environment with hermes-core installed from its wheel."""
+
+    def __init__(self, path: Path, wheelhouse: Path) -> None:
+        self.path = path
+        self.wheelhouse = wheelhouse
+        self.python = str(path / "bin" / "python")
+        self.hermes = str(path / "bin" / "hermes")
+
+    def install(self, *requirements: str, extra: tuple[str, ...] = ()) -> None:
+        pip("install", "-q", "--no-index", "--find-links", str(self.wheelhouse), *extra, *requirements,
+            python=self.python)
+
+    def uninstall(self, *names: str) -> None:
+        pip("uninstall", "-y", "-q", *names, python=self.python)
+
+    def run(self, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
+            input: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(list(args), capture_output=True, text=True, env={**os.environ, **(env or {})},
+                              cwd=cwd, input=input, timeout=timeout)
+
+    def hermes_cli(self, *args: str, **kwargs) -> subprocess.CompletedProcess[str]:
+        return self.run(self.hermes, *args, **kwargs)
+
+    def py(self, code: str, **kwargs) -> subprocess.CompletedProcess[str]:
+        return self.run(self.python, "-c", code, **kwargs)
+
+    def json(self, code: str, **kwargs) -> object:
+        result = self.py(code, **kwargs)
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="session")
+def make_venv(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path, shared_site: Path):
+    """Factory of fresh venvs holding hermes-core (real pip install of its wheel)."""
+
+    def make(name: str = "venv") -> Venv:
+        path = tmp_path_factory.mktemp(name)
+        venv.EnvBuilder(with_pip=False, symlinks=True).create(path)
+        purelib = next((path / "lib").glob("python3*/site-packages"))
+        (purelib / "_hermes_shared.pth").write_text(str(shared_site) + "\n")
+        env = Venv(path, wheelhouse)
+        env.install("hermes-core", extra=("--no-deps",))
+        return env
+
+    return make
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Every test gets its own HERMES_HOME and working directory, and no plugin-selection variables."""
+    home = tmp_path / "hermes-home"
+    home.mkdir()
+    monkeypatch.setenv("HERMES_HOME", str(home))
+    for name in ("HERMES_ENABLE_PROJECT_PLUGINS", "HERMES_LOAD_PLUGINS", "HERMES_SAFE_MODE", "HERMES_NO_CACHE",
+                 "HERMES_PLUGINS_DEBUG", "HERMES_INDEX_URL", "HERMES_WORKSPACE"):
+        monkeypatch.delenv(name, raising=False)
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    from hermes_core import reset_default_runtime, set_approval_callback
+
+    previous = set_approval_callback(None)
+    yield home
+    set_approval_callback(previous)
+    reset_default_runtime()

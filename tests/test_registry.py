@@ -1,0 +1,156 @@
+"""ToolRegistry: conflict policy, availability checks, generations and thread safety."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+from hermes_core import Runtime, ToolEntry, ToolRegistry
+from hermes_core.config import edit_config
+from hermes_core.registry import Requirements
+
+
+def echo(args, **kwargs):
+    return json.dumps(args)
+
+
+def entry(name="t", toolset="a", plugin=None, **options) -> ToolEntry:
+    return ToolEntry(name=name, toolset=toolset, schema={"description": name}, handler=echo, plugin=plugin,
+                     **options)
+
+
+def test_same_toolset_replaces_the_earlier_tool():
+    registry = ToolRegistry()
+    first, second = entry(), entry()
+    assert registry.register(first) and registry.register(second)
+    assert registry.get("t") is second
+    assert registry.refusals == []
+
+
+def test_other_toolset_is_refused_and_the_refusal_recorded():
+    registry = ToolRegistry()
+    registry.register(entry(toolset="a", plugin="one"))
+    assert not registry.register(entry(toolset="b", plugin="two"))
+    assert registry.get("t").toolset == "a"
+    [refusal] = registry.refusals
+    assert (refusal.tool, refusal.plugin, refusal.existing_plugin) == ("t", "two", "one")
+    assert "toolset 'a'" in refusal.reason
+
+
+def test_override_without_grant_is_refused():
+    registry = ToolRegistry()
+    registry.register(entry(toolset="a"))
+    assert not registry.register(entry(toolset="b", plugin="two"), override=True, override_granted=False)
+    assert "allow_tool_override" in registry.refusals[0].reason
+    assert registry.get("t").toolset == "a"
+
+
+def test_override_with_grant_replaces_across_toolsets():
+    registry = ToolRegistry()
+    registry.register(entry(toolset="a"))
+    assert registry.register(entry(toolset="b"), override=True, override_granted=True)
+    assert registry.get("t").toolset == "b"
+
+
+def test_grant_comes_from_plugin_entries_in_config(isolated_home):
+    edit_config(lambda doc: doc.update({"plugins": {"entries": {"granted": {"allow_tool_override": True}}}}))
+    runtime = Runtime()
+    runtime.register_tool("t", "a", {"description": "x"}, echo)
+    assert not runtime.context("plain").register_tool("t", "b", {}, echo, override=True)
+    assert runtime.context("granted").register_tool("t", "b", {}, echo, override=True)
+    assert runtime.registry.get("t").plugin == "granted"
+
+
+def test_check_fn_raising_means_unavailable_with_its_message():
+    def broken():
+        raise RuntimeError("no API key configured")
+
+    registry = ToolRegistry()
+    registry.register(entry(check_fn=broken))
+    availability = registry.check("t")
+    assert not availability.available and availability.reason == "no API key configured"
+    assert registry.get_definitions() == []
+
+
+def test_check_fn_returning_false_means_unavailable():
+    registry = ToolRegistry()
+    registry.register(entry(check_fn=lambda: False))
+    assert not registry.check("t").available
+    assert not registry.is_toolset_available("a")
+
+
+def test_check_fn_result_is_cached_until_invalidated():
+    calls = []
+    registry = ToolRegistry(check_ttl=3600)
+    registry.register(entry(check_fn=lambda: calls.append(1) or True))
+    for _ in range(3):
+        assert registry.check("t").available
+    assert len(calls) == 1
+    registry.invalidate_checks()
+    registry.check("t")
+    assert len(calls) == 2
+
+
+def test_requirements_name_what_is_missing(monkeypatch):
+    monkeypatch.delenv("HERMES_TEST_MISSING_VAR", raising=False)
+    registry = ToolRegistry()
+    registry.register(entry(requirements=Requirements(env=("HERMES_TEST_MISSING_VAR",), bins=("no-such-binary-x",),
+                                                      modules=("no_such_module_x",))))
+    reason = registry.check("t").reason
+    assert "HERMES_TEST_MISSING_VAR" in reason and "no-such-binary-x" in reason and "no_such_module_x" in reason
+
+
+def test_generation_changes_with_the_set_of_tools():
+    registry = ToolRegistry()
+    start = registry.generation
+    registry.register(entry())
+    registry.deregister("t")
+    registry.deregister("t")
+    assert registry.generation == start + 2
+
+
+def test_deregister_plugin_removes_its_tools_only():
+    registry = ToolRegistry()
+    registry.register(entry("a1", plugin="p"))
+    registry.register(entry("a2", plugin="p"))
+    registry.register(entry("b1", plugin="q"))
+    assert sorted(registry.deregister_plugin("p")) == ["a1", "a2"]
+    assert registry.names() == ["b1"]
+
+
+def test_concurrent_dispatch_while_registering_loses_nothing():
+    runtime = Runtime()
+    runtime.register_tool("stable", "core", {"description": "x"}, lambda args, **kw: "ok")
+    errors: list[str] = []
+    stop = threading.Event()
+
+    def caller():
+        while not stop.is_set():
+            result = runtime.handle_function_call("stable", {})
+            if result != "ok":
+                errors.append(result)
+
+    def churn():
+        for i in range(300):
+            runtime.register_tool(f"tmp{i}", "churn", {"description": "x"}, lambda args, **kw: "t")
+            if i % 2:
+                runtime.registry.deregister(f"tmp{i}")
+
+    callers = [threading.Thread(target=caller) for _ in range(8)]
+    for thread in callers:
+        thread.start()
+    churner = threading.Thread(target=churn)
+    churner.start()
+    churner.join()
+    stop.set()
+    for thread in callers:
+        thread.join()
+    assert errors == []
+    assert sorted(runtime.registry.toolsets()["churn"]) == sorted(f"tmp{i}" for i in range(0, 300, 2))
+
+
+def test_tool_entry_schema_is_normalised_for_the_model():
+    made = ToolEntry(name="ok", toolset="a", schema={}, handler=echo, description="from field")
+    assert made.schema == {"name": "ok", "description": "from field",
+                           "parameters": {"type": "object", "properties": {}}}
+    assert made.definition() == {"type": "function", "function": made.schema}
