@@ -1,0 +1,110 @@
+"""``execute_code`` loaded from its manifest into a real ``hermes_core.Runtime``."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import hermes_plugin_code
+import pytest
+
+from hermes_core import Runtime
+
+NUMBERS = {
+    "type": "object",
+    "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+    "required": ["a", "b"],
+}
+NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+
+@pytest.fixture
+def seen() -> list[dict[str, Any]]:
+    """The dispatch keyword arguments each call of the ``add`` tool received."""
+    return []
+
+
+@pytest.fixture
+def runtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seen: list[dict[str, Any]]) -> Runtime:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HERMES_HOME", str(home))
+    monkeypatch.chdir(tmp_path)
+    runtime = Runtime(home=home)
+    runtime.load_plugin_from_path(Path(hermes_plugin_code.__file__).parent, plugin_id="code")
+
+    def add(args: dict[str, Any], **kwargs: Any) -> str:
+        seen.append(kwargs)
+        return json.dumps({"sum": args["a"] + args["b"]})
+
+    def greet(args: dict[str, Any], **kwargs: Any) -> str:
+        return f"hello {args['name']}"
+
+    runtime.register_tool("add", "math", {"description": "Add two integers", "parameters": NUMBERS}, add)
+    runtime.register_tool("greet", "greetings", {"description": "Greet someone", "parameters": NAME}, greet)
+    return runtime
+
+
+def execute(runtime: Runtime, code: str, **context: Any) -> dict[str, Any]:
+    return json.loads(
+        runtime.handle_function_call("execute_code", {"code": textwrap.dedent(code)}, **context)
+    )
+
+
+def test_a_script_calls_two_registered_tools_through_the_runtime(runtime, seen):
+    result = execute(
+        runtime,
+        """
+        from hermes_tools import add, greet
+        print(add(a=2, b="40")["sum"], greet(name="Ada"))
+        """,
+        task_id="task-1",
+        session_id="session-1",
+    )
+    assert result["status"] == "ok", result["output"]
+    assert result["output"] == "42 hello Ada\n"
+    assert result["tool_calls"] == 2
+    assert seen[0]["task_id"] == "task-1"
+    assert seen[0]["session_id"] == "session-1"
+
+
+def test_hooks_apply_to_the_scripts_tool_calls(runtime):
+    def no_greetings(tool_name: str, **kwargs: Any) -> dict[str, str] | None:
+        return {"action": "block", "message": "greetings are off"} if tool_name == "greet" else None
+
+    runtime.context("guard").register_hook("pre_tool_call", no_greetings)
+    result = execute(runtime, "from hermes_tools import greet\nprint(greet(name='Ada'))")
+    assert result["status"] == "ok", result["output"]
+    assert "greetings are off" in result["output"]
+
+
+def test_execute_code_cannot_call_itself(runtime):
+    result = execute(runtime, "from hermes_tools import execute_code")
+    assert result["status"] == "error"
+    assert "ImportError: cannot import name 'execute_code'" in result["output"]
+
+
+def test_settings_from_config_yaml_limit_the_run(runtime):
+    config = "plugins:\n  entries:\n    code:\n      settings:\n        max_tool_calls: 1\n"
+    (runtime.home / "config.yaml").write_text(config)
+    result = execute(runtime, "from hermes_tools import add\nadd(a=1, b=1)\nadd(a=1, b=1)")
+    assert result["status"] == "error"
+    assert "tool call limit reached: execute_code allows 1 per run" in result["output"]
+    assert result["tool_calls"] == 1
+
+
+def test_an_invalid_setting_is_reported_as_an_error(runtime):
+    config = "plugins:\n  entries:\n    code:\n      settings:\n        timeout: soon\n"
+    (runtime.home / "config.yaml").write_text(config)
+    result = execute(runtime, "print(1)")
+    assert result == {"error": "plugins.entries.code.settings.timeout must be a positive number, got 'soon'"}
+
+
+def test_the_model_is_told_which_tools_the_script_can_call(runtime):
+    [definition] = [
+        d["function"] for d in runtime.get_tool_definitions() if d["function"]["name"] == "execute_code"
+    ]
+    assert definition["description"].startswith("Run a Python script in a subprocess")
+    assert definition["description"].endswith("(from hermes_tools import ...): add, greet")
