@@ -1,0 +1,71 @@
+"""The ``hermes`` command line; each command group lives in its own module, imported on use."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+from .._version import __version__
+from ._common import USER_ERRORS, plugin_cli_command
+
+__all__ = ["cli", "main"]
+
+_GROUPS = {
+    "plugins": ("hermes_core.cli.plugins", "Find, install, enable and inspect plugins."),
+    "tools": ("hermes_core.cli.tools", "List, show and call tools."),
+    "toolsets": ("hermes_core.cli.toolsets", "List toolsets and what they resolve to."),
+    "mcp": ("hermes_core.cli.mcp", "Use MCP servers' tools; serve Hermes tools over MCP."),
+    "index": ("hermes_core.cli.index", "Maintain the plugin index."),
+}
+
+
+class HermesGroup(click.Group):
+    """Built-in groups load lazily; commands that plugins register are added after them."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        from ._common import runtime
+
+        return [*_GROUPS, *sorted(runtime().cli_commands)]
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in _GROUPS:
+            module = importlib.import_module(_GROUPS[name][0])
+            return getattr(module, name)
+        return plugin_cli_command(name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        from ._common import runtime
+
+        rows = [(name, help_text) for name, (_, help_text) in _GROUPS.items()]
+        rows += [(name, command.help) for name, command in sorted(runtime().cli_commands.items())]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=HermesGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="hermes")
+def cli() -> None:
+    """Hermes: tools for AI agents, as plugins.
+
+    Shell completion: eval "$(_HERMES_COMPLETE=bash_source hermes)" (zsh_source, fish_source for others).
+    """
+
+
+def main(argv: list[str] | None = None) -> Any:
+    """Entry point of the console script: user errors print one line and exit non-zero."""
+    try:
+        return cli.main(args=argv, prog_name="hermes", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(1)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except USER_ERRORS as exc:
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(1)

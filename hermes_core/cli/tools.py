@@ -1,0 +1,119 @@
+"""``hermes tools list|show|call``."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from typing import Any
+
+import click
+
+from ._common import UserError, echo_json, runtime
+
+__all__ = ["tools"]
+
+
+def _split(value: str | None) -> list[str] | None:
+    return [part.strip() for part in value.split(",") if part.strip()] if value else None
+
+
+@click.group()
+def tools() -> None:
+    """List, show and call tools."""
+
+
+@tools.command("list")
+@click.option("--toolsets", "enabled", metavar="A,B", help="Only the tools of these toolsets.")
+@click.option("--disable", "disabled", metavar="A,B", help="Leave out the tools of these toolsets.")
+@click.option("--all", "show_all", is_flag=True, help="Include unavailable tools, with the reason.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def list_tools(enabled: str | None, disabled: str | None, show_all: bool, as_json: bool) -> None:
+    """List tools with their toolset, plugin and availability."""
+    rt = runtime()
+    names, unknown = rt.select_tools(_split(enabled), _split(disabled))
+    if unknown:
+        raise UserError(f"unknown toolset {', '.join(repr(u) for u in unknown)}; "
+                        "see `hermes toolsets list` for the known ones")
+    rows = []
+    for name in names:
+        entry = rt.registry.get(name)
+        availability = rt.registry.check(name)
+        if entry is None or not (availability.available or show_all):
+            continue
+        rows.append({"name": name, "toolset": entry.toolset, "plugin": entry.plugin,
+                     "available": availability.available, "reason": availability.reason or None,
+                     "description": entry.description.split("\n")[0]})
+    if as_json:
+        echo_json(rows)
+        return
+    if not rows:
+        click.echo("No tools. Install a tool pack, e.g. `hermes plugins install hermes-plugin-file`.")
+        return
+    width = max(len(row["name"]) for row in rows)
+    for row in rows:
+        status = "" if row["available"] else f"  [unavailable: {row['reason']}]"
+        click.echo(f"{row['name']:<{width}}  {row['toolset']:<16} {row['description'][:70]}{status}")
+
+
+def _entry_or_fail(name: str) -> Any:
+    rt = runtime()
+    entry = rt.registry.get(name)
+    if entry is None:
+        close = difflib.get_close_matches(name, rt.registry.names(), n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else "; see `hermes tools list --all`"
+        raise UserError(f"unknown tool {name!r}{hint}")
+    return entry
+
+
+@tools.command("show")
+@click.argument("name")
+def show_tool(name: str) -> None:
+    """Print a tool's definition exactly as the model sees it."""
+    _entry_or_fail(name)
+    rt = runtime()
+    definition = next((d for d in rt.get_tool_definitions(quiet_mode=True) if d["function"]["name"] == name), None)
+    if definition is None:
+        reason = rt.registry.check(name).reason
+        raise UserError(f"tool {name!r} is unavailable: {reason}")
+    echo_json(definition)
+
+
+def _parse_arg(item: str) -> tuple[str, Any]:
+    key, sep, raw = item.partition("=")
+    if not sep or not key:
+        raise UserError(f"--arg {item!r} must look like key=value")
+    try:
+        return key, json.loads(raw)
+    except ValueError:
+        return key, raw
+
+
+@tools.command("call")
+@click.argument("name")
+@click.argument("arguments", required=False)
+@click.option("--arg", "pairs", multiple=True, metavar="KEY=VALUE",
+              help="One argument; VALUE is read as JSON when it parses, else as text. Repeatable.")
+def call_tool(name: str, arguments: str | None, pairs: tuple[str, ...]) -> None:
+    """Call a tool through the full call path (hooks included) and print its result.
+
+    ARGUMENTS is a JSON object; --arg adds or overrides single arguments.
+    """
+    _entry_or_fail(name)
+    args: dict[str, Any] = {}
+    if arguments:
+        try:
+            args = json.loads(arguments)
+        except ValueError as exc:
+            raise UserError(f"ARGUMENTS is not valid JSON ({exc}); quote it, e.g. '{{\"path\": \"a.txt\"}}'") \
+                from None
+        if not isinstance(args, dict):
+            raise UserError("ARGUMENTS must be a JSON object, e.g. '{\"path\": \"a.txt\"}'")
+    args.update(_parse_arg(item) for item in pairs)
+    result = runtime().handle_function_call(name, args)
+    click.echo(result)
+    try:
+        decoded = json.loads(result)
+    except ValueError:
+        return
+    if isinstance(decoded, dict) and "error" in decoded:
+        raise click.exceptions.Exit(1)

@@ -1,0 +1,70 @@
+"""``hermes toolsets list|show``."""
+
+from __future__ import annotations
+
+import click
+
+from ..toolsets import LEGACY_TOOLSETS, PRESETS
+from ._common import UserError, echo_json, runtime
+
+__all__ = ["toolsets"]
+
+
+@click.group()
+def toolsets() -> None:
+    """List toolsets and what they resolve to."""
+
+
+def _kind(name: str) -> str:
+    rt = runtime()
+    if name in PRESETS:
+        return "preset"
+    if name in LEGACY_TOOLSETS:
+        return "legacy"
+    if name in rt.toolsets.aliases():
+        return "alias"
+    if rt.toolsets.declared(name):
+        return "composite"
+    return "toolset"
+
+
+def _describe(name: str) -> dict[str, object]:
+    rt = runtime()
+    declared = rt.toolsets.declared(name)
+    preset = PRESETS.get(name)
+    includes = sorted({i for t in declared for i in t.includes} | set(preset.includes if preset else ()))
+    description = next((t.description for t in declared if t.description), preset.description if preset else "")
+    return {"name": name, "kind": _kind(name), "description": description, "tools": rt.resolve_toolset(name),
+            "includes": includes, "legacy_names": rt.toolsets.legacy_names_for(name),
+            "alias_of": rt.toolsets.aliases().get(name)}
+
+
+@toolsets.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def list_toolsets(as_json: bool) -> None:
+    """List every toolset that has at least one installed tool."""
+    rows = [_describe(name) for name in runtime().toolsets.names()]
+    if as_json:
+        echo_json(rows)
+        return
+    if not rows:
+        click.echo("No toolsets: no tools are installed.")
+    for row in rows:
+        click.echo(f"{row['name']:<24} {row['kind']:<9} {len(row['tools']):>3} tools  {row['description']}")
+
+
+@toolsets.command("show")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def show_toolset(name: str, as_json: bool) -> None:
+    """Show the tools a toolset resolves to, what it includes and the legacy names that map to it."""
+    if not runtime().toolsets.is_known(name):
+        raise UserError(f"unknown toolset {name!r}; see `hermes toolsets list`")
+    row = _describe(name)
+    if as_json:
+        echo_json(row)
+        return
+    click.echo(f"{row['name']} ({row['kind']}){': ' + str(row['description']) if row['description'] else ''}")
+    for key in ("tools", "includes", "legacy_names"):
+        values = row[key]
+        click.echo(f"  {key.replace('_', ' ')}: {', '.join(values) if values else '-'}")  # type: ignore[arg-type]
