@@ -123,3 +123,61 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
     yield home
     set_approval_callback(previous)
     reset_default_runtime()
+
+
+class PluginFactory:
+    """Writes small plugins on disk: folders for the user and project sources, fake distributions for pip."""
+
+    def __init__(self, home: Path, work: Path, site: Path, markers: Path) -> None:
+        self.home, self.work, self.site, self.markers = home, work, site, markers
+
+    def folder(self, plugin_id: str, manifest: str | None = None, init: str | None = None,
+               source: str = "user", files: dict[str, str] | None = None) -> Path:
+        root = self.home / "plugins" if source == "user" else self.work / ".hermes" / "plugins"
+        folder = root / plugin_id
+        folder.mkdir(parents=True, exist_ok=True)
+        if manifest is not None:
+            (folder / "plugin.yaml").write_text(manifest)
+        if init is not None:
+            (folder / "__init__.py").write_text(self.marker_line(plugin_id) + init)
+        for name, text in (files or {}).items():
+            (folder / name).write_text(text)
+        return folder
+
+    def distribution(self, plugin_id: str, package: str, manifest: str | None = None, init: str = "",
+                     group: str = "hermes_agent.plugins", value: str | None = None, version: str = "1.0",
+                     files: dict[str, str] | None = None) -> Path:
+        """A package plus a ``.dist-info`` with an entry point, on a folder that is on ``sys.path``."""
+        folder = self.site / package
+        folder.mkdir(parents=True)
+        (folder / "__init__.py").write_text(self.marker_line(plugin_id) + init)
+        if manifest is not None:
+            (folder / "plugin.yaml").write_text(manifest)
+        for name, text in (files or {}).items():
+            (folder / name).write_text(text)
+        dist = self.site / f"{package}-{version}.dist-info"
+        dist.mkdir()
+        name = package.replace("_", "-")
+        (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+        (dist / "entry_points.txt").write_text(f"[{group}]\n{plugin_id} = {value or package}\n")
+        return folder
+
+    def marker_line(self, plugin_id: str) -> str:
+        return f"open({str(self.markers / (plugin_id + '.imported'))!r}, 'w').write('x')\n"
+
+    def imported(self, plugin_id: str) -> bool:
+        return (self.markers / f"{plugin_id}.imported").exists()
+
+
+@pytest.fixture
+def plugins(isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[PluginFactory]:
+    """Write plugins for this test; modules imported from them are forgotten afterwards."""
+    site = tmp_path / "site"
+    site.mkdir()
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    monkeypatch.syspath_prepend(str(site))
+    yield PluginFactory(isolated_home, Path.cwd(), site, markers)
+    for name, module in list(sys.modules.items()):
+        if str(getattr(module, "__file__", "") or "").startswith(str(tmp_path)):
+            del sys.modules[name]

@@ -62,7 +62,8 @@ def list_plugins(show_all: bool, as_json: bool) -> None:
     for row in rows:
         took = (row["import_ms"] or 0) + (row["register_ms"] or 0)
         timing = f" {took:.1f} ms" if row["imported"] else " (not imported)"
-        click.echo(f"{row['id']} {row['version'] or '?'} [{row['source']}] {row['state']}{timing if row['state'] in ('loaded', 'declared') else ''}")
+        shown = timing if row["state"] in ("loaded", "declared") else ""
+        click.echo(f"{row['id']} {row['version'] or '?'} [{row['source']}] {row['state']}{shown}")
         if row["tools"]:
             click.echo(f"    tools: {', '.join(row['tools'])}")
         if row["hooks"]:
@@ -181,7 +182,8 @@ def install(spec: str, upgrade: bool, editable: bool, pre: bool, find_links: tup
     changed = [r for r in fresh.plugins if r.source == "pip" and r.state != "shadowed"
                and (r.id not in before or before[r.id] != r.version or r.id == spec)]
     if not changed:
-        click.echo(f"Installed {requirement}, but it provides no Hermes plugin (no `hermes_agent.plugins` entry point).")
+        click.echo(f"Installed {requirement}, but it provides no Hermes plugin "
+                   "(no `hermes_agent.plugins` entry point).")
         return
     for record in changed:
         if record.state == "error":

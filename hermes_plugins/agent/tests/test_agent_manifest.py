@@ -116,7 +116,8 @@ def test_malformed_calls_are_rejected_by_the_schema(validator_for, tool, args) -
 def test_distribution_ships_the_manifest_under_its_entry_point() -> None:
     project = tomllib.loads((PACK / "pyproject.toml").read_text(encoding="utf-8"))
     assert project["project"]["entry-points"]["hermes_agent.plugins"] == {"agent": "hermes_plugin_agent"}
-    assert "plugin.yaml" in project["tool"]["setuptools"]["package-data"]["hermes_plugin_agent"]
+    # hatchling ships every file of the package, plugin.yaml included
+    assert project["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"] == ["hermes_plugin_agent"]
 
 
 def test_manifest_loads_with_the_core_model_without_warnings() -> None:

@@ -63,7 +63,8 @@ def test_read_file_result_budget_is_unlimited(tools) -> None:
 def test_distribution_ships_the_manifest_under_its_entry_point() -> None:
     project = tomllib.loads((PACK / "pyproject.toml").read_text(encoding="utf-8"))
     assert project["project"]["entry-points"]["hermes_agent.plugins"] == {"file": "hermes_plugin_file"}
-    assert "plugin.yaml" in project["tool"]["setuptools"]["package-data"]["hermes_plugin_file"]
+    # hatchling ships every file of the package, plugin.yaml included
+    assert project["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"] == ["hermes_plugin_file"]
 
 
 def test_manifest_loads_with_the_core_model_without_warnings() -> None:

@@ -1,0 +1,198 @@
+"""Hooks around tool calls: signature filtering, block / approve / modify, isolation and deadlines."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+
+from hermes_core import Runtime, hookimpl, set_approval_callback
+from hermes_core.config import edit_config, load_config
+
+
+@pytest.fixture
+def runtime() -> Runtime:
+    runtime = Runtime()
+    runtime.register_tool("echo", "t", {"description": "echo", "parameters": {
+        "type": "object", "properties": {"text": {"type": "string"}}}}, lambda a, **k: json.dumps(a))
+    return runtime
+
+
+def hook(runtime, name, callback, plugin="p"):
+    runtime.context(plugin).register_hook(name, callback)
+
+
+def test_callbacks_receive_only_the_parameters_they_declare(runtime):
+    seen = {}
+
+    def narrow(tool_name, args):
+        seen["narrow"] = (tool_name, args)
+
+    def wide(**kwargs):
+        seen["wide"] = set(kwargs)
+
+    def keyword_only(*, tool_name, session_id=None):
+        seen["kw"] = (tool_name, session_id)
+
+    for callback in (narrow, wide, keyword_only):
+        hook(runtime, "pre_tool_call", callback)
+    runtime.handle_function_call("echo", {"text": "x"}, session_id="s")
+    assert seen["narrow"] == ("echo", {"text": "x"}) and seen["kw"] == ("echo", "s")
+    assert seen["wide"] == {"tool_name", "args", "task_id", "session_id", "tool_call_id", "turn_id",
+                            "api_request_id", "middleware_trace"}
+
+
+def test_block_stops_the_call_and_post_hook_sees_blocked(runtime):
+    ran, observed = [], []
+    runtime.register_tool("danger", "t", {"description": "x"}, lambda a, **k: ran.append(1) or "ran")
+    hook(runtime, "pre_tool_call", lambda tool_name: {"action": "block", "message": "not today"})
+    hook(runtime, "pre_tool_call", lambda tool_name: pytest.fail("the first block wins"))
+    hook(runtime, "post_tool_call", lambda status, result, error_message: observed.append((status, error_message)))
+    assert json.loads(runtime.handle_function_call("danger", {})) == {"error": "not today"}
+    assert ran == [] and observed == [("blocked", "not today")]
+
+
+@pytest.mark.parametrize(("answer", "allowed"), [("once", True), ("deny", False), ("maybe", False)])
+def test_approve_asks_the_callback(runtime, answer, allowed):
+    asked = []
+    set_approval_callback(lambda request: asked.append(request.message) or answer)
+    hook(runtime, "pre_tool_call", lambda tool_name: {"action": "approve", "message": "Really echo?"})
+    result = json.loads(runtime.handle_function_call("echo", {"text": "hi"}))
+    assert asked == ["Really echo?"]
+    assert (result == {"text": "hi"}) is allowed
+    if not allowed:
+        assert "not approved" in result["error"]
+
+
+def test_approval_callback_that_raises_blocks(runtime):
+    def broken(request):
+        raise RuntimeError("no UI")
+
+    set_approval_callback(broken)
+    hook(runtime, "pre_tool_call", lambda tool_name: {"action": "approve", "message": "ok?"})
+    assert "not approved" in json.loads(runtime.handle_function_call("echo", {}))["error"]
+
+
+def test_session_approval_is_remembered_for_that_session_only(runtime):
+    answers = []
+    set_approval_callback(lambda request: answers.append(request.session_id) or "session")
+    hook(runtime, "pre_tool_call", lambda tool_name: {"action": "approve", "message": "m", "rule_key": "echo-all"})
+    for session in ("s1", "s1", "s2"):
+        runtime.handle_function_call("echo", {}, session_id=session)
+    assert answers == ["s1", "s2"]
+
+
+def test_always_approval_is_written_to_the_config(runtime, isolated_home):
+    (isolated_home / "config.yaml").write_text("# mine\ncommand_allowlist: []\n")
+    set_approval_callback(lambda request: "always")
+    hook(runtime, "pre_tool_call", lambda tool_name: {"action": "approve", "message": "m", "rule_key": "rk"})
+    runtime.handle_function_call("echo", {})
+    assert load_config().command_allowlist == ["rk"]
+    assert (isolated_home / "config.yaml").read_text().startswith("# mine")
+    set_approval_callback(lambda request: pytest.fail("already approved permanently"))
+    assert json.loads(runtime.handle_function_call("echo", {"text": "again"})) == {"text": "again"}
+
+
+def test_no_terminal_means_refused(runtime, monkeypatch):
+    import io
+    import sys
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO("y\n"))  # not a tty: the default callback must not read it
+    hook(runtime, "pre_tool_call", lambda tool_name: {"action": "approve", "message": "m"})
+    assert "not approved" in json.loads(runtime.handle_function_call("echo", {}))["error"]
+
+
+def test_modify_rewrites_the_arguments(runtime):
+    hook(runtime, "pre_tool_call", lambda args: {"action": "modify", "args": {**args, "text": "changed"}})
+    assert json.loads(runtime.handle_function_call("echo", {"text": "orig"})) == {"text": "changed"}
+
+
+def test_transform_tool_result_first_string_wins(runtime):
+    hook(runtime, "transform_tool_result", lambda result: None)
+    hook(runtime, "transform_tool_result", lambda result: result.upper())
+    hook(runtime, "transform_tool_result", lambda result: "never")
+    assert runtime.handle_function_call("echo", {"text": "abc"}) == '{"TEXT": "ABC"}'
+
+
+def test_post_tool_call_reports_errors(runtime):
+    observed = []
+    runtime.register_tool("fail", "t", {"description": "x"}, lambda a, **k: 1 / 0)
+    hook(runtime, "post_tool_call", lambda **kw: observed.append(kw))
+    runtime.handle_function_call("fail", {}, task_id="t9")
+    [seen] = observed
+    assert (seen["status"], seen["error_type"], seen["task_id"]) == ("error", "ZeroDivisionError", "t9")
+    assert seen["duration_ms"] >= 0
+
+
+def test_hook_that_raises_is_skipped_and_the_call_goes_on(runtime, caplog):
+    def broken(tool_name):
+        raise KeyError("oops")
+
+    hook(runtime, "pre_tool_call", broken, plugin="clumsy")
+    hook(runtime, "post_tool_call", broken, plugin="clumsy")
+    assert json.loads(runtime.handle_function_call("echo", {"text": "ok"})) == {"text": "ok"}
+    assert "clumsy" in caplog.text
+
+
+def test_hook_that_hangs_is_cut_off_and_blocks_fail_closed(runtime):
+    edit_config(lambda d: d.update({"plugins": {"hook_timeout": 0.3}}))
+    release = threading.Event()
+    calls = []
+
+    def hang_once(tool_name):
+        calls.append(tool_name)
+        if len(calls) == 1:
+            release.wait(30)
+
+    hook(runtime, "pre_tool_call", hang_once, plugin="sleepy")
+    first = json.loads(runtime.handle_function_call("echo", {"text": "1"}))
+    assert "pre_tool_call hook of plugin 'sleepy' did not answer" in first["error"]
+    assert json.loads(runtime.handle_function_call("echo", {"text": "2"})) == {"text": "2"}
+    release.set()
+
+
+def test_unknown_hook_names_warn_and_are_kept(runtime, caplog):
+    hook(runtime, "on_future_event", lambda **kw: None, plugin="future")
+    assert "unknown hook 'on_future_event'" in caplog.text
+    assert runtime.hooks.plugins_with("on_future_event") == ["future"]
+
+
+def test_pluggy_hookimpl_functions_of_a_plugin_module_are_registered(runtime):
+    class Module:
+        @staticmethod
+        @hookimpl
+        def pre_tool_call(tool_name):
+            return {"action": "block", "message": f"{tool_name} blocked by a hookimpl"}
+
+    runtime.hooks.add_module("marked", Module)
+    assert json.loads(runtime.handle_function_call("echo", {}))["error"] == "echo blocked by a hookimpl"
+
+
+def test_hooks_run_in_registration_order_with_tryfirst(runtime):
+    order = []
+    hook(runtime, "post_tool_call", lambda: order.append("first"))
+    hook(runtime, "post_tool_call", lambda: order.append("second"))
+
+    class Early:
+        @staticmethod
+        @hookimpl(tryfirst=True)
+        def post_tool_call():
+            order.append("tryfirst")
+
+    runtime.hooks.add_module("early", Early)
+    runtime.handle_function_call("echo", {})
+    assert order == ["tryfirst", "first", "second"]
+
+
+def test_middleware_rewrites_requests_and_wraps_execution(runtime):
+    ctx = runtime.context("mw")
+    ctx.register_middleware("tool_request", lambda tool_name, args, original_args, **kw: {"args": {"text": "req"}})
+
+    def around(tool_name, args, original_args, next_call, **kw):
+        return "<" + next_call(args) + ">"
+
+    ctx.register_middleware("tool_execution", around)
+    assert runtime.handle_function_call("echo", {"text": "orig"}) == '<{"text": "req"}>'
+    with pytest.raises(ValueError, match="unknown middleware kind"):
+        ctx.register_middleware("bogus", around)
