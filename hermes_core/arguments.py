@@ -43,6 +43,10 @@ _PY_TYPES: dict[str, tuple[type, ...]] = {
     "object": (dict,),
     "null": (type(None),),
 }
+_EXACT_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,), "array": (list,),
+    "object": (dict,), "null": (type(None),),
+}
 _TRUE = {"true", "yes", "1", "on"}
 _FALSE = {"false", "no", "0", "off"}
 # Keywords that the fast top-level check does not cover; a schema using them is also run through jsonschema.
@@ -106,13 +110,16 @@ class ArgumentValidator:
     def __init__(self, schema: dict[str, Any]) -> None:
         self.schema = schema or {"type": "object"}
         props = self.schema.get("properties") or {}
-        self.properties: dict[str, tuple[tuple[str, ...], list[Any] | None]] = {}
+        self.properties: dict[str, tuple[tuple[str, ...], frozenset[type] | None, list[Any] | None]] = {}
         deep = any(k not in {"type", "properties", "required", "additionalProperties", "description", "title",
                              "$schema"} for k in self.schema)
         for name, spec in props.items():
             spec = spec if isinstance(spec, dict) else {}
-            kinds = spec.get("type", ())
-            self.properties[name] = ((kinds,) if isinstance(kinds, str) else tuple(kinds), spec.get("enum"))
+            raw = spec.get("type", ())
+            kinds = (raw,) if isinstance(raw, str) else tuple(raw)
+            # exact Python types that pass without further thought (bool is not an integer here)
+            exact = frozenset(t for kind in kinds for t in _EXACT_TYPES.get(kind, ())) if kinds else None
+            self.properties[name] = (kinds, exact, spec.get("enum"))
             deep = deep or any(key not in _SHALLOW_KEYWORDS for key in spec)
         self.required: tuple[str, ...] = tuple(self.schema.get("required") or ())
         self.allow_extra = self.schema.get("additionalProperties", True) is not False
@@ -129,8 +136,9 @@ class ArgumentValidator:
                 if not self.allow_extra:
                     problems.append(f"unexpected argument {name!r}")
                 continue
-            kinds, enum = spec
-            if kinds and not any(_matches(value, kind) for kind in kinds):
+            kinds, exact_types, enum = spec
+            if exact_types is not None and type(value) not in exact_types \
+                    and not any(_matches(value, kind) for kind in kinds):
                 for kind in kinds:
                     ok, new_value = _coerce(value, kind)
                     if ok:

@@ -114,7 +114,7 @@ def load_config(path: Path | None = None) -> HermesConfig:
     path = path or config_path()
     try:
         stat = path.stat()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return HermesConfig()
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None

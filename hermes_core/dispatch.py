@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import difflib
 import json
 import logging
@@ -15,7 +16,7 @@ from .approval import ApprovalRequest
 from .arguments import ArgumentError, ArgumentValidator, parse_arguments
 from .budget import ResultBudget
 from .hooks import HookRunner
-from .registry import DEFAULT_RESULT_BUDGET, ToolEntry, ToolRegistry
+from .registry import DEFAULT_RESULT_BUDGET, ToolEntry, ToolRegistry, call_handler
 
 if TYPE_CHECKING:
     from .approval import ApprovalStore
@@ -29,11 +30,17 @@ AGENT_LOOP_TOOLS = frozenset({"todo", "memory", "session_search", "delegate_task
 #: Tools that talk to the user: a batch that holds one never runs in parallel.
 INTERACTIVE_TOOLS = frozenset({"clarify"})
 MAX_PARALLEL = 8
+#: Hooks that wrap a tool call; without any of them the call takes the short path.
+TOOL_HOOKS = frozenset({"pre_tool_call", "post_tool_call", "transform_tool_result"})
 
 
 def tool_error(message: str, **extra: Any) -> str:
     """The JSON error text every failure becomes."""
     return json.dumps({"error": message, **extra}, ensure_ascii=False)
+
+
+#: The runtime whose handler is running in this context (read by ``hermes_core.current_runtime``).
+CURRENT_RUNTIME: contextvars.ContextVar[Any] = contextvars.ContextVar("hermes_runtime", default=None)
 
 
 class _Blocked(Exception):
@@ -44,7 +51,9 @@ class Dispatcher:
     """Runs one tool call through arguments, hooks, middleware, the handler and the result budget."""
 
     def __init__(self, registry: ToolRegistry, hooks: HookRunner, budget: ResultBudget,
-                 approvals: ApprovalStore, middleware: dict[str, list[tuple[str, Callable[..., Any]]]]) -> None:
+                 approvals: ApprovalStore, middleware: dict[str, list[tuple[str, Callable[..., Any]]]],
+                 owner: Any = None) -> None:
+        self.owner = owner  # the Runtime, made current while its handlers run
         self.registry = registry
         self.hooks = hooks
         self.budget = budget
@@ -76,25 +85,22 @@ class Dispatcher:
                 args = validator(parse_arguments(function_args))
             except ArgumentError as exc:
                 return tool_error(f"Invalid arguments for tool '{function_name}': {exc}", problems=exc.problems)
-            context = {"task_id": task_id, "session_id": session_id, "tool_call_id": tool_call_id}
-            if self.hooks.has("pre_tool_call") or self.middleware or self.hooks.has("post_tool_call") \
-                    or self.hooks.has("transform_tool_result"):
+            if self.middleware or not self.hooks.active.isdisjoint(TOOL_HOOKS):
+                context = {"task_id": task_id, "session_id": session_id, "tool_call_id": tool_call_id}
                 return self._call_with_hooks(entry, args, context, user_task)
-            result = self._invoke(entry, args, task_id=task_id, session_id=session_id, user_task=user_task)
-            return self.budget.fit(function_name, result, self._limit(entry))
+            token = CURRENT_RUNTIME.set(self.owner)
+            try:
+                result = call_handler(entry, args, task_id=task_id, session_id=session_id, user_task=user_task)
+            finally:
+                CURRENT_RUNTIME.reset(token)
+            limit = entry.max_result_size_chars
+            if limit is DEFAULT_RESULT_BUDGET:
+                limit = self.budget.per_tool
+            return result if limit is None or len(result) <= limit else self.budget.fit(function_name, result, limit)
         except Exception as exc:
             log.debug("tool %s failed", function_name, exc_info=True)
             return tool_error(f"Tool '{function_name}' failed: {type(exc).__name__}: {exc}",
                               error_type=type(exc).__name__)
-
-    def _invoke(self, entry: ToolEntry, args: dict[str, Any], **kwargs: Any) -> str:
-        result = self.registry.dispatch(entry.name, args, **kwargs)
-        if isinstance(result, str):
-            return result
-        try:
-            return json.dumps(result, ensure_ascii=False)
-        except (TypeError, ValueError):
-            raise TypeError(f"the handler returned {type(result).__name__}, not a string") from None
 
     def _limit(self, entry: ToolEntry) -> int | None:
         limit = entry.max_result_size_chars
@@ -181,8 +187,12 @@ class Dispatcher:
     def _execution_chain(self, entry: ToolEntry, args: dict[str, Any], original: dict[str, Any],
                          context: dict[str, Any], trace: list[str], user_task: str | None) -> str:
         def call(call_args: dict[str, Any]) -> str:
-            return self._invoke(entry, call_args, task_id=context["task_id"], session_id=context["session_id"],
-                                user_task=user_task)
+            token = CURRENT_RUNTIME.set(self.owner)
+            try:
+                return call_handler(entry, call_args, task_id=context["task_id"], session_id=context["session_id"],
+                                    user_task=user_task)
+            finally:
+                CURRENT_RUNTIME.reset(token)
 
         for plugin, wrapper in reversed(self.middleware.get("tool_execution", ())):
             call = _wrap(wrapper, plugin, call, entry.name, original, context, trace)

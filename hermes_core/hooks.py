@@ -115,6 +115,7 @@ class HookRunner:
         self._timeout = timeout
         self._lock = threading.Lock()
         self._impls: dict[str, list[HookImpl]] = {}
+        self._active: frozenset[str] | None = None
         self._counter = 0
 
     def add_callback(self, plugin: str, hook: str, function: Callable[..., Any]) -> str:
@@ -147,6 +148,17 @@ class HookRunner:
     def _changed(self) -> None:
         with self._lock:
             self._impls = {}
+            self._active = None
+
+    @property
+    def active(self) -> frozenset[str]:
+        """Names of the hooks that have at least one implementation."""
+        active = self._active
+        if active is None:
+            active = self._active = frozenset(
+                name for name, caller in vars(self.pm.hook).items()
+                if hasattr(caller, "get_hookimpls") and caller.get_hookimpls() and name != "register")
+        return active
 
     def implementations(self, hook: str) -> list[HookImpl]:
         """Implementations of ``hook`` in calling order: registration order, tryfirst/trylast respected."""

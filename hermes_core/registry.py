@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import logging
 import os
 import shutil
@@ -22,6 +23,7 @@ __all__ = [
     "Requirements",
     "ToolEntry",
     "ToolRegistry",
+    "call_handler",
 ]
 
 log = logging.getLogger(__name__)
@@ -244,14 +246,21 @@ class ToolRegistry:
 
     # -- calls -----------------------------------------------------------------------------
 
-    def dispatch(self, name: str, args: dict[str, Any], **kwargs: Any) -> Any:
-        """Call a tool's handler (bridging ``async`` ones); raises ``KeyError`` for an unknown tool."""
-        entry = self._tools[name]
-        result = entry.handler(args, **kwargs)
-        if entry.is_async or _is_awaitable(result):
-            result = run_sync(result)
+    def dispatch(self, name: str, args: dict[str, Any], **kwargs: Any) -> str:
+        """Call a tool's handler directly (no hooks); raises ``KeyError`` for an unknown tool."""
+        return call_handler(self._tools[name], args, **kwargs)
+
+
+def call_handler(entry: ToolEntry, args: dict[str, Any], **kwargs: Any) -> str:
+    """The handler's result as a string: ``async`` handlers are bridged, JSON-able values encoded."""
+    result = entry.handler(args, **kwargs)
+    if type(result) is str:
         return result
-
-
-def _is_awaitable(value: Any) -> bool:
-    return hasattr(value, "__await__")
+    if hasattr(result, "__await__"):
+        result = run_sync(result)
+        if type(result) is str:
+            return result
+    try:
+        return json.dumps(result, ensure_ascii=False)
+    except (TypeError, ValueError):
+        raise TypeError(f"the handler returned {type(result).__name__}, not a string") from None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextvars
 import logging
 import threading
 from collections.abc import Callable, Iterable
@@ -15,7 +14,7 @@ from .cache import cached_candidates
 from .config import HermesConfig, config_path, hermes_home, load_config
 from .context import CliCommand, Command, PluginContext, Skill
 from .discovery import PluginRecord, directory_candidates, read_manifest, select
-from .dispatch import Dispatcher
+from .dispatch import CURRENT_RUNTIME, Dispatcher
 from .hooks import HookRunner
 from .loader import load_plugin
 from .registry import ToolRegistry
@@ -26,7 +25,6 @@ __all__ = ["Runtime", "current_runtime", "default_runtime", "reset_default_runti
 
 log = logging.getLogger(__name__)
 
-_current: contextvars.ContextVar[Runtime | None] = contextvars.ContextVar("hermes_runtime", default=None)
 _LEGACY_TOOL_NAMES = frozenset(tool for tools in LEGACY_TOOLSETS.values() for tool in tools)
 
 
@@ -52,7 +50,7 @@ class Runtime:
         tool_output = self.config.tool_output
         self.budget = ResultBudget(lambda: self.home / "results", tool_output.max_result_size_chars,
                                    tool_output.turn_budget_chars)
-        self.dispatcher = Dispatcher(self.registry, self.hooks, self.budget, self.approvals, self.middleware)
+        self.dispatcher = Dispatcher(self.registry, self.hooks, self.budget, self.approvals, self.middleware, self)
 
     @property
     def config(self) -> HermesConfig:
@@ -170,20 +168,12 @@ class Runtime:
                              tool_call_id: str | None = None, session_id: str | None = None,
                              user_task: str | None = None, enabled_tools: Iterable[str] | None = None) -> str:
         """Run one tool call through hooks and the handler; always returns a string."""
-        token = _current.set(self)
-        try:
-            return self.dispatcher.handle_function_call(function_name, function_args, task_id, tool_call_id,
-                                                        session_id, user_task, enabled_tools)
-        finally:
-            _current.reset(token)
+        return self.dispatcher.handle_function_call(function_name, function_args, task_id, tool_call_id,
+                                                    session_id, user_task, enabled_tools)
 
     def run_tool_calls(self, calls: list[dict[str, Any]], **context: Any) -> list[str]:
         """Run a model's tool calls (parallel when safe); results in call order."""
-        token = _current.set(self)
-        try:
-            return self.dispatcher.run_tool_calls(calls, **context)
-        finally:
-            _current.reset(token)
+        return self.dispatcher.run_tool_calls(calls, **context)
 
     def enforce_turn_budget(self, results: list[str], budget: int | None = None) -> list[str]:
         """Keep one turn's results under the turn budget by saving the largest first."""
@@ -230,5 +220,5 @@ def reset_default_runtime() -> None:
 
 def current_runtime() -> Runtime:
     """The runtime dispatching the current tool call, else the default one."""
-    return _current.get() or default_runtime()
+    return CURRENT_RUNTIME.get() or default_runtime()
 

@@ -1,0 +1,1 @@
+"""Hermes terminal pack: ``terminal`` runs shell commands, ``process`` manages the background ones."""

@@ -1,0 +1,166 @@
+"""The ``terminal`` and ``process`` tools (handlers named in plugin.yaml)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Final
+
+from .approvals import check_command
+from .backend import Backend, LocalBackend
+from .processes import BackgroundProcess, ProcessTable
+from .settings import SettingsError, TerminalSettings, load_settings
+from .workdirs import WorkingDirectories
+
+__all__ = ["process", "terminal"]
+
+DEFAULT_TIMEOUT: Final = 180.0
+DEFAULT_OUTPUT_CHARS: Final = 50_000
+DEFAULT_LOG_LINES: Final = 200
+MAX_RUNNING: Final = 32
+#: The task of calls made without a ``task_id``.
+DEFAULT_TASK: Final = "default"
+
+_backend: Backend = LocalBackend()
+_workdirs = WorkingDirectories()
+_processes = ProcessTable()
+
+
+class _UserError(Exception):
+    """A problem with the call itself; becomes ``{"error": message}``."""
+
+
+def terminal(args: dict[str, Any], **kwargs: Any) -> str:
+    """Run a shell command in the task's working directory, or start it in the background."""
+    try:
+        return json.dumps(_terminal(args, kwargs.get("task_id") or DEFAULT_TASK, kwargs.get("session_id")))
+    except _UserError as exc:
+        return json.dumps({"error": str(exc)})
+
+
+def _terminal(args: dict[str, Any], task: str, session_id: str | None) -> dict[str, Any]:
+    command = str(args.get("command") or "")
+    if not command.strip():
+        raise _UserError("command is empty: pass the shell command to run")
+    settings = _settings()
+    cwd = _start_directory(args.get("workdir"), task, settings)
+    refusal = check_command(command, session_id=session_id, args=args)
+    if refusal:
+        raise _UserError(refusal)
+    if args.get("background"):
+        return _start_background(command, cwd, task)
+    timeout = min(float(args.get("timeout") or DEFAULT_TIMEOUT), settings.max_timeout)
+    cap = min(int(args.get("max_output_chars") or DEFAULT_OUTPUT_CHARS), settings.max_output_chars)
+    try:
+        result = _backend.run(command, cwd=cwd, timeout=timeout, max_output_chars=cap)
+    except OSError as exc:
+        raise _UserError(f"could not start the command in {cwd}: {exc.strerror or exc}") from None
+    if not args.get("workdir"):
+        _workdirs.set(task, result.cwd)
+    payload: dict[str, Any] = {"output": result.output, "exit_code": result.exit_code, "cwd": result.cwd}
+    if result.timed_out:
+        payload["error"] = (f"the command timed out after {timeout:g}s and was killed with everything it "
+                            "started; use background=true for long-running commands")
+    return payload
+
+
+def _settings() -> TerminalSettings:
+    try:
+        return load_settings()
+    except SettingsError as exc:
+        raise _UserError(str(exc)) from None
+
+
+def _start_directory(workdir: str | None, task: str, settings: TerminalSettings) -> str:
+    """``workdir`` (relative to the task's directory) for this call only, else the task's directory."""
+    initial = Path(settings.workdir or os.getcwd()).expanduser().absolute()
+    current = _workdirs.get(task)
+    if current is not None and not Path(current).is_dir():
+        _workdirs.forget(task)
+        raise _UserError(f"the task's working directory {current} no longer exists; it is reset to {initial}")
+    base = Path(current) if current is not None else initial
+    path = base / Path(workdir).expanduser() if workdir else base
+    if not path.is_dir():
+        raise _UserError(f"working directory {path} does not exist or is not a directory")
+    return str(path)
+
+
+def _start_background(command: str, cwd: str, task: str) -> dict[str, Any]:
+    if _processes.running() >= MAX_RUNNING:
+        raise _UserError(f"{MAX_RUNNING} background processes are already running; "
+                         "stop some with process(action='kill') first")
+    try:
+        entry = _processes.add(command, cwd, task, _backend.spawn(command, cwd=cwd))
+    except OSError as exc:
+        raise _UserError(f"could not start the command in {cwd}: {exc.strerror or exc}") from None
+    return {**entry.describe(),
+            "message": f"started in the background; follow it with process(action='poll', "
+                       f"session_id='{entry.id}') and stop it with action='kill'"}
+
+
+def process(args: dict[str, Any], **kwargs: Any) -> str:
+    """List, poll, read, wait for or kill the task's background processes."""
+    try:
+        return json.dumps(_process(args, kwargs.get("task_id") or DEFAULT_TASK))
+    except _UserError as exc:
+        return json.dumps({"error": str(exc)})
+
+
+def _process(args: dict[str, Any], task: str) -> dict[str, Any]:
+    action = args.get("action")
+    if action == "list":
+        return {"processes": [entry.describe() for entry in _processes.for_task(task)]}
+    if action not in _ACTIONS:
+        raise _UserError(f"unknown action {action!r}; use one of: list, {', '.join(_ACTIONS)}")
+    process_id = args.get("session_id")
+    if not process_id:
+        raise _UserError(f"action '{action}' needs session_id: the id that terminal(background=true) returned")
+    entry = _processes.get(process_id, task)
+    if entry is None:
+        raise _UserError(f"no background process {process_id!r} in this task; "
+                         "process(action='list') shows the task's processes")
+    return _ACTIONS[action](entry, args, _settings())
+
+
+def _poll(entry: BackgroundProcess, args: dict[str, Any], settings: TerminalSettings) -> dict[str, Any]:
+    """Status and the output since the last poll, wait or kill."""
+    return {**entry.describe(), "output": _tail(entry.unread_output(), settings)}
+
+
+def _log(entry: BackgroundProcess, args: dict[str, Any], settings: TerminalSettings) -> dict[str, Any]:
+    """A page of lines from the kept output: by default the last 200."""
+    lines = entry.process.output.text().splitlines()
+    limit = int(args.get("limit") or DEFAULT_LOG_LINES)
+    offset = args.get("offset")
+    start = max(0, len(lines) - limit) if offset is None else max(0, int(offset))
+    page = lines[start:start + limit]
+    return {**entry.describe(), "output": _tail("\n".join(page), settings),
+            "offset": start, "lines": len(page), "total_lines": len(lines)}
+
+
+def _wait(entry: BackgroundProcess, args: dict[str, Any], settings: TerminalSettings) -> dict[str, Any]:
+    """Block until the process exits or ``timeout`` passes; then like poll."""
+    timeout = min(float(args.get("timeout") or DEFAULT_TIMEOUT), settings.max_timeout)
+    finished = entry.process.wait(timeout) is not None
+    return {**_poll(entry, args, settings), "timed_out": not finished}
+
+
+def _kill(entry: BackgroundProcess, args: dict[str, Any], settings: TerminalSettings) -> dict[str, Any]:
+    """Stop the process and everything it started; then like poll."""
+    entry.kill()
+    return _poll(entry, args, settings)
+
+
+_ACTIONS: Final[dict[str, Callable[[BackgroundProcess, dict[str, Any], TerminalSettings], dict[str, Any]]]] = {
+    "poll": _poll, "log": _log, "wait": _wait, "kill": _kill,
+}
+
+
+def _tail(text: str, settings: TerminalSettings) -> str:
+    """The end of ``text`` within the output cap, with a marker when its start was cut."""
+    cap = min(DEFAULT_OUTPUT_CHARS, settings.max_output_chars)
+    if len(text) <= cap:
+        return text
+    return f"[... {len(text) - cap} earlier characters omitted ...]\n{text[-cap:]}"
