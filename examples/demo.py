@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 from pathlib import Path
 
@@ -22,21 +23,24 @@ def main() -> None:
     show("legacy toolset file_tools", hermes_core.resolve_toolset("file_tools"))
 
     workspace = Path(tempfile.mkdtemp(prefix="hermes-demo-"))
-    import os
-
-    os.environ["HERMES_WORKSPACE"] = str(workspace)
-    calls = [
-        {"id": "1", "type": "function",
-         "function": {"name": "write_file", "arguments": json.dumps({"path": "notes/hello.txt",
-                                                                      "content": "hello\nfrom hermes\n"})}},
-        {"id": "2", "type": "function",
-         "function": {"name": "read_file", "arguments": json.dumps({"path": "notes/hello.txt"})}},
-        {"id": "3", "type": "function",
-         "function": {"name": "search_files", "arguments": json.dumps({"pattern": "hermes", "path": "."})}},
-        {"id": "4", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "../../etc/passwd"}'}},
-        {"id": "5", "type": "function", "function": {"name": "todo", "arguments": "{}"}},
-        {"id": "6", "type": "function", "function": {"name": "web_serch", "arguments": "{}"}},
+    os.chdir(workspace)  # the file tools work inside the current directory; the terminal starts there too
+    script = ("from hermes_tools import read_file, terminal\n"
+              "text = read_file(path='notes/hello.txt')['content']\n"
+              "print('script saw:', text.splitlines()[0])\n"
+              "print('wc says:', terminal(command='wc -l notes/hello.txt')['output'].strip())\n")
+    plan = [
+        ("write_file", {"path": "notes/hello.txt", "content": "hello\nfrom hermes\n"}),
+        ("read_file", {"path": "notes/hello.txt"}),
+        ("search_files", {"pattern": "hermes", "path": "."}),
+        ("terminal", {"command": "ls -R notes"}),
+        ("execute_code", {"code": script}),
+        ("read_file", {"path": "../../etc/passwd"}),          # refused: outside the workspace
+        ("terminal", {"command": "rm -rf /"}),                # refused: hardline
+        ("todo", {}),                                         # the agent loop's job
+        ("web_serch", {}),                                    # a typo: closest names suggested
     ]
+    calls = [{"id": str(i), "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+             for i, (name, args) in enumerate(plan)]
     for call, result in zip(calls, hermes_core.run_tool_calls(calls), strict=True):
         show(f"call {call['function']['name']} {call['function']['arguments']}", result)
 
