@@ -16,6 +16,7 @@ from ..manifest import ManifestError, PluginManifest, load_manifest
 from ..references import LazyReference, ReferenceImportError
 from ..runtime import Runtime
 from ._common import UserError, echo_json, runtime
+from .scaffold import new
 
 __all__ = ["plugins"]
 
@@ -25,6 +26,9 @@ ALWAYS_SHOWN = ("loaded", "declared", "error")
 @click.group()
 def plugins() -> None:
     """Find, install, enable and inspect plugins."""
+
+
+plugins.add_command(new)
 
 
 def describe(rt: Runtime, record: PluginRecord) -> dict[str, Any]:
@@ -315,8 +319,10 @@ def _validation_record(target: str) -> PluginRecord:
         record = next((r for r in candidates if r.path == str(folder)), None) or PluginRecord(
             id=folder.name, source="user", module=f"hermes_plugins.{folder.name}", path=str(folder))
         record.manifest_path, record.manifest = str(manifest_path), manifest
-        if (folder.parent / "pyproject.toml").exists() or not (folder / "__init__.py").exists():
-            record.source, record.module = "pip", folder.name  # a package inside a project
+        project = _project_file(folder)
+        if project is not None:  # a package inside a distribution project: its id is the entry-point name
+            record.source, record.module = "pip", folder.name
+            record.id = _entry_point_id(project, folder.name) or manifest.name or folder.name
         from ..discovery import apply_manifest_warnings
 
         apply_manifest_warnings(record)
@@ -332,6 +338,29 @@ def _validation_record(target: str) -> PluginRecord:
             raise click.exceptions.Exit(1)
         raise UserError(f"plugin {target!r} has no plugin.yaml")
     return record
+
+
+def _project_file(package: Path) -> Path | None:
+    for parent in (package.parent, package.parent.parent):
+        if (parent / "pyproject.toml").is_file():
+            return parent / "pyproject.toml"
+    return None
+
+
+def _entry_point_id(pyproject: Path, package: str) -> str | None:
+    """The plugin id a project gives ``package`` in its ``hermes_agent.plugins`` entry points."""
+    import tomllib
+
+    try:
+        project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+    groups = project.get("entry-points", {})
+    for group in ("hermes_agent.plugins", "hermes.plugins"):
+        for plugin_id, value in groups.get(group, {}).items():
+            if value.split(":")[0].strip() == package:
+                return plugin_id
+    return None
 
 
 def _find_manifest(folder: Path) -> Path | None:

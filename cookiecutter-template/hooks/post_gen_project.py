@@ -1,0 +1,17 @@
+"""Tidy the new project (cookiecutter runs this in it): drop what was not asked for, and byte-code caches."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+WITH_HOOK = "{{ cookiecutter.with_hook }}" == "True"
+HOOK_FILES = ("{{ cookiecutter.package_name }}/hooks.py", "tests/test_hooks.py")
+# pip compiles the .py files of the template it installs inside hermes-core; their caches are copied along
+CACHES = ("{{ cookiecutter.package_name }}/__pycache__", "tests/__pycache__")
+
+if not WITH_HOOK:
+    for name in HOOK_FILES:
+        Path(name).unlink(missing_ok=True)
+for name in CACHES:
+    shutil.rmtree(name, ignore_errors=True)
