@@ -9,6 +9,8 @@ from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import Literal
 
+import yaml
+
 from .config import HermesConfig, hermes_home
 from .manifest import ManifestError, PluginManifest, load_manifest
 
@@ -170,9 +172,23 @@ def read_manifest(record: PluginRecord) -> None:
     try:
         record.manifest = load_manifest(Path(record.manifest_path))
     except ManifestError as exc:
+        if record.source == "pip" and not _declares_tools(Path(record.manifest_path)):
+            # Hermes Agent never reads a plugin.yaml shipped in a wheel, so published plugins ship them in
+            # shapes of their own; such a plugin loads through register(ctx), as it does there.
+            record.warnings.append(f"plugin.yaml ignored, as Hermes Agent ignores it: {exc}")
+            return
         record.fail(f"invalid manifest: {exc}")
         return
     apply_manifest_warnings(record)
+
+
+def _declares_tools(path: Path) -> bool:
+    """The manifest has a ``tools:`` list, so it is written for Hermes and must be valid."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return False
+    return isinstance(data, dict) and "tools" in data
 
 
 def apply_manifest_warnings(record: PluginRecord) -> None:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from .approval import ApprovalRequest
 from .arguments import ArgumentError, ArgumentValidator, parse_arguments
 from .budget import ResultBudget
+from .deadline import DeadlineExceeded
 from .hooks import HookRunner
 from .registry import DEFAULT_RESULT_BUDGET, ToolEntry, ToolRegistry, call_handler
 
@@ -162,7 +163,7 @@ class Dispatcher:
                       "middleware_trace": trace}
             try:
                 answer = impl.call(kwargs, timeout)
-            except TimeoutError:
+            except DeadlineExceeded:
                 raise _Blocked(f"Blocked: the pre_tool_call hook of plugin '{impl.plugin}' did not answer within "
                                f"{timeout:g} s") from None
             except Exception:

@@ -17,6 +17,7 @@ from packaging.specifiers import SpecifierSet
 from ._version import __version__
 from .context import PluginContext
 from .discovery import PluginRecord, debug_enabled
+from .hooks import KNOWN_HOOKS
 from .manifest import PluginManifest, ToolDeclaration
 from .references import LazyReference
 from .registry import Requirements, ToolEntry
@@ -93,6 +94,8 @@ def load_plugin(runtime: Runtime, record: PluginRecord) -> None:
     if record.active:
         record.tools = runtime.registry.tools_of_plugin(record.id)
         record.hooks = sorted({impl.hook for impl in _hook_impls(runtime, record.id)})
+        record.warnings += [f"hook {hook!r} is not a Hermes hook; kept, but nothing calls it unless the agent "
+                            "loop does" for hook in record.hooks if hook not in KNOWN_HOOKS]
 
 
 class _LoadError(Exception):

@@ -127,7 +127,8 @@ class PluginManifest(BaseModel):
     name: str | None = Field(None, description="The plugin id; should match the entry-point name or folder.")
     version: Text | None = Field(None, description="The plugin's version.")
     description: str = Field("", description="One line on what the plugin does.")
-    author: str | None = Field(None, description="Who maintains it.")
+    author: str | dict[str, Any] | list[Any] | None = Field(
+        None, description="Who maintains it (text; a mapping or list as some published manifests have is kept).")
     license: str | None = Field(None, description="An SPDX license expression.")
     homepage: str | None = Field(None, description="Where to read more.")
     kind: str | None = Field(None, description="Hermes Agent's plugin kind (informational).")

@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .asyncbridge import run_sync
 from .references import LazyReference
 
 __all__ = [
@@ -257,6 +256,8 @@ def call_handler(entry: ToolEntry, args: dict[str, Any], **kwargs: Any) -> str:
     if type(result) is str:
         return result
     if hasattr(result, "__await__"):
+        from .asyncbridge import run_sync  # asyncio is imported only by the first async handler
+
         result = run_sync(result)
         if type(result) is str:
             return result

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -33,8 +34,12 @@ def pip(*args: str, python: str = sys.executable, **kwargs) -> subprocess.Comple
 def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Wheels of hermes-core, every first-party pack and every fixture distribution, built once."""
     house = tmp_path_factory.mktemp("wheelhouse")
-    projects = [ROOT, *(ROOT / "hermes_plugins" / p for p in PACKS),
-                *(d for d in sorted((FIXTURES / "dists").iterdir()) if (d / "pyproject.toml").exists())]
+    # Fixture distributions are built from copies: setuptools builds in the source tree, and xdist workers
+    # building the same tree at once break each other's build/ folders (and would litter the repository).
+    sources = tmp_path_factory.mktemp("dist-sources")
+    fixtures = [shutil.copytree(d, sources / d.name, ignore=shutil.ignore_patterns("build", "*.egg-info"))
+                for d in sorted((FIXTURES / "dists").iterdir()) if (d / "pyproject.toml").exists()]
+    projects = [ROOT, *(ROOT / "hermes_plugins" / p for p in PACKS), *fixtures]
     pip("wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(house), *map(str, projects))
     return house
 

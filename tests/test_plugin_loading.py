@@ -299,3 +299,24 @@ def test_plugin_record_carries_load_timings(plugins):
     plugins.folder("timed", init=REGISTERS.format(tool="timed_tool", toolset="t"))
     record = loaded().plugin("timed")
     assert record.import_ms >= 0 and record.register_ms >= 0
+
+
+def test_foreign_wheel_manifest_that_does_not_validate_is_ignored_with_a_warning(plugins):
+    plugins.distribution("foreign", "foreign_pkg", manifest="name: foreign\nrequires_env: 5\n",
+                         init=REGISTERS.format(tool="foreign_tool", toolset="f"))
+    record = loaded().plugin("foreign")
+    assert record.state == "loaded" and record.tools == ["foreign_tool"]
+    assert record.warnings[0].startswith("plugin.yaml ignored, as Hermes Agent ignores it:")
+
+
+def test_wheel_manifest_with_tools_must_validate(plugins):
+    plugins.distribution("strict", "strict_pkg", manifest="name: strict\ntools:\n  - {name: x}\n",
+                         init=REGISTERS.format(tool="strict_tool", toolset="s"))
+    record = loaded().plugin("strict")
+    assert record.state == "error" and "invalid manifest" in record.reason and "strict_tool" not in record.tools
+
+
+def test_unknown_hook_name_is_recorded_as_a_warning(plugins):
+    plugins.folder("oddhook", init="def register(ctx):\n    ctx.register_hook('on_moon_rise', lambda **kw: None)\n")
+    record = loaded().plugin("oddhook")
+    assert record.hooks == ["on_moon_rise"] and "not a Hermes hook" in record.warnings[-1]
