@@ -174,3 +174,28 @@ def test_plugin_cli_commands_mount_under_hermes(env, home):
             " handler_fn=run)\n")
     assert ok(hermes(env, home, "greet", "world")).strip() == "hello world"
     assert "greet" in ok(hermes(env, home, "--help"))
+
+
+def test_search_info_and_install_by_index_id(env, home, wheelhouse, tmp_path):
+    registry = tmp_path / "registry-index"
+    (registry / "plugins").mkdir(parents=True)
+    [wheel] = wheelhouse.glob("hermes_fixture_declared-*.whl")
+    ok(hermes(env, home, "index", "fetch", str(wheel), "--root", str(registry)))
+    ok(hermes(env, home, "index", "build", "--root", str(registry)))
+    index = {**home, "HERMES_INDEX_URL": str(registry / "index.json")}
+
+    found = json.loads(ok(hermes(env, index, "plugins", "search", "fixture_echo", "--json")))
+    assert found[0]["id"] == "declared-fixture"
+    info = json.loads(ok(hermes(env, index, "plugins", "info", "declared-fixture", "--json")))
+    assert info["installed"] is None and [t["name"] for t in info["tools"]] == ["fixture_echo"]
+
+    installed = ok(hermes(env, index, "plugins", "install", "declared-fixture", "--find-links", str(wheelhouse),
+                          "--index-url", (tmp_path / "no-index").as_uri()))
+    assert "Installed plugin declared-fixture 1.2.0: fixture_echo" in installed
+    env.uninstall("hermes-fixture-declared")
+
+
+def test_unreadable_index_is_one_line(env, home, tmp_path):
+    line = one_line_error(hermes(env, {**home, "HERMES_INDEX_URL": str(tmp_path / "missing.json")},
+                                 "plugins", "search", "x"))
+    assert "cannot read the plugin index" in line and "HERMES_INDEX_URL" in line

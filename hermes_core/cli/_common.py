@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from ..config import ConfigError
+from ..index import PluginIndexError
 from ..manifest import ManifestError
 from ..runtime import Runtime, default_runtime
 from ..toolsets import ToolsetCycleError, UnknownToolsetError
@@ -21,7 +22,8 @@ class UserError(click.ClickException):
 
 
 #: Exceptions that are the user's to fix; the CLI prints their message and exits 1.
-USER_ERRORS: tuple[type[Exception], ...] = (ConfigError, ManifestError, UnknownToolsetError, ToolsetCycleError)
+USER_ERRORS: tuple[type[Exception], ...] = (ConfigError, ManifestError, UnknownToolsetError, ToolsetCycleError,
+                                            PluginIndexError)
 
 
 def runtime() -> Runtime:

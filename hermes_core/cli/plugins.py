@@ -11,11 +11,13 @@ import click
 
 from ..config import edit_config, load_config
 from ..discovery import PluginRecord, directory_candidates, read_manifest
+from ..index import PluginIndexError, load_index
 from ..installer import InstallerError, check_environment, freeze_lines, pip, plugin_distributions
 from ..manifest import ManifestError, PluginManifest, load_manifest
 from ..references import LazyReference, ReferenceImportError
 from ..runtime import Runtime
 from ._common import UserError, echo_json, runtime
+from .index import search_command, show_entry
 from .scaffold import new
 
 __all__ = ["plugins"]
@@ -29,6 +31,7 @@ def plugins() -> None:
 
 
 plugins.add_command(new)
+plugins.add_command(search_command, "search")
 
 
 def describe(rt: Runtime, record: PluginRecord) -> dict[str, Any]:
@@ -136,26 +139,11 @@ def info(plugin_id: str, as_json: bool) -> None:
 
 
 def _index_info(plugin_id: str, as_json: bool) -> None:
-    try:
-        from ..index import load_index
-    except ImportError:  # pragma: no cover - the index module ships with the core
-        raise UserError(f"no plugin {plugin_id!r} is installed") from None
     entry = load_index().get(plugin_id)
     if entry is None:
         raise UserError(f"no plugin {plugin_id!r} is installed or listed in the plugin index; "
                         "`hermes plugins search WORDS` finds plugins")
-    data = entry.model_dump(mode="json")
-    if as_json:
-        echo_json({**data, "installed": False})
-        return
-    click.echo(f"{entry.id} (not installed) — {entry.summary}")
-    click.echo(f"  install: hermes plugins install {entry.id}   (pip: {entry.requirement})")
-    for tool in entry.tools:
-        click.echo(f"  tool {tool.name}: {tool.description}")
-    for key in ("homepage", "license", "tags", "hooks", "requires_env", "requires_hermes"):
-        value = data.get(key)
-        if value:
-            click.echo(f"  {key}: {value}")
+    show_entry(entry, as_json)
 
 
 @plugins.command("install")
@@ -204,10 +192,9 @@ def _requirement_for(spec: str) -> str:
     if os.path.exists(spec) or any(c in spec for c in "=<>@[/") or spec.endswith((".whl", ".tar.gz")):
         return spec
     try:
-        from ..index import load_index
-
         entry = load_index().get(spec)
-    except Exception:  # an unreadable index must not stop a plain `pip install NAME`
+    except PluginIndexError as exc:  # an unreadable index must not stop a plain `pip install NAME`
+        click.echo(f"warning: {exc}; installing {spec!r} as a plain requirement", err=True)
         entry = None
     return entry.requirement if entry is not None else spec
 
