@@ -8,8 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
+
+from .yamlmodel import validate_yaml
 
 __all__ = [
     "ConfigError",
@@ -130,54 +131,7 @@ def load_config(path: Path | None = None) -> HermesConfig:
 
 
 def _parse(path: Path, text: str) -> HermesConfig:
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark else ""
-        raise ConfigError(f"{path}{where}: invalid YAML: {getattr(exc, 'problem', exc)}") from None
-    if data is None:
-        return HermesConfig()
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}:1: the top level must be a mapping of keys, not {type(data).__name__}")
-    try:
-        return HermesConfig.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(describe_validation_error(path, text, exc)) from None
-
-
-def describe_validation_error(path: Path, text: str, exc: ValidationError) -> str:
-    """One message naming the file, the line and the key of every problem."""
-    problems = []
-    for error in exc.errors():
-        loc = [part for part in error["loc"] if not str(part).startswith(("function-", "union["))]
-        line = yaml_line_of(text, loc)
-        where = f"{path}:{line}" if line else str(path)
-        key = ".".join(str(part) for part in loc) or "(top level)"
-        problems.append(f"{where}: {key}: {error['msg']}")
-    return "; ".join(problems)
-
-
-def yaml_line_of(text: str, loc: list[Any]) -> int | None:
-    """The 1-based line of the node at ``loc`` in a YAML document (the closest existing parent)."""
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError:
-        return None
-    line = node.start_mark.line + 1 if node else None
-    for part in loc:
-        if isinstance(node, yaml.MappingNode):
-            match = next((v for k, v in node.value if k.value == str(part)), None)
-            key_node = next((k for k, _ in node.value if k.value == str(part)), None)
-            if match is None:
-                break
-            line, node = key_node.start_mark.line + 1, match
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
-            node = node.value[part]
-            line = node.start_mark.line + 1
-        else:
-            break
-    return line
+    return validate_yaml(text, path, HermesConfig, ConfigError, "the top level")
 
 
 def plugin_settings(plugin_id: str, config: HermesConfig | None = None) -> dict[str, Any]:

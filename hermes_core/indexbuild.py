@@ -21,7 +21,6 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from pydantic import ValidationError
 
-from .config import describe_validation_error
 from .discovery import ENTRY_POINT_GROUP, LEGACY_ENTRY_POINT_GROUP
 from .index import (
     PLUGIN_ID,
@@ -34,6 +33,7 @@ from .index import (
 )
 from .manifest import EnvRequirement, ManifestError, _env_requirement, parse_manifest
 from .wheelmeta import WheelEntryPoint, WheelError, WheelInfo, build_wheel, download_wheel, read_wheel
+from .yamlmodel import validate_yaml
 
 __all__ = [
     "IndexLayout",
@@ -320,18 +320,7 @@ def load_entry_file(path: Path) -> IndexEntry:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise PluginIndexError(f"{path}: cannot read: {exc}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark else ""
-        raise PluginIndexError(f"{path}{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
-    if not isinstance(data, dict):
-        raise PluginIndexError(f"{path}:1: an index entry must be a mapping of fields, not {type(data).__name__}")
-    try:
-        return IndexEntry.model_validate(data)
-    except ValidationError as exc:
-        raise PluginIndexError(describe_validation_error(path, text, exc)) from None
+    return validate_yaml(text, path, IndexEntry, PluginIndexError, "an index entry")
 
 
 def _merge_kept(entry: IndexEntry, existing: IndexEntry | None) -> IndexEntry:

@@ -6,11 +6,10 @@ import re
 from pathlib import Path
 from typing import Annotated, Any
 
-import yaml
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
-from .config import describe_validation_error
+from .yamlmodel import validate_yaml
 
 __all__ = [
     "EnvRequirement",
@@ -156,20 +155,7 @@ class PluginManifest(BaseModel):
 
 def parse_manifest(text: str, source: Path | str = "plugin.yaml") -> PluginManifest:
     """Validate manifest text; raises :class:`ManifestError` naming the file, line and field."""
-    try:
-        data = yaml.load(text, Loader=_Loader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark else ""
-        raise ManifestError(f"{source}{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise ManifestError(f"{source}:1: a manifest must be a mapping of fields, not {type(data).__name__}")
-    try:
-        return PluginManifest.model_validate(data)
-    except ValidationError as exc:
-        raise ManifestError(describe_validation_error(Path(source), text, exc)) from None
+    return validate_yaml(text, source, PluginManifest, ManifestError, "a manifest")
 
 
 def load_manifest(path: Path) -> PluginManifest:
@@ -188,5 +174,3 @@ def manifest_json_schema() -> dict[str, Any]:
     schema["title"] = "Hermes plugin manifest (plugin.yaml)"
     return schema
 
-
-_Loader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

@@ -114,7 +114,7 @@ def test_the_fixture_repository_is_valid(repo):
 def test_bad_yaml_is_reported_with_its_file_and_line(repo):
     (repo.plugins_dir / "other.yaml").write_text(OTHER_ENTRY + "tools: [\n")
     [problem] = validate_index(repo)
-    assert problem.startswith("registry-index/plugins/other.yaml:7: invalid YAML: expected")
+    assert problem.startswith("registry-index/plugins/other.yaml:7: invalid YAML: ")
 
 
 def test_an_unknown_field_is_reported_with_its_file_line_and_name(repo):

@@ -1,0 +1,69 @@
+"""YAML documents validated into pydantic models, with errors that name the file, the line and the key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+__all__ = ["describe_validation_error", "validate_yaml", "yaml_line_of"]
+
+M = TypeVar("M", bound=BaseModel)
+_Loader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def validate_yaml(text: str, source: Path | str, model: type[M], error: type[Exception], what: str) -> M:
+    """Parse ``text`` and validate it as ``model``; any problem raises ``error`` naming file and line.
+
+    ``what`` names the document in the message for a non-mapping ("a manifest", "the top level").
+    """
+    try:
+        data = yaml.load(text, Loader=_Loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark else ""
+        raise error(f"{source}{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise error(f"{source}:1: {what} must be a mapping of keys, not {type(data).__name__}")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise error(describe_validation_error(Path(source), text, exc)) from None
+
+
+def describe_validation_error(path: Path, text: str, exc: ValidationError) -> str:
+    """One message naming the file, the line and the key of every problem."""
+    problems = []
+    for error in exc.errors():
+        loc = [part for part in error["loc"] if not str(part).startswith(("function-", "union["))]
+        line = yaml_line_of(text, loc)
+        where = f"{path}:{line}" if line else str(path)
+        key = ".".join(str(part) for part in loc) or "(top level)"
+        problems.append(f"{where}: {key}: {error['msg']}")
+    return "; ".join(problems)
+
+
+def yaml_line_of(text: str, loc: list[Any]) -> int | None:
+    """The 1-based line of the node at ``loc`` in a YAML document (the closest existing parent)."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return None
+    line = node.start_mark.line + 1 if node else None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            match = next((v for k, v in node.value if k.value == str(part)), None)
+            key_node = next((k for k, _ in node.value if k.value == str(part)), None)
+            if match is None:
+                break
+            line, node = key_node.start_mark.line + 1, match
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line
