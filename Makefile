@@ -28,6 +28,7 @@ lint: install
 bench: install
 	$(BIN)/python bench/dispatch.py
 	$(BIN)/python bench/startup.py
+	$(BIN)/python bench/mcp.py
 
 clean:
 	rm -rf $(VENV) $(DEMO_VENV) site

@@ -1,0 +1,94 @@
+"""``hermes mcp list|serve``: MCP servers' tools in Hermes, and Hermes' tools for MCP clients."""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from typing import Any
+
+import click
+
+from ..config import config_path
+from ._common import UserError, echo_json, runtime
+
+__all__ = ["mcp"]
+
+
+def _split(values: tuple[str, ...]) -> list[str]:
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+
+
+@click.group()
+def mcp() -> None:
+    """Use MCP servers' tools; serve Hermes tools over MCP."""
+
+
+@mcp.command("list", short_help="Show each MCP server's state, tools and last error.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def list_servers(as_json: bool) -> None:
+    """Show each configured MCP server's state, tool count and last error (connects to find out)."""
+    rt = runtime()
+    if not rt.config.mcp_servers:
+        if as_json:
+            echo_json([])
+        else:
+            click.echo(f"No MCP servers configured; add them under mcp_servers: in {config_path(rt.home)}")
+        return
+    try:
+        rows = [status.as_dict() for status in rt.start_mcp().status()]
+    finally:
+        rt.close()
+    if as_json:
+        echo_json(rows)
+        return
+    width = max(len(row["name"]) for row in rows)
+    click.echo(f"{'NAME':<{width}}  {'STATE':<11}  {'TOOLS':>5}  {'TRANSPORT':<9}  LAST ERROR")
+    for row in rows:
+        error = row["last_error"] or ""
+        click.echo(f"{row['name']:<{width}}  {row['state']:<11}  {len(row['tools']):>5}  {row['transport']:<9}  "
+                   f"{error}".rstrip())
+        for tool, reason in row["skipped"].items():
+            click.echo(f"{'':<{width}}  skipped {tool}: {reason}")
+
+
+def _claim_stdout() -> Any:
+    """Keep the real stdout for the protocol: everything else written to stdout (``print`` in a plugin, a
+    child process) goes to stderr from now on."""
+    sys.stdout.flush()
+    wire = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    import anyio
+
+    return anyio.wrap_file(io.TextIOWrapper(os.fdopen(wire, "wb"), encoding="utf-8", newline="\n"))
+
+
+@mcp.command("serve", short_help="Serve the installed tools to MCP clients.")
+@click.option("--toolsets", multiple=True, metavar="A,B",
+              help="Serve only these toolsets (default: `toolsets` in config.yaml, else every tool).")
+@click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True,
+              help="stdio for a client that starts this command; http for streamable HTTP.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (http).")
+@click.option("--port", type=int, default=8000, show_default=True, help="Port to listen on (http); 0 picks one.")
+def serve(toolsets: tuple[str, ...], transport: str, host: str, port: int) -> None:
+    """Serve the installed tools to MCP clients (Claude Desktop, editors, other agents)."""
+    wire = _claim_stdout() if transport == "stdio" else None
+    import anyio
+
+    from ..mcp.server import HermesMcpServer
+
+    rt = runtime()
+    try:
+        server = HermesMcpServer(rt, _split(toolsets) or rt.config.toolsets)
+        if transport == "stdio":
+            anyio.run(server.serve_stdio, wire)
+        else:
+            try:
+                anyio.run(server.serve_http, host, port)
+            except OSError as exc:
+                raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    except KeyboardInterrupt:
+        pass
+    finally:
+        rt.close()

@@ -1,0 +1,423 @@
+"""``McpManager``: every configured MCP server's session on one background event-loop thread, and the
+servers' tools in the registry as ``mcp__<server>__<tool>`` (toolset ``mcp-<server>``, alias ``<server>``)."""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import concurrent.futures
+import contextlib
+import json
+import logging
+import threading
+import time
+import weakref
+from dataclasses import asdict, dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from ..config import McpServerConfig
+from ..registry import ToolEntry
+from ..toolsets import ALL_NAMES, LEGACY_TOOLSETS, PRESETS
+from .naming import ToolNames, log_file_name, toolset_name
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..runtime import Runtime
+    from .session import ServerConnection
+
+__all__ = ["MAX_DEPTH", "McpManager", "ServerStatus"]
+
+log = logging.getLogger(__name__)
+
+#: Hermes MCP servers started by Hermes MCP clients stop starting stdio servers this deep.
+MAX_DEPTH = 3
+#: Extra seconds a synchronous caller waits beyond a server's own call timeout before giving up on the loop.
+_SYNC_GRACE = 10.0
+
+
+@dataclass
+class ServerStatus:
+    """What ``hermes mcp list`` shows about one configured server."""
+
+    #: The server's name in ``mcp_servers``.
+    name: str
+    #: ``stdio`` or ``http``.
+    transport: str
+    #: ``connecting``, ``ready``, ``unavailable``, ``disabled`` or ``closed``.
+    state: str
+    #: Registry names of the tools it contributes now.
+    tools: list[str] = field(default_factory=list)
+    #: Why it is not ready (or the last failure), else None.
+    last_error: str | None = None
+    #: The server's own name and version, once connected.
+    server: str | None = None
+    #: Tools it offers that were not registered, and why.
+    skipped: dict[str, str] = field(default_factory=dict)
+    #: ``notifications/tools/list_changed`` received, and re-lists done.
+    list_changes: int = 0
+    relists: int = 0
+    #: Connection attempts so far.
+    attempts: int = 0
+    #: Where its stderr (and Hermes' notes about it) go.
+    log_file: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class _Server:
+    name: str
+    config: McpServerConfig
+    names: ToolNames
+    connection: ServerConnection | None = None
+    disabled: str | None = None
+    tools: dict[str, ToolEntry] = field(default_factory=dict)
+    fingerprints: dict[str, str] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+    first_attempt: threading.Event = field(default_factory=threading.Event)
+    future: concurrent.futures.Future[None] | None = None
+
+    @property
+    def plugin(self) -> str:
+        return f"mcp:{self.name}"
+
+
+class _RemoteTool:
+    """The registry handler of one remote tool: a synchronous call that hops onto the manager's loop."""
+
+    __slots__ = ("manager", "original", "server")
+
+    def __init__(self, manager: McpManager, server: str, original: str) -> None:
+        self.manager = manager
+        self.server = server
+        self.original = original
+
+    def __call__(self, args: dict[str, Any], **_context: Any) -> str:
+        return self.manager.call(self.server, self.original, args)
+
+
+class _Pending:
+    """One synchronous caller's call on the loop: started there, waited for with a lock here."""
+
+    __slots__ = ("done", "error", "result", "task")
+
+    def __init__(self) -> None:
+        self.done = threading.Lock()
+        self.done.acquire()
+        self.task: asyncio.Task[None] | None = None
+        self.result: str | None = None
+        self.error: BaseException | None = None
+
+    def start(self, loop: asyncio.AbstractEventLoop, coroutine: Any) -> None:
+        self.task = loop.create_task(self._run(coroutine))
+
+    async def _run(self, coroutine: Any) -> None:
+        try:
+            self.result = await coroutine
+        except asyncio.CancelledError:
+            self.error = RuntimeError("the MCP call was cancelled: Hermes is closing its MCP connections")
+            raise
+        except Exception as exc:
+            self.error = exc
+        finally:
+            self.release()  # here, not in a done callback: the caller wakes one loop iteration sooner
+
+    def cancel(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+
+    def release(self, error: BaseException | None = None) -> None:
+        if error is not None and self.error is None and self.result is None:
+            self.error = error
+        with contextlib.suppress(RuntimeError):  # already released
+            self.done.release()
+
+    def outcome(self) -> str:
+        if self.error is not None:
+            raise self.error
+        if self.result is None:
+            raise RuntimeError("the MCP call did not run")
+        return self.result
+
+
+class McpManager:
+    """Owns the event-loop thread, one connection per enabled server, and their tools in the registry."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self._servers: dict[str, _Server] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._changed = threading.Condition()
+        self._pending: set[_Pending] = set()
+        self._closed = False
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    def start(self) -> McpManager:
+        """Connect every enabled server; return once each has connected or failed its first attempt."""
+        configured = self.runtime.config.mcp_servers
+        for name, config in configured.items():
+            self._servers[name] = _Server(name, config, ToolNames(name),
+                                          disabled=None if config.enabled else "disabled in config.yaml")
+        enabled = [s for s in self._servers.values() if s.disabled is None]
+        if not enabled:
+            return self
+        try:
+            from .session import ServerConnection, nesting_depth
+        except ImportError as exc:
+            for server in enabled:
+                server.disabled = f"the 'mcp' package is not installed ({exc}); pip install 'hermes-core[mcp]'"
+            return self
+        for server in enabled:
+            if server.config.command and nesting_depth() >= MAX_DEPTH:
+                server.disabled = f"not started: Hermes MCP servers are nested {nesting_depth()} deep"
+                continue
+            server.connection = ServerConnection(server.name, server.config,
+                                                 self.runtime.home / "logs" / log_file_name(server.name), self)
+        running = [s for s in enabled if s.connection is not None]
+        if not running:
+            return self
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._run_loop, name="hermes-mcp", daemon=True)
+        self._thread.start()
+        _live.add(self)
+        for server in running:
+            assert server.connection is not None
+            server.future = asyncio.run_coroutine_threadsafe(server.connection.run(server.first_attempt.set),
+                                                             self._loop)
+        deadline = time.monotonic() + max(s.config.connect_timeout for s in running) + 5.0
+        for server in running:
+            server.first_attempt.wait(max(0.0, deadline - time.monotonic()))
+        return self
+
+    def _run_loop(self) -> None:
+        loop = self._loop
+        assert loop is not None
+        asyncio.set_event_loop(loop)
+        try:
+            loop.run_forever()
+            pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+            for task in pending:
+                task.cancel()
+            if pending:
+                loop.run_until_complete(asyncio.wait(pending, timeout=5.0))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        finally:
+            loop.close()
+
+    def close(self) -> None:
+        """Disconnect every server (its child process included) and remove its tools."""
+        if self._closed:
+            return
+        self._closed = True
+        _live.discard(self)
+        loop = self._loop
+        running = [s for s in self._servers.values() if s.future is not None]
+        if loop is not None and not loop.is_closed():
+            for server in running:
+                assert server.connection is not None
+                loop.call_soon_threadsafe(server.connection.stop)
+            # Each connection closes its child's stdin, then terminates its process group if it lingers.
+            futures = [s.future for s in running if s.future is not None]
+            concurrent.futures.wait(futures, timeout=20.0)
+            for future in futures:
+                future.cancel()
+            loop.call_soon_threadsafe(loop.stop)
+            if self._thread is not None:
+                self._thread.join(timeout=10.0)
+        for pending in list(self._pending):  # calls whose task never ran or never finished
+            pending.release(RuntimeError("Hermes closed its MCP connections during the call"))
+        for server in self._servers.values():
+            self._remove_tools(server)
+        self._notify()
+
+    def __enter__(self) -> McpManager:
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    # -- what callers see ---------------------------------------------------------------------
+
+    def status(self) -> list[ServerStatus]:
+        """One status per configured server, in config order."""
+        statuses = []
+        for server in self._servers.values():
+            connection = server.connection
+            status = ServerStatus(server.name, "http" if server.config.url else "stdio",
+                                  "disabled" if connection is None else connection.state,
+                                  sorted(entry.name for entry in list(server.tools.values())),
+                                  server.disabled if connection is None else connection.last_error,
+                                  skipped=dict(server.skipped))
+            if connection is not None:
+                status.server = connection.server_info
+                status.list_changes, status.relists = connection.list_changes, connection.relists
+                status.attempts = connection.attempts
+                status.log_file = str(connection.log_path)
+            statuses.append(status)
+        return statuses
+
+    def server_status(self, name: str) -> ServerStatus:
+        for status in self.status():
+            if status.name == name:
+                return status
+        raise KeyError(f"no MCP server named {name!r} is configured")
+
+    def wait_for(self, predicate: Callable[[], bool], timeout: float) -> bool:
+        """Block until ``predicate()`` holds (re-checked after every state or tool change) or ``timeout``."""
+        with self._changed:
+            return self._changed.wait_for(predicate, timeout)
+
+    def original_name(self, registered: str) -> tuple[str, str] | None:
+        """``(server, tool)`` for a registry name of an MCP tool, else None."""
+        for server in self._servers.values():
+            original = server.names.original(registered)
+            if original is not None:
+                return server.name, original
+        return None
+
+    def check(self, name: str) -> bool:
+        """The ``check_fn`` of a server's tools: raises with the reason while it is not ready."""
+        server = self._servers[name]
+        connection = server.connection
+        if connection is not None and connection.state == "ready":
+            return True
+        state = "disabled" if connection is None else connection.state
+        reason = server.disabled if connection is None else connection.last_error
+        raise RuntimeError(f"MCP server '{name}' is {state}" + (f": {reason}" if reason else ""))
+
+    def call(self, name: str, tool: str, arguments: dict[str, Any]) -> str:
+        """Call ``tool`` (the server's own name) of server ``name`` from any thread but the loop's."""
+        server = self._servers[name]
+        connection = server.connection
+        loop = self._loop
+        if connection is None or loop is None or self._closed:
+            raise RuntimeError(f"MCP server '{name}' is not connected")
+        if threading.current_thread() is self._thread:
+            raise RuntimeError("an MCP tool cannot be called from the MCP event-loop thread itself")
+        # A bare lock, not run_coroutine_threadsafe's future: the hop between threads is most of the
+        # overhead a registry call adds to the remote call, and a lock is the cheapest way back.
+        pending = _Pending()
+        self._pending.add(pending)
+        try:
+            loop.call_soon_threadsafe(pending.start, loop, connection.call(tool, arguments))
+        except RuntimeError:  # the loop closed under us
+            self._pending.discard(pending)
+            raise RuntimeError(f"MCP server '{name}' is not connected") from None
+        limit = connection.config.timeout + _SYNC_GRACE
+        try:
+            if not pending.done.acquire(timeout=limit):
+                loop.call_soon_threadsafe(pending.cancel)
+                raise TimeoutError(f"MCP server '{name}' did not answer within {limit:g} s")
+        finally:
+            self._pending.discard(pending)
+        return pending.outcome()
+
+    # -- Listener: called by connections on the loop thread ------------------------------------
+
+    def on_state(self, connection: ServerConnection) -> None:
+        self.runtime.registry.invalidate_checks()
+        self._notify()
+
+    def on_tools(self, connection: ServerConnection, tools: list[Any]) -> None:
+        server = self._servers[connection.name]
+        try:
+            self._sync_tools(server, tools)
+        finally:
+            self.runtime.registry.invalidate_checks()
+            self._notify()
+
+    # -- the registry -------------------------------------------------------------------------
+
+    def _sync_tools(self, server: _Server, tools: list[Any]) -> None:
+        """Make the registry hold exactly the listed (and selected) tools of ``server``."""
+        registry = self.runtime.registry
+        assert server.connection is not None
+        listed = {tool.name: tool for tool in tools if server.connection.selects(tool.name)}
+        for original in [o for o in server.tools if o not in listed]:
+            entry = server.tools.pop(original)
+            server.fingerprints.pop(original, None)
+            if registry.get(entry.name) is entry:
+                registry.deregister(entry.name)
+            server.names.forget(original)
+        for original in [o for o in server.skipped if o not in listed]:
+            del server.skipped[original]
+        for original, tool in listed.items():
+            name = server.names.registered(original)
+            existing = registry.get(name)
+            if existing is not None and existing.plugin != server.plugin:
+                owner = f"toolset '{existing.toolset}'" + (f", plugin '{existing.plugin}'" if existing.plugin else "")
+                reason = f"a tool named '{name}' already exists ({owner})"
+                if server.skipped.get(original) != reason:
+                    log.warning("MCP server %r: tool %r skipped: %s", server.name, original, reason)
+                server.skipped[original] = reason
+                continue
+            server.skipped.pop(original, None)
+            fingerprint = json.dumps(tool.model_dump(mode="json", by_alias=True, exclude_none=True), sort_keys=True)
+            if existing is not None and existing is server.tools.get(original) \
+                    and server.fingerprints.get(original) == fingerprint:
+                continue
+            entry = self._entry(server, original, name, tool)
+            if registry.register(entry):
+                server.tools[original] = entry
+                server.fingerprints[original] = fingerprint
+            else:
+                server.skipped[original] = registry.refusals[-1].reason if registry.refusals else "refused"
+        if server.tools:
+            self._add_alias(server.name)
+
+    def _entry(self, server: _Server, original: str, name: str, tool: Any) -> ToolEntry:
+        description = tool.description or tool.title or f"{original} (a tool of MCP server '{server.name}')"
+        parameters = dict(tool.input_schema or {})
+        parameters.setdefault("type", "object")
+        if parameters["type"] == "object":
+            parameters.setdefault("properties", {})
+        read_only = bool(tool.annotations and tool.annotations.read_only_hint)
+        return ToolEntry(name=name, toolset=toolset_name(server.name),
+                         schema={"name": name, "description": description, "parameters": parameters},
+                         handler=_RemoteTool(self, server.name, original), check_fn=partial(self.check, server.name),
+                         description=description, plugin=server.plugin, parallel_safe=read_only)
+
+    def _add_alias(self, name: str) -> None:
+        toolsets = self.runtime.toolsets
+        target = toolset_name(name)
+        current = toolsets.aliases().get(name)
+        if current == target:
+            return
+        if current is not None or name in ALL_NAMES or name in PRESETS or name in LEGACY_TOOLSETS \
+                or toolsets.declared(name) or name in self.runtime.registry.toolsets():
+            log.warning("MCP server %r: no toolset alias %r, a toolset of that name exists; use %r", name, name,
+                        target)
+            return
+        toolsets.add_alias(name, target)
+
+    def _remove_tools(self, server: _Server) -> None:
+        registry = self.runtime.registry
+        for entry in server.tools.values():
+            if registry.get(entry.name) is entry:
+                registry.deregister(entry.name)
+        server.tools.clear()
+        server.fingerprints.clear()
+        if self.runtime.toolsets.aliases().get(server.name) == toolset_name(server.name):
+            self.runtime.toolsets.remove_source(server.plugin)
+
+    def _notify(self) -> None:
+        with self._changed:
+            self._changed.notify_all()
+
+
+_live: weakref.WeakSet[McpManager] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_live() -> None:
+    """Managers still open when the interpreter exits take their child processes with them."""
+    for manager in list(_live):
+        try:
+            manager.close()
+        except Exception:
+            log.debug("closing an MCP manager at exit failed", exc_info=True)

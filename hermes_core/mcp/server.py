@@ -1,0 +1,180 @@
+"""``hermes mcp serve``: the registry's tools for any MCP client, over stdio or streamable HTTP.
+
+Calls run through ``handle_function_call``, so hooks, argument checks and result budgets apply; a result
+that is Hermes' ``{"error": ...}`` JSON becomes an MCP error result (``isError``). Connected clients are
+told when the tool list changes: handshake-era clients by ``notifications/tools/list_changed``, 2026-era
+clients through their ``subscriptions/listen`` stream.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import sys
+from collections.abc import Iterable
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.to_thread
+import mcp.types as types
+from mcp.server import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
+from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+
+from .._version import __version__
+from ..dispatch import AGENT_LOOP_TOOLS
+from ..toolsets import UnknownToolsetError
+
+if TYPE_CHECKING:
+    from ..runtime import Runtime
+
+__all__ = ["HermesMcpServer", "is_error_result"]
+
+log = logging.getLogger(__name__)
+
+INSTRUCTIONS = "Tools provided by Hermes plugins. Each tool returns text; failures come back as error results."
+
+
+def is_error_result(text: str) -> bool:
+    """Whether a ``handle_function_call`` result is Hermes' error JSON (``{"error": "..."}``)."""
+    if not text.startswith("{") or '"error"' not in text:
+        return False
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(value, dict) and isinstance(value.get("error"), str) and bool(value["error"])
+
+
+class _Server(Server[Any]):
+    """The SDK server, advertising ``tools.listChanged`` on every transport (HTTP builds its own options)."""
+
+    def create_initialization_options(self, notification_options: NotificationOptions | None = None,
+                                      experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+                                      extensions: dict[str, dict[str, Any]] | None = None) -> InitializationOptions:
+        return super().create_initialization_options(notification_options or NotificationOptions(tools_changed=True),
+                                                     experimental_capabilities, extensions)
+
+
+class HermesMcpServer:
+    """An MCP server over one runtime's registry, optionally limited to some toolsets."""
+
+    def __init__(self, runtime: Runtime, toolsets: Iterable[str] | None = None, poll_interval: float = 0.25) -> None:
+        self.runtime = runtime
+        self.toolsets = list(toolsets) if toolsets else None
+        self.poll_interval = poll_interval
+        if self.toolsets:
+            _, unknown = runtime.select_tools(self.toolsets)
+            if unknown:
+                raise UnknownToolsetError(unknown[0])
+        self.bus = InMemorySubscriptionBus()
+        self._connections: set[Any] = set()
+        self._names: tuple[int, frozenset[str]] = (-1, frozenset())
+        self.server = _Server("hermes", version=__version__, title="Hermes tools", instructions=INSTRUCTIONS,
+                              on_list_tools=self._list_tools, on_call_tool=self._call_tool,
+                              on_subscriptions_listen=ListenHandler(self.bus))
+        self.server.middleware.append(self._track_connection)
+
+    # -- the tool list ------------------------------------------------------------------------
+
+    def tools(self) -> list[types.Tool]:
+        """The tools a client sees now: selected, available, and not the agent loop's own."""
+        definitions = self.runtime.get_tool_definitions(enabled_toolsets=self.toolsets, quiet_mode=True)
+        return [types.Tool(name=d["function"]["name"], description=d["function"].get("description") or None,
+                           input_schema=d["function"]["parameters"])
+                for d in definitions if d["function"]["name"] not in AGENT_LOOP_TOOLS]
+
+    def _selected(self) -> frozenset[str]:
+        generation = self.runtime.registry.generation
+        if self._names[0] != generation:
+            names, _ = self.runtime.select_tools(self.toolsets)
+            self._names = (generation, frozenset(names) - AGENT_LOOP_TOOLS)
+        return self._names[1]
+
+    def _signature(self) -> str:
+        return json.dumps([tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in self.tools()],
+                          sort_keys=True)
+
+    async def _list_tools(self, ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=await anyio.to_thread.run_sync(self.tools))
+
+    async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        call = partial(self.runtime.handle_function_call, params.name, params.arguments or {},
+                       tool_call_id=f"mcp-{ctx.request_id}", enabled_tools=self._selected())
+        text = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
+                                    is_error=is_error_result(text))
+
+    # -- change notifications -----------------------------------------------------------------
+
+    async def _track_connection(self, ctx: Any, call_next: Any) -> Any:
+        # Handshake-era connections live as long as the client does; remember them to push list changes.
+        # The SDK exposes the connection only on the per-request session.
+        connection = getattr(ctx.session, "_connection", None)
+        if connection is not None and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS \
+                and connection not in self._connections:
+            self._connections.add(connection)
+            connection.exit_stack.callback(self._connections.discard, connection)
+        return await call_next(ctx)
+
+    async def notify_tools_changed(self) -> None:
+        """Tell every connected client that the tool list changed."""
+        for connection in list(self._connections):
+            if connection.initialized.is_set():
+                await connection.send_tool_list_changed()
+        await self.bus.publish(ToolsListChanged())
+
+    async def watch_registry(self) -> None:
+        """Notify clients whenever the registry's changes alter the listed tools (or availability drifts)."""
+        registry = self.runtime.registry
+        generation = registry.generation
+        signature = await anyio.to_thread.run_sync(self._signature)
+        polls = 0
+        while True:
+            await anyio.sleep(self.poll_interval)
+            polls += 1
+            # A new generation means tools came or went; every few seconds availability is re-read too.
+            if registry.generation == generation and polls % 40:
+                continue
+            generation = registry.generation
+            current = await anyio.to_thread.run_sync(self._signature)
+            if current != signature:
+                signature = current
+                log.info("tool list changed; notifying %d client(s)", len(self._connections))
+                await self.notify_tools_changed()
+
+    # -- transports ---------------------------------------------------------------------------
+
+    async def serve_stdio(self, stdout: Any = None) -> None:
+        """Serve one client over stdin and ``stdout`` (an async text file; default: the process's stdout)."""
+        count = len(await anyio.to_thread.run_sync(self.tools))
+        print(f"Hermes MCP server on stdio, {count} tools", file=sys.stderr, flush=True)
+        async with stdio_server(stdout=stdout) as (read_stream, write_stream), anyio.create_task_group() as group:
+            group.start_soon(self.watch_registry)
+            await self.server.run(read_stream, write_stream, self.server.create_initialization_options())
+            group.cancel_scope.cancel()
+
+    async def serve_http(self, host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp") -> None:
+        """Serve streamable HTTP at ``http://host:port/path`` (port 0 picks a free port; the URL goes to stderr)."""
+        import uvicorn
+
+        app = self.server.streamable_http_app(streamable_http_path=path, host=host)
+        config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+        sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            sock.close()
+            raise
+        bound_host, bound_port = sock.getsockname()[:2]
+        shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+        print(f"Hermes MCP server listening on http://{shown}:{bound_port}{path}", file=sys.stderr, flush=True)
+        async with anyio.create_task_group() as group:
+            group.start_soon(self.watch_registry)
+            await uvicorn.Server(config).serve(sockets=[sock])
+            group.cancel_scope.cancel()

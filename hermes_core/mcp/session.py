@@ -1,0 +1,441 @@
+"""One MCP server's connection: transport, handshake, tool listing, calls, and reconnection with backoff.
+
+Everything here runs on the manager's event-loop thread (see ``client.py``); this is the only module of
+the client that imports the ``mcp`` SDK.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import json
+import logging
+import os
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+import anyio
+import httpx2
+import mcp.types as types
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from .._version import __version__
+from ..config import McpServerConfig
+
+__all__ = ["DEPTH_VARIABLE", "McpCallError", "ServerConnection", "result_text"]
+
+log = logging.getLogger(__name__)
+
+
+class _QuietParseErrors(logging.Filter):
+    """The SDK logs a traceback for every stdout line that is not JSON-RPC; the connection records it in the
+    server's log file instead, so the agent's console stays clean."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Failed to parse JSONRPC message")
+
+
+logging.getLogger("mcp.client.stdio").addFilter(_QuietParseErrors())
+
+#: Set in the environment of stdio servers Hermes starts, so nested Hermes servers stop recursing.
+DEPTH_VARIABLE = "HERMES_MCP_DEPTH"
+#: First and largest pause between reconnection attempts, in seconds.
+BACKOFF_FIRST, BACKOFF_MAX = 0.5, 30.0
+#: A connection that lived this long resets the backoff.
+STABLE_AFTER = 10.0
+_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class McpCallError(Exception):
+    """A remote tool call failed: the tool reported an error, the server refused, timed out or went away."""
+
+
+class Listener(Protocol):
+    """What a connection tells its manager."""
+
+    def on_tools(self, connection: ServerConnection, tools: list[types.Tool]) -> None: ...
+    def on_state(self, connection: ServerConnection) -> None: ...
+
+
+def expand_env(value: str) -> str:
+    """``${NAME}`` replaced by the environment variable (empty when unset)."""
+    return _ENV_REFERENCE.sub(lambda match: os.environ.get(match.group(1), ""), value)
+
+
+class _WatchedReadStream:
+    """A transport's read stream that reports when it ends (the server closed its side)."""
+
+    def __init__(self, inner: Any, on_end: Callable[[], None]) -> None:
+        self._inner = inner
+        self._on_end = on_end
+
+    async def receive(self) -> Any:
+        try:
+            return await self._inner.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            self._on_end()
+            raise
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def __aiter__(self) -> _WatchedReadStream:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> _WatchedReadStream:
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        await self.aclose()
+
+    def __getattr__(self, name: str) -> Any:  # ``last_context`` and the like
+        return getattr(self._inner, name)
+
+
+class ServerConnection:
+    """Keeps one server connected: connect, list tools, serve calls, re-list on change, reconnect on loss."""
+
+    def __init__(self, name: str, config: McpServerConfig, log_path: Path, listener: Listener) -> None:
+        self.name = name
+        self.config = config
+        self.log_path = log_path
+        self.listener = listener
+        self.transport = "http" if config.url else "stdio"
+        self.state = "connecting"
+        self.last_error: str | None = None
+        self.server_info: str | None = None
+        self.session: ClientSession | None = None
+        self.attempts = 0
+        self.list_changes = 0
+        self.relists = 0
+        self.protocol_errors = 0
+        self._last_protocol_error = ""
+        self.stopping = False
+        self._stop: anyio.Event | None = None
+        self._wake: anyio.Event | None = None
+        self._scope: anyio.CancelScope | None = None
+        self._relist: anyio.Event | None = None
+        self._end_reason: str | None = None
+        self._first_attempt_done: Callable[[], None] = lambda: None
+        self._log_offset = 0
+
+    # -- configuration ------------------------------------------------------------------------
+
+    def problem(self) -> str | None:
+        """Why the configuration cannot work, or None."""
+        if bool(self.config.command) == bool(self.config.url):
+            return "set either 'command' (a stdio server) or 'url' (a streamable HTTP server), not both or neither"
+        return None
+
+    def selects(self, tool: str) -> bool:
+        """Whether ``tools: {include, exclude}`` lets ``tool`` through (names or shell-style patterns)."""
+        rules = self.config.tools
+        if rules.include is not None and not any(fnmatch.fnmatchcase(tool, p) for p in rules.include):
+            return False
+        return not any(fnmatch.fnmatchcase(tool, p) for p in rules.exclude)
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    async def run(self, first_attempt_done: Callable[[], None]) -> None:
+        """Connect, and reconnect with backoff whenever the connection is lost, until ``stop``."""
+        self._stop = anyio.Event()
+        self._first_attempt_done = first_attempt_done
+        delay = BACKOFF_FIRST
+        try:
+            while not self.stopping:
+                self.attempts += 1
+                started = time.monotonic()
+                try:
+                    with anyio.CancelScope() as self._scope:
+                        await self._connect_and_serve()
+                    reason = self._end_reason or "the server closed the connection"
+                except Exception as exc:
+                    reason = self._explain(exc)
+                finally:
+                    self.session = None
+                first_attempt_done()
+                if self.stopping:
+                    break
+                if time.monotonic() - started > STABLE_AFTER:
+                    delay = BACKOFF_FIRST
+                self._set_state("unavailable", reason)
+                self._note(f"unavailable: {reason}; next attempt in {delay:g} s")
+                with anyio.move_on_after(delay):
+                    await self._stop.wait()
+                delay = min(delay * 2, BACKOFF_MAX)
+        finally:
+            first_attempt_done()
+            self._set_state("closed", self.last_error)
+
+    def stop(self) -> None:
+        """Ask ``run`` to end (call on the loop thread)."""
+        self.stopping = True
+        for event in (self._stop, self._wake):
+            if event is not None:
+                event.set()
+        if self._scope is not None and self.state != "ready":
+            self._scope.cancel()  # a handshake in progress would otherwise run to its timeout
+
+    def lost(self, reason: str) -> None:
+        """The connection is unusable (call on the loop thread): end this session and reconnect."""
+        if self._wake is not None and not self._wake.is_set():
+            self._end_reason = reason
+            self._wake.set()
+            if self.state == "ready":  # refuse new calls at once, not when the teardown is done
+                self._set_state("unavailable", reason)
+
+    async def _connect_and_serve(self) -> None:
+        self._wake = anyio.Event()
+        self._relist = anyio.Event()
+        self._end_reason = None
+        self.protocol_errors = 0
+        if self.stopping:
+            return
+        async with contextlib.AsyncExitStack() as stack:
+            read, write = await self._open_transport(stack)
+            watched = _WatchedReadStream(read, lambda: self.lost(self._closed_reason()))
+            session = await stack.enter_async_context(ClientSession(
+                watched, write, message_handler=self._on_message,
+                client_info=types.Implementation(name="hermes", version=__version__)))
+            timeout = self.config.connect_timeout
+            try:
+                with anyio.fail_after(timeout):
+                    result = await session.initialize()
+                    tools = await self._list_tools(session)
+            except TimeoutError:
+                raise TimeoutError(f"no answer to the MCP handshake within {timeout:g} s"
+                                   + self._protocol_hint()) from None
+            info = result.server_info
+            self.server_info = f"{info.name} {info.version}".strip() if info else None
+            self.session = session
+            self.listener.on_tools(self, tools)
+            self._set_state("ready", None)
+            self._first_attempt_done()
+            self._note(f"ready: {self.server_info or 'server'} with {len(tools)} tools")
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._relist_loop, session)
+                await self._wake.wait()
+                group.cancel_scope.cancel()
+
+    async def _open_transport(self, stack: contextlib.AsyncExitStack) -> tuple[Any, Any]:
+        config = self.config
+        problem = self.problem()
+        if problem:
+            raise ValueError(problem)
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        errlog = stack.enter_context(open(self.log_path, "a", encoding="utf-8", errors="replace"))  # noqa: SIM115
+        self._log_offset = errlog.tell()
+        if config.url:
+            url = expand_env(config.url)
+            self._note(f"connecting to {url}", errlog)
+            headers = {key: expand_env(value) for key, value in config.headers.items()}
+            client = await stack.enter_async_context(
+                httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=config.timeout + 30.0)))
+            return await stack.enter_async_context(streamable_http_client(url, http_client=client))
+        depth = nesting_depth() + 1
+        env = {key: expand_env(value) for key, value in config.env.items()}
+        env[DEPTH_VARIABLE] = str(depth)
+        params = StdioServerParameters(
+            command=expand_env(config.command or ""), args=[expand_env(a) for a in config.args], env=env,
+            cwd=os.path.expanduser(expand_env(config.cwd)) if config.cwd else None)
+        self._note(f"starting {params.command} {' '.join(params.args)}".rstrip(), errlog)
+        return await stack.enter_async_context(stdio_client(params, errlog=errlog))
+
+    # -- tools --------------------------------------------------------------------------------
+
+    @staticmethod
+    async def _list_tools(session: ClientSession) -> list[types.Tool]:
+        tools: list[types.Tool] = []
+        cursor: str | None = None
+        for _ in range(1000):  # a paginator that never ends must not hang the connection
+            page = await session.list_tools(params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        return tools
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, Exception):
+            self.protocol_errors += 1
+            self._last_protocol_error = _protocol_error_text(message)
+            self._note(f"ignored output that is not MCP: {self._last_protocol_error}")
+        elif isinstance(message, types.LoggingMessageNotification):
+            self._note(f"server log ({message.params.level}): {message.params.data}")
+        elif isinstance(message, types.ToolListChangedNotification):
+            self.list_changes += 1
+            if self._relist is not None:
+                self._relist.set()
+
+    async def _relist_loop(self, session: ClientSession) -> None:
+        while True:
+            assert self._relist is not None
+            await self._relist.wait()
+            self._relist = anyio.Event()  # a change announced while listing triggers one more pass
+            try:
+                with anyio.fail_after(self.config.connect_timeout):
+                    tools = await self._list_tools(session)
+            except Exception as exc:
+                self._note(f"re-listing tools failed: {self._explain(exc)}")
+                log.warning("MCP server %r: re-listing tools failed: %s", self.name, self._explain(exc))
+                continue
+            self.relists += 1
+            self.listener.on_tools(self, tools)
+
+    # -- calls --------------------------------------------------------------------------------
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> str:
+        """Call ``tool`` (the server's own name); the result as text, or ``McpCallError``."""
+        session = self.session
+        if session is None or self.state != "ready":
+            raise McpCallError(f"MCP server '{self.name}' is {self.state}: {self.last_error or 'not connected'}")
+        timeout = self.config.timeout
+        try:
+            result = await session.call_tool(tool, arguments, read_timeout_seconds=timeout)
+        except MCPError as exc:
+            if exc.code == types.REQUEST_TIMEOUT:
+                raise McpCallError(f"MCP server '{self.name}' did not answer within {timeout:g} s") from None
+            if exc.code == types.CONNECTION_CLOSED:
+                reason = self._closed_reason()
+                self.lost(reason)
+                raise McpCallError(f"MCP server '{self.name}' went away during the call: {reason}") from None
+            raise McpCallError(f"MCP server '{self.name}' refused the call: {exc.error.message}") from None
+        except (httpx2.HTTPError, OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+            reason = self._explain(exc)
+            self.lost(reason)
+            raise McpCallError(f"MCP server '{self.name}' could not be reached: {reason}") from None
+        except RuntimeError as exc:  # e.g. structured content that does not match the tool's output schema
+            raise McpCallError(f"MCP server '{self.name}' returned an invalid result: {exc}") from None
+        text = result_text(result)
+        if result.is_error:
+            raise McpCallError(_error_message(text) or f"MCP tool '{tool}' reported an error without a message")
+        return text
+
+    # -- bookkeeping --------------------------------------------------------------------------
+
+    def _set_state(self, state: str, error: str | None) -> None:
+        self.state = state
+        if error is not None or state == "ready":
+            self.last_error = error
+        self.listener.on_state(self)
+
+    def _note(self, text: str, stream: Any = None) -> None:
+        """A line about the connection in the server's log file, beside its stderr."""
+        line = f"[hermes {time.strftime('%Y-%m-%d %H:%M:%S')}] {text}\n"
+        try:
+            if stream is not None:
+                stream.write(line)
+                stream.flush()
+            else:
+                with open(self.log_path, "a", encoding="utf-8") as handle:
+                    handle.write(line)
+        except OSError:
+            pass
+
+    def _closed_reason(self) -> str:
+        tail = self._stderr_tail()
+        what = "the server process exited" if self.transport == "stdio" else "the server closed the connection"
+        return f"{what} (stderr: {tail})" if tail else what
+
+    def _stderr_tail(self) -> str:
+        """The last line the server wrote to stderr during this connection."""
+        try:
+            with open(self.log_path, "rb") as handle:
+                handle.seek(max(self._log_offset, handle.seek(0, os.SEEK_END) - 4096))
+                lines = handle.read().decode("utf-8", "replace").splitlines()
+        except OSError:
+            return ""
+        lines = [line.strip() for line in lines if line.strip() and not line.startswith("[hermes ")]
+        return lines[-1][:300] if lines else ""
+
+    def _protocol_hint(self) -> str:
+        if not self.protocol_errors:
+            return ""
+        return f"; it wrote {self.protocol_errors} line(s) that are not MCP messages, the last: " \
+               f"{self._last_protocol_error}"
+
+    def _explain(self, exc: BaseException) -> str:
+        exc = _leaf(exc)
+        if isinstance(exc, FileNotFoundError) and self.transport == "stdio":
+            return f"cannot start {self.config.command!r}: command not found"
+        if isinstance(exc, MCPError):
+            if exc.code == types.CONNECTION_CLOSED:
+                return self._closed_reason()
+            return f"MCP error {exc.code}: {exc.error.message}"
+        if isinstance(exc, httpx2.HTTPError):
+            return f"{type(exc).__name__}: {exc}"
+        text = str(exc) or type(exc).__name__
+        return text if isinstance(exc, TimeoutError | ValueError) else f"{type(exc).__name__}: {text}"
+
+
+def _error_message(text: str) -> str:
+    """An error result's message; Hermes' own ``{"error": "..."}`` JSON (from another Hermes) unwrapped."""
+    if text.startswith("{"):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return text
+        if isinstance(value, dict) and isinstance(value.get("error"), str):
+            return value["error"]
+    return text
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The first real exception inside (possibly nested) exception groups."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _protocol_error_text(exc: Exception) -> str:
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        try:
+            first = errors()[0]
+            return repr(first.get("input"))[:200]
+        except Exception:
+            pass
+    return (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+
+
+def nesting_depth() -> int:
+    """How many Hermes MCP clients started this process (through stdio servers)."""
+    try:
+        return int(os.environ.get(DEPTH_VARIABLE, "0"))
+    except ValueError:
+        return 0
+
+
+def result_text(result: types.CallToolResult) -> str:
+    """A tool result as the text the model reads: text blocks joined; other blocks described."""
+    parts: list[str] = []
+    for block in result.content:
+        if isinstance(block, types.TextContent):
+            parts.append(block.text)
+        elif isinstance(block, types.ImageContent | types.AudioContent):
+            kind = "image" if isinstance(block, types.ImageContent) else "audio"
+            parts.append(f"[{kind} {block.mime_type}, {len(block.data) * 3 // 4} bytes, not shown]")
+        elif isinstance(block, types.EmbeddedResource):
+            resource = block.resource
+            if isinstance(resource, types.TextResourceContents):
+                parts.append(resource.text)
+            else:
+                parts.append(f"[resource {resource.uri} ({resource.mime_type or 'binary'}), not shown]")
+        elif isinstance(block, types.ResourceLink):
+            parts.append(f"[resource link: {block.uri}" + (f" - {block.description}" if block.description else "")
+                         + "]")
+    if not parts and result.structured_content is not None:
+        return json.dumps(result.structured_content, ensure_ascii=False)
+    return "\n".join(parts)

@@ -1,0 +1,337 @@
+"""``hermes mcp serve``: the MCP SDK's client, the MCP Inspector and Hermes itself use the served tools."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+import yaml
+
+from hermes_core import Runtime
+from hermes_core.mcp.server import is_error_result
+
+
+def _load_support() -> Any:
+    name = "hermes_mcp_test_support"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).parent / "fixtures" / "mcp" / "support.py")
+        assert spec and spec.loader
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+support = _load_support()
+WAIT = 30.0  # the longest a test waits for something before it fails
+SERVED = {"add", "boom", "guarded", "grow", "shrink", "shout"}
+HTTP_URL = r"listening on (http://\S+)"
+
+
+@pytest.fixture
+def server_home(tmp_path: Path) -> Path:
+    """The HERMES_HOME of the served process: a user plugin with tools and a pre_tool_call hook."""
+    home = tmp_path / "server-home"
+    support.write_demo_plugin(home)
+    return home
+
+
+@pytest.fixture(scope="session")
+def external(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    return support.external_servers(tmp_path_factory)
+
+
+def serve_command(*options: str) -> list[str]:
+    return [*support.hermes_command(), "mcp", "serve", *options]
+
+
+def run(main: Callable[[], Any]) -> Any:
+    return anyio.run(main)
+
+
+async def stdio_session(stack: AsyncExitStack, home: Path, *options: str, inbox: Any = None) -> Any:
+    """An initialized SDK ``ClientSession`` on ``hermes mcp serve`` over stdio."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    command = serve_command(*options)
+    params = StdioServerParameters(command=command[0], args=command[1:], env={"HERMES_HOME": str(home)})
+    errlog = stack.enter_context(open(home / "serve-stderr.log", "a"))  # noqa: SIM115
+    read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
+    session = await stack.enter_async_context(ClientSession(read, write, message_handler=inbox))
+    await session.initialize()
+    return session
+
+
+class _Inbox:
+    """Collects a session's list_changed notifications."""
+
+    def __init__(self) -> None:
+        self.changes = 0
+        self.event = anyio.Event()
+
+    async def __call__(self, message: Any) -> None:
+        import mcp.types as types
+
+        if isinstance(message, types.ToolListChangedNotification):
+            self.changes += 1
+            self.event.set()
+
+    async def next_change(self) -> None:
+        with anyio.fail_after(WAIT):
+            await self.event.wait()
+        self.event = anyio.Event()
+
+
+def texts(result: Any) -> str:
+    return "".join(block.text for block in result.content)
+
+
+# -- the MCP SDK's client ---------------------------------------------------------------------
+
+
+def test_is_error_result_recognises_hermes_error_json():
+    assert is_error_result('{"error": "Tool \'x\' failed"}')
+    assert not is_error_result('{"error": null, "value": 1}')
+    assert not is_error_result('{"result": "fine"}')
+    assert not is_error_result("plain text with \"error\" in it")
+
+
+def test_sdk_client_lists_the_tools_with_their_schemas_and_calls_them_through_hooks(server_home):
+    async def main() -> None:
+        async with AsyncExitStack() as stack:
+            session = await stdio_session(stack, server_home)
+            assert session.server_capabilities.tools.list_changed is True
+            listed = {tool.name: tool for tool in (await session.list_tools()).tools}
+            assert set(listed) == SERVED
+            assert listed["add"].input_schema == {"type": "object", "properties": {
+                "a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]}
+            assert listed["add"].description == "Add two integers"
+
+            added = await session.call_tool("add", {"a": 2, "b": "3"})  # coerced by handle_function_call
+            assert not added.is_error and json.loads(texts(added)) == {"sum": 5}
+            boom = await session.call_tool("boom", {})
+            assert boom.is_error and "ValueError: boom on purpose" in texts(boom)
+            guarded = await session.call_tool("guarded", {})
+            assert guarded.is_error and "blocked by the demo plugin's hook" in texts(guarded)
+            modified = await session.call_tool("shout", {"text": "modify me"})
+            assert texts(modified) == "MODIFIED BY THE HOOK"
+            missing = await session.call_tool("add", {"a": 1})
+            assert missing.is_error and "missing required argument 'b'" in texts(missing)
+            unknown = await session.call_tool("no_such_tool", {})
+            assert unknown.is_error and "no_such_tool" in texts(unknown)
+
+    run(main)
+    stderr = (server_home / "serve-stderr.log").read_text()
+    assert "the demo plugin prints to stdout when it loads" in stderr and "add prints to stdout too" in stderr
+
+
+def test_sdk_client_is_told_when_the_tool_list_changes(server_home):
+    async def main() -> None:
+        inbox = _Inbox()
+        async with AsyncExitStack() as stack:
+            session = await stdio_session(stack, server_home, inbox=inbox)
+            assert texts(await session.call_tool("grow", {"name": "fresh"})) == "grown"
+            await inbox.next_change()
+            names = {tool.name for tool in (await session.list_tools()).tools}
+            assert names == SERVED | {"fresh"}
+            assert texts(await session.call_tool("fresh", {})) == "fresh ran"
+            await session.call_tool("shrink", {"name": "fresh"})
+            await inbox.next_change()
+            assert {tool.name for tool in (await session.list_tools()).tools} == SERVED
+
+    run(main)
+
+
+def test_toolsets_option_limits_what_is_served(server_home):
+    async def main() -> None:
+        async with AsyncExitStack() as stack:
+            session = await stdio_session(stack, server_home, "--toolsets", "loud")
+            assert [tool.name for tool in (await session.list_tools()).tools] == ["shout"]
+            refused = await session.call_tool("add", {"a": 1, "b": 2})
+            assert refused.is_error and "not enabled" in texts(refused)
+
+    run(main)
+
+
+def test_unknown_toolset_is_a_one_line_error(server_home):
+    result = subprocess.run(serve_command("--toolsets", "nosuch"), capture_output=True, text=True, timeout=60,
+                            stdin=subprocess.DEVNULL, env={**os.environ, "HERMES_HOME": str(server_home)})
+    assert result.returncode == 1 and "unknown toolset 'nosuch'" in result.stderr
+    assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+def test_stdout_carries_nothing_but_protocol_even_when_plugins_print(server_home):
+    process = subprocess.Popen(serve_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env={**os.environ, "HERMES_HOME": str(server_home)})
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def pump() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    def send(message: dict) -> None:
+        assert process.stdin is not None
+        process.stdin.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
+        process.stdin.flush()
+
+    def answer(ident: int) -> dict:
+        while True:
+            line = lines.get(timeout=WAIT)
+            assert line is not None, "the server closed stdout"
+            seen.append(line)
+            message = json.loads(line)
+            if message.get("id") == ident:
+                return message
+
+    seen: list[str] = []
+    threading.Thread(target=pump, daemon=True).start()
+    try:
+        send({"id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                                          "clientInfo": {"name": "raw", "version": "1"}}})
+        assert answer(1)["result"]["serverInfo"]["name"] == "hermes"
+        send({"method": "notifications/initialized"})
+        send({"id": 2, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 20, "b": 22}}})
+        assert answer(2)["result"]["content"][0]["text"] == '{"sum": 42}'
+    finally:
+        assert process.stdin is not None
+        process.stdin.close()
+        process.wait(timeout=WAIT)
+    assert process.stderr is not None
+    stderr = process.stderr.read()
+    while (line := lines.get(timeout=WAIT)) is not None:
+        seen.append(line)
+    assert all(json.loads(line)["jsonrpc"] == "2.0" for line in seen)
+    assert "the demo plugin prints to stdout when it loads" in stderr and "add prints to stdout too" in stderr
+
+
+def test_sdk_client_over_streamable_http_lists_calls_and_hears_changes(server_home):
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    with support.spawn_until(serve_command("--transport", "http", "--port", "0"), HTTP_URL,
+                             env={"HERMES_HOME": str(server_home)}) as (_, match):
+        url = match.group(1)
+
+        async def main() -> None:
+            inbox = _Inbox()
+            async with streamable_http_client(url) as (read, write), \
+                    ClientSession(read, write, message_handler=inbox) as session:
+                await session.initialize()
+                assert {tool.name for tool in (await session.list_tools()).tools} == SERVED
+                assert json.loads(texts(await session.call_tool("add", {"a": 1, "b": 2}))) == {"sum": 3}
+                await session.call_tool("grow", {"name": "over_http"})
+                await inbox.next_change()
+                assert "over_http" in {tool.name for tool in (await session.list_tools()).tools}
+
+        run(main)
+
+
+def test_2026_client_hears_changes_through_subscriptions_listen(server_home):
+    from mcp import Client, StdioServerParameters
+    from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+
+    command = serve_command()
+    params = StdioServerParameters(command=command[0], args=command[1:], env={"HERMES_HOME": str(server_home)})
+
+    async def main() -> None:
+        async with Client(params) as client:
+            assert client.protocol_version in MODERN_PROTOCOL_VERSIONS
+            async with client.listen(tools_list_changed=True) as subscription:
+                await client.call_tool("grow", {"name": "modern"})
+                with anyio.fail_after(WAIT):
+                    await subscription.__anext__()
+            names = {tool.name for tool in (await client.list_tools(cache_mode="refresh")).tools}
+            assert "modern" in names
+
+    run(main)
+
+
+# -- Hermes as the client of Hermes ---------------------------------------------------------
+
+
+@pytest.fixture
+def hermes_client(isolated_home: Path) -> Iterator[Callable[[dict], Runtime]]:
+    runtimes: list[Runtime] = []
+
+    def start(server: dict) -> Runtime:
+        (isolated_home / "config.yaml").write_text(yaml.safe_dump({"mcp_servers": {"peer": server}}))
+        runtime = Runtime(home=isolated_home)
+        runtimes.append(runtime)
+        runtime.load_plugins()
+        return runtime
+
+    yield start
+    for runtime in runtimes:
+        runtime.close()
+
+
+def _round_trip(runtime: Runtime) -> None:
+    status = runtime.mcp.server_status("peer")
+    assert status.state == "ready", status.last_error
+    assert {runtime.mcp.original_name(name)[1] for name in status.tools} == SERVED
+    assert runtime.handle_function_call("mcp__peer__add", {"a": 2, "b": 3}) == '{"sum": 5}'
+    error = json.loads(runtime.handle_function_call("mcp__peer__boom", {}))["error"]
+    assert "Tool 'boom' failed: ValueError: boom on purpose" in error and "mcp__peer__boom" in error
+    assert runtime.handle_function_call("mcp__peer__grow", {"name": "fresh"}) == "grown"
+    assert runtime.mcp.wait_for(lambda: "mcp__peer__fresh" in runtime.registry, WAIT)
+    assert runtime.handle_function_call("mcp__peer__fresh", {}) == "fresh ran"
+    runtime.handle_function_call("mcp__peer__shrink", {"name": "fresh"})
+    assert runtime.mcp.wait_for(lambda: "mcp__peer__fresh" not in runtime.registry, WAIT)
+
+
+def test_hermes_round_trips_through_hermes_mcp_serve_over_stdio(hermes_client, server_home):
+    command = serve_command()
+    _round_trip(hermes_client({"command": command[0], "args": command[1:], "env": {"HERMES_HOME": str(server_home)}}))
+
+
+def test_hermes_round_trips_through_hermes_mcp_serve_over_http(hermes_client, server_home):
+    with support.spawn_until(serve_command("--transport", "http", "--port", "0"), HTTP_URL,
+                             env={"HERMES_HOME": str(server_home)}) as (_, match):
+        _round_trip(hermes_client({"url": match.group(1)}))
+
+
+# -- the official MCP Inspector -------------------------------------------------------------
+
+
+def inspector(external: Any, *arguments: str) -> dict:
+    result = subprocess.run([external.node, external.inspector, "--cli", *arguments], capture_output=True,
+                            text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert result.stdout.strip(), f"the Inspector printed nothing (exit {result.returncode}): {result.stderr}"
+    return json.loads(result.stdout)
+
+
+@pytest.mark.network
+def test_mcp_inspector_cli_lists_and_calls_tools_over_stdio(external, server_home):
+    target = ["-e", f"HERMES_HOME={server_home}", *serve_command()]
+    listed = inspector(external, *target, "--method", "tools/list")
+    tools = {tool["name"]: tool for tool in listed["tools"]}
+    assert set(tools) == SERVED and tools["add"]["inputSchema"]["required"] == ["a", "b"]
+    added = inspector(external, *target, "--method", "tools/call", "--tool-name", "add", "--tool-arg", "a=2", "b=3")
+    assert added["isError"] is False and json.loads(added["content"][0]["text"]) == {"sum": 5}
+    boom = inspector(external, *target, "--method", "tools/call", "--tool-name", "boom")
+    assert boom["isError"] is True and "boom on purpose" in boom["content"][0]["text"]
+
+
+@pytest.mark.network
+def test_mcp_inspector_cli_lists_and_calls_tools_over_http(external, server_home):
+    with support.spawn_until(serve_command("--transport", "http", "--port", "0"), HTTP_URL,
+                             env={"HERMES_HOME": str(server_home)}) as (_, match):
+        target = [match.group(1), "--transport", "http"]
+        assert {tool["name"] for tool in inspector(external, *target, "--method", "tools/list")["tools"]} == SERVED
+        shouted = inspector(external, *target, "--method", "tools/call", "--tool-name", "shout", "--tool-arg",
+                            "text=hello")
+        assert shouted["content"][0]["text"] == "HELLO"
