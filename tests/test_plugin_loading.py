@@ -320,3 +320,13 @@ def test_unknown_hook_name_is_recorded_as_a_warning(plugins):
     plugins.folder("oddhook", init="def register(ctx):\n    ctx.register_hook('on_moon_rise', lambda **kw: None)\n")
     record = loaded().plugin("oddhook")
     assert record.hooks == ["on_moon_rise"] and "not a Hermes hook" in record.warnings[-1]
+
+
+def test_debug_variable_prints_discovery_details(plugins, monkeypatch, capsys):
+    monkeypatch.setenv("HERMES_PLUGINS_DEBUG", "1")
+    plugins.folder("chatty", init=REGISTERS.format(tool="chatty_tool", toolset="c"))
+    plugins.folder("broken", init="raise RuntimeError('nope')\n")
+    loaded()
+    err = capsys.readouterr().err
+    assert "[hermes plugins] chatty (user): loaded" in err
+    assert "[hermes plugins] broken (user): error import of 'hermes_plugins.broken' failed" in err
