@@ -25,6 +25,9 @@ test: install
 lint: install
 	$(BIN)/ruff check .
 
+docs: install
+	$(BIN)/mkdocs build --strict
+
 bench: install
 	$(BIN)/python bench/dispatch.py
 	$(BIN)/python bench/startup.py

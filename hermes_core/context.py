@@ -106,6 +106,7 @@ class PluginContext:
 
     def __init__(self, runtime: Runtime, plugin_id: str | None, manifest: PluginManifest | None = None) -> None:
         self._runtime = runtime
+        #: The plugin id (entry-point name or folder name); ``None`` for the host program itself.
         self.plugin_id = plugin_id
         #: The parsed ``plugin.yaml``; plugins without one (as Hermes Agent's pip plugins are) get one
         #: holding just their id, so ``ctx.manifest.name`` works for every plugin.
@@ -143,6 +144,7 @@ class PluginContext:
         return self.add_entry(entry, override=override)
 
     def add_entry(self, entry: ToolEntry, override: bool = False) -> bool:
+        """Register a ready-made :class:`ToolEntry` on behalf of this plugin (undone by :meth:`rollback`)."""
         registry = self._runtime.registry
         previous = registry.get(entry.name)
         if not registry.register(entry, override=override, override_granted=self._override_granted()):

@@ -387,7 +387,10 @@ def _import_problems(record: PluginRecord, manifest: PluginManifest) -> list[str
 @click.option("--strict", is_flag=True, help="Exit non-zero when any problem is found.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def doctor(strict: bool, as_json: bool) -> None:
-    """Check every plugin: state, import time, missing env vars and binaries, refused tools, shadowing."""
+    """Check every plugin: state, import time, missing env vars and binaries, refused tools, shadowing.
+
+    Unset variables of a plugin's requires_env are notes; --strict fails only on problems.
+    """
     rt = runtime()
     report = []
     for record in rt.plugins:
@@ -397,16 +400,15 @@ def doctor(strict: bool, as_json: bool) -> None:
         if record.state == "shadowed":
             problems.append(record.reason)
         problems += [f"refused tool {r.tool}: {r.reason}" for r in rt.registry.refusals if r.plugin == record.id]
-        for env in record.manifest.requires_env if record.manifest else []:
-            if not os.environ.get(env.name):
-                problems.append(f"environment variable {env.name} is not set"
-                                + (f" ({env.description})" if env.description else ""))
+        # requires_env is information, not a gate: an unset variable is a note; an unavailable tool a problem
+        notes = [f"environment variable {env.name} is not set" + (f" ({env.description})" if env.description else "")
+                 for env in (record.manifest.requires_env if record.manifest else []) if not os.environ.get(env.name)]
         for name in record.tools:
             availability = rt.registry.check(name)
             if not availability.available:
                 problems.append(f"tool {name} unavailable: {availability.reason}")
         problems += [f"warning: {w}" for w in record.warnings]
-        report.append({**describe(rt, record), "problems": problems})
+        report.append({**describe(rt, record), "problems": problems, "notes": notes})
     config_problem = None
     try:
         load_config()
@@ -424,6 +426,8 @@ def doctor(strict: bool, as_json: bool) -> None:
             click.echo(f"[{mark}] {row['id']} ({row['source']}, {row['state']}{timing})")
             for problem in row["problems"]:
                 click.echo(f"     - {problem}")
+            for note in row["notes"]:
+                click.echo(f"       note: {note}")
         if not report:
             click.echo("No plugins found.")
     if strict and (config_problem or any(row["problems"] for row in report)):
