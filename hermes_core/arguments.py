@@ -105,7 +105,7 @@ def _coerce(value: Any, kind: str) -> tuple[bool, Any]:
 class ArgumentValidator:
     """Compiled once per tool: a fast top-level check and coercion, jsonschema for nested rules."""
 
-    __slots__ = ("_deep", "_jsonschema", "allow_extra", "properties", "required", "schema")
+    __slots__ = ("_deep", "_exact", "_jsonschema", "_required_set", "allow_extra", "properties", "required", "schema")
 
     def __init__(self, schema: dict[str, Any]) -> None:
         self.schema = schema or {"type": "object"}
@@ -125,9 +125,25 @@ class ArgumentValidator:
         self.allow_extra = self.schema.get("additionalProperties", True) is not False
         self._deep = deep
         self._jsonschema: Any = None
+        self._required_set = frozenset(self.required)
+        # the common case, checked without building anything: exact types, no enums, nothing nested
+        simple = not deep and self.allow_extra and all(enum is None for _, _, enum in self.properties.values())
+        self._exact: dict[str, frozenset[type]] | None = (
+            {name: exact for name, (_, exact, _) in self.properties.items() if exact is not None} if simple else None)
 
     def __call__(self, args: dict[str, Any]) -> dict[str, Any]:
         """The arguments, coerced where that is safe; raises :class:`ArgumentError` listing every problem."""
+        exact = self._exact
+        if exact is not None and args.keys() >= self._required_set:
+            for name, value in args.items():
+                types = exact.get(name)
+                if types is not None and type(value) not in types:
+                    break
+            else:
+                return args
+        return self._check(args)
+
+    def _check(self, args: dict[str, Any]) -> dict[str, Any]:
         problems = [f"missing required argument {name!r}" for name in self.required if name not in args]
         coerced: dict[str, Any] | None = None
         for name, value in args.items():
