@@ -106,6 +106,7 @@ class HermesConfig(BaseModel):
     index: IndexConfig = Field(default_factory=IndexConfig)
 
 
+_DEFAULTS = HermesConfig()
 _cache: dict[Path, tuple[tuple[int, int], HermesConfig]] = {}
 _cache_lock = threading.Lock()
 
@@ -116,7 +117,7 @@ def load_config(path: Path | None = None) -> HermesConfig:
     try:
         stat = path.stat()
     except (FileNotFoundError, NotADirectoryError):
-        return HermesConfig()
+        return _DEFAULTS
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
     key = (stat.st_mtime_ns, stat.st_size)

@@ -112,6 +112,8 @@ class PluginContext:
         #: holding just their id, so ``ctx.manifest.name`` works for every plugin.
         self.manifest = manifest if manifest is not None else PluginManifest(name=plugin_id)
         self._undo: list[Callable[[], None]] = []
+        #: Names of the tools registered through this context, in order.
+        self.registered_tools: list[str] = []
 
     def __getattr__(self, name: str) -> Any:
         # Only reached for attributes this class lacks: name the gap instead of a bare AttributeError, while
@@ -147,7 +149,7 @@ class PluginContext:
         """Register a ready-made :class:`ToolEntry` on behalf of this plugin (undone by :meth:`rollback`)."""
         registry = self._runtime.registry
         previous = registry.get(entry.name)
-        if not registry.register(entry, override=override, override_granted=self._override_granted()):
+        if not registry.register(entry, override=override, override_granted=override and self._override_granted()):
             return False
 
         def undo() -> None:
@@ -157,6 +159,7 @@ class PluginContext:
                     registry.register(previous)
 
         self._undo.append(undo)
+        self.registered_tools.append(entry.name)
         return True
 
     def _override_granted(self) -> bool:

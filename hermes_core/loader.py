@@ -92,7 +92,9 @@ def load_plugin(runtime: Runtime, record: PluginRecord) -> None:
             print(f"[hermes plugins] {record.id} ({record.source}): {record.state} {record.reason}".rstrip(),
                   file=sys.stderr)
     if record.active:
-        record.tools = runtime.registry.tools_of_plugin(record.id)
+        registry = runtime.registry
+        record.tools = [name for name in dict.fromkeys(context.registered_tools)
+                        if (entry := registry.get(name)) is not None and entry.plugin == record.id]
         record.hooks = sorted({impl.hook for impl in _hook_impls(runtime, record.id)})
         record.warnings += [f"hook {hook!r} is not a Hermes hook; kept, but nothing calls it unless the agent "
                             "loop does" for hook in record.hooks if hook not in KNOWN_HOOKS]

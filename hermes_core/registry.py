@@ -196,9 +196,6 @@ class ToolRegistry:
             grouped.setdefault(entry.toolset, []).append(entry.name)
         return grouped
 
-    def tools_of_plugin(self, plugin: str) -> list[str]:
-        return [entry.name for entry in self.entries() if entry.plugin == plugin]
-
     # -- availability ----------------------------------------------------------------------
 
     def check(self, name: str) -> Availability:
