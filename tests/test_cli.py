@@ -199,3 +199,38 @@ def test_unreadable_index_is_one_line(env, home, tmp_path):
     line = one_line_error(hermes(env, {**home, "HERMES_INDEX_URL": str(tmp_path / "missing.json")},
                                  "plugins", "search", "x"))
     assert "cannot read the plugin index" in line and "HERMES_INDEX_URL" in line
+
+
+def test_inspecting_commands_never_import_declared_or_gated_out_plugins(env, home, tmp_path):
+    env.install("hermes-fixture-declared", extra=("--no-deps",))
+    gated = os.path.join(home["HERMES_HOME"], "plugins", "gated")
+    os.makedirs(gated)
+    with open(os.path.join(gated, "__init__.py"), "w") as handle:
+        handle.write(f"open({str(tmp_path / 'gated.imported')!r}, 'w').write('x')\ndef register(ctx): pass\n")
+    with open(os.path.join(home["HERMES_HOME"], "config.yaml"), "w") as handle:
+        handle.write("plugins:\n  disabled: [gated]\n")
+    try:
+        for args in (("plugins", "list", "--all"), ("plugins", "info", "declared-fixture"),
+                     ("plugins", "info", "gated"), ("plugins", "search", "echo"),
+                     ("plugins", "validate", "declared-fixture"), ("tools", "list", "--all"),
+                     ("tools", "show", "fixture_echo"), ("toolsets", "list"), ("toolsets", "show", "fixture"),
+                     ("plugins", "doctor")):
+            ok(hermes(env, home, *args))
+        assert not (tmp_path / "declared-fixture.imported").exists()
+        assert not (tmp_path / "gated.imported").exists()
+    finally:
+        env.uninstall("hermes-fixture-declared")
+
+
+def test_list_disable_and_uninstall_work_when_a_plugin_is_broken(env, home):
+    env.install("hermes-fixture-broken", extra=("--no-deps",))
+    listed = json.loads(ok(hermes(env, home, "plugins", "list", "--json")))
+    [broken] = [r for r in listed if r["id"] == "broken-fixture"]
+    assert broken["state"] == "error" and "a_dependency_that_is_not_installed" in broken["reason"]
+    doctor = hermes(env, home, "plugins", "doctor", "--strict")
+    assert doctor.returncode == 1 and "failed to load" in doctor.stdout
+    ok(hermes(env, home, "plugins", "disable", "broken-fixture"))
+    listed = json.loads(ok(hermes(env, home, "plugins", "list", "--all", "--json")))
+    assert [r["state"] for r in listed if r["id"] == "broken-fixture"] == ["disabled"]
+    assert "Uninstalled hermes-fixture-broken" in ok(hermes(env, home, "plugins", "uninstall", "broken-fixture",
+                                                            "-y"))
