@@ -18,7 +18,20 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PACKS = ("file", "terminal", "web", "code", "agent")
 
-pytest_plugins: list[str] = []
+
+
+def _load_mcp_support() -> None:
+    """The MCP tests' shared helpers, importable as ``hermes_mcp_test_support`` (tests import in importlib mode)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("hermes_mcp_test_support", FIXTURES / "mcp" / "support.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+
+
+_load_mcp_support()
 
 
 def pip(*args: str, python: str = sys.executable, **kwargs) -> subprocess.CompletedProcess[str]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import logging
 import subprocess
@@ -18,19 +17,7 @@ import yaml
 from hermes_core import Runtime
 from hermes_core.mcp.naming import MAX_TOOL_NAME, ToolNames, tool_name
 
-
-def _load_support() -> Any:
-    name = "hermes_mcp_test_support"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).parent / "fixtures" / "mcp" / "support.py")
-        assert spec and spec.loader
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-support = _load_support()
+support = sys.modules["hermes_mcp_test_support"]  # loaded by conftest.py
 WAIT = 30.0  # the longest a test waits for a state change before it fails
 
 

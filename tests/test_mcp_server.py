@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import queue
@@ -21,19 +20,7 @@ import yaml
 from hermes_core import Runtime
 from hermes_core.mcp.server import is_error_result
 
-
-def _load_support() -> Any:
-    name = "hermes_mcp_test_support"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).parent / "fixtures" / "mcp" / "support.py")
-        assert spec and spec.loader
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-support = _load_support()
+support = sys.modules["hermes_mcp_test_support"]  # loaded by conftest.py
 WAIT = 30.0  # the longest a test waits for something before it fails
 SERVED = {"add", "boom", "guarded", "grow", "shrink", "shout"}
 HTTP_URL = r"listening on (http://\S+)"

@@ -246,7 +246,10 @@ def register(ctx):
     assert runtime.handle_function_call("shared", {}) == "original"
 
 
-def test_cross_toolset_override_without_grant_is_refused_and_visible(plugins):
+@pytest.mark.parametrize("granted", [False, True])
+def test_cross_toolset_override_needs_the_grant(plugins, granted):
+    if granted:
+        edit_config(lambda d: d.update({"plugins": {"entries": {"grabber": {"allow_tool_override": True}}}}))
     runtime = Runtime()
     runtime.register_tool("taken", "core", {"description": "x"}, lambda a, **k: "core")
     plugins.folder("grabber", init="""
@@ -254,21 +257,9 @@ def register(ctx):
     ctx.register_tool(name="taken", toolset="mine", schema={}, handler=lambda a, **k: "mine", override=True)
 """)
     runtime.load_plugins()
-    assert runtime.handle_function_call("taken", {}) == "core"
-    [refusal] = runtime.registry.refusals
-    assert refusal.plugin == "grabber" and "allow_tool_override" in refusal.reason
-
-
-def test_cross_toolset_override_with_grant_is_accepted(plugins):
-    edit_config(lambda d: d.update({"plugins": {"entries": {"grabber": {"allow_tool_override": True}}}}))
-    runtime = Runtime()
-    runtime.register_tool("taken", "core", {"description": "x"}, lambda a, **k: "core")
-    plugins.folder("grabber", init="""
-def register(ctx):
-    ctx.register_tool(name="taken", toolset="mine", schema={}, handler=lambda a, **k: "mine", override=True)
-""")
-    runtime.load_plugins()
-    assert runtime.handle_function_call("taken", {}) == "mine"
+    assert runtime.handle_function_call("taken", {}) == ("mine" if granted else "core")
+    refusals = [(r.plugin, "allow_tool_override" in r.reason) for r in runtime.registry.refusals]
+    assert refusals == ([] if granted else [("grabber", True)])
 
 
 def test_unknown_manifest_fields_warn_and_are_kept_out_of_the_way(plugins):
