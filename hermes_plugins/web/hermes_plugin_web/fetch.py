@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from .guard import Resolver, URLRefusedError, check_url, resolve
+from .guard import Classifier, Resolver, URLRefusedError, check_url, non_public_kind, resolve
 from .settings import WebSettings
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
@@ -41,19 +41,23 @@ def is_text(media_type: str) -> bool:
     )
 
 
-def fetch(url: str, settings: WebSettings, *, resolver: Resolver = resolve) -> Page:
+def fetch(url: str, settings: WebSettings, *, resolver: Resolver = resolve,
+          classify: Classifier = non_public_kind) -> Page:
     """GET ``url``, following redirects by hand so that the guard checks every hop before connecting."""
     deadline = time.monotonic() + settings.timeout
     try:
         with httpx.Client(headers=HEADERS, follow_redirects=False) as client:
             for _ in range(settings.max_redirects + 1):
-                check_url(url, allow_private=settings.allow_private_networks, resolver=resolver)
-                with client.stream("GET", url, timeout=_time_left(deadline, settings, url)) as response:
+                addresses = check_url(url, allow_private=settings.allow_private_networks, resolver=resolver,
+                                      classify=classify)
+                target, headers, extensions = _pinned(url, addresses)
+                with client.stream("GET", target, headers=headers, extensions=extensions,
+                                   timeout=_time_left(deadline, settings, url)) as response:
                     location = response.headers.get("location")
                     if response.status_code in REDIRECT_STATUSES and location:
-                        url = str(response.url.join(location).copy_with(fragment=None))
+                        url = str(httpx.URL(url).join(location).copy_with(fragment=None))
                         continue
-                    return _read(response, settings, deadline)
+                    return _read(response, url, settings, deadline)
     except URLRefusedError as exc:
         raise FetchError(str(exc)) from None
     except httpx.TimeoutException:
@@ -61,6 +65,15 @@ def fetch(url: str, settings: WebSettings, *, resolver: Resolver = resolve) -> P
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise FetchError(f"could not fetch {url}: {str(exc) or type(exc).__name__}") from None
     raise FetchError(f"too many redirects: gave up after {settings.max_redirects}, at {url}")
+
+
+def _pinned(url: str, addresses: list[str]) -> tuple[httpx.URL, dict[str, str], dict[str, str]]:
+    """The request for ``url`` sent to the first checked address: Host header and TLS name stay the URL's."""
+    parsed = httpx.URL(url)
+    if not addresses:
+        return parsed, {}, {}
+    extensions = {"sni_hostname": parsed.host} if parsed.scheme == "https" else {}
+    return parsed.copy_with(host=addresses[0]), {"Host": parsed.netloc.decode("ascii")}, extensions
 
 
 def _time_left(deadline: float, settings: WebSettings, url: str) -> float:
@@ -74,8 +87,7 @@ def _timed_out(settings: WebSettings, url: str) -> str:
     return f"timed out after {settings.timeout:g} s fetching {url}"
 
 
-def _read(response: httpx.Response, settings: WebSettings, deadline: float) -> Page:
-    url = str(response.url)
+def _read(response: httpx.Response, url: str, settings: WebSettings, deadline: float) -> Page:
     if response.is_error:
         raise FetchError(f"HTTP {response.status_code} {response.reason_phrase} from {url}")
     content_type = response.headers.get("content-type", "application/octet-stream")

@@ -13,6 +13,8 @@ ALLOW_HINT = "set web.allow_private_networks: true in config.yaml to allow it"
 
 #: ``(host, port) -> IP addresses``; the default is :func:`resolve`. Tests inject their own.
 Resolver = Callable[[str, int], Iterable[str]]
+#: ``address -> why it is not public, or None``; the default is :func:`non_public_kind`.
+Classifier = Callable[[str], str | None]
 
 
 class URLRefusedError(ValueError):
@@ -42,9 +44,13 @@ def non_public_kind(address: str) -> str | None:
     return next((kind for kind, matches in kinds.items() if matches), None)
 
 
-def check_url(url: str, *, allow_private: bool, resolver: Resolver = resolve) -> None:
+def check_url(url: str, *, allow_private: bool, resolver: Resolver = resolve,
+              classify: Classifier = non_public_kind) -> list[str]:
     """Refuse ``url`` unless it is http(s) and, when private networks are disallowed, every address
-    its host resolves to is public. Raises :class:`URLRefusedError`."""
+    its host resolves to is public. Raises :class:`URLRefusedError`.
+
+    Returns the checked addresses (none when private networks are allowed): the caller connects to one
+    of them, so a DNS answer that changes between check and connection cannot slip past the guard."""
     try:
         # httpx's own parser: the host we check is exactly the host the client will connect to.
         parsed = httpx.URL(url)
@@ -56,7 +62,7 @@ def check_url(url: str, *, allow_private: bool, resolver: Resolver = resolve) ->
     if not parsed.host:
         raise URLRefusedError(f"refusing {url!r}: the URL has no host")
     if allow_private:
-        return
+        return []
     host = parsed.raw_host.decode("ascii")
     port = parsed.port or (443 if parsed.scheme == "https" else 80)
     try:
@@ -66,7 +72,8 @@ def check_url(url: str, *, allow_private: bool, resolver: Resolver = resolve) ->
     if not addresses:
         raise URLRefusedError(f"refusing {url!r}: {host!r} resolves to no address")
     for address in addresses:
-        kind = non_public_kind(address)
+        kind = classify(address)
         if kind:
             what = address if address == host else f"{host} resolves to {address}, which"
             raise URLRefusedError(f"refusing {url!r}: {what} is not a public address ({kind}); {ALLOW_HINT}")
+    return addresses

@@ -33,11 +33,12 @@ class Request:
 class LocalServer:
     """A threaded HTTP server on 127.0.0.1 that answers the routes a test adds and records requests."""
 
-    def __init__(self) -> None:
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        self.host = host
         self.routes: dict[str, Route] = {}
         self.requests: list[Request] = []
         self.release = threading.Event()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._httpd = ThreadingHTTPServer((host, 0), _handler_for(self))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
@@ -49,7 +50,7 @@ class LocalServer:
         return self._httpd.server_address[1]
 
     def url(self, path: str = "/") -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
+        return f"http://{self.host}:{self.port}{path}"
 
     def add(self, path: str, body: bytes | str = b"", **route: Any) -> str:
         """Serve ``body`` at ``path``; returns the route's URL."""
@@ -93,12 +94,12 @@ def _handler_for(server: LocalServer) -> type[BaseHTTPRequestHandler]:
 
 
 @pytest.fixture
-def make_server() -> Iterator[Callable[[], LocalServer]]:
-    """Start more servers on demand; all are closed when the test ends."""
+def make_server() -> Iterator[Callable[..., LocalServer]]:
+    """Start more servers on demand (on any loopback address); all are closed when the test ends."""
     servers: list[LocalServer] = []
 
-    def make() -> LocalServer:
-        servers.append(LocalServer())
+    def make(host: str = "127.0.0.1") -> LocalServer:
+        servers.append(LocalServer(host))
         return servers[-1]
 
     yield make
@@ -107,7 +108,7 @@ def make_server() -> Iterator[Callable[[], LocalServer]]:
 
 
 @pytest.fixture
-def local_server(make_server: Callable[[], LocalServer]) -> LocalServer:
+def local_server(make_server: Callable[..., LocalServer]) -> LocalServer:
     return make_server()
 
 

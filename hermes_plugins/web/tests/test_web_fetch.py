@@ -1,47 +1,41 @@
 """Redirects into private networks, with private networks disallowed.
 
-Every test server listens on 127.0.0.1, which the guard refuses. To let the first hop through
-without contacting any non-loopback address, these tests inject a resolver into ``fetch`` that
-pretends the first server's address is public (93.184.216.34) and resolves every other host for
-real; the redirect target is then checked as it would be in production.
+Every test server listens on a loopback address, which the guard refuses. To let the first hop
+through without contacting anything outside this machine, these tests inject an address classifier
+into ``fetch`` that counts 127.0.0.1 (only) as public; the "internal" servers listen on 127.0.0.2, and
+every redirect target is resolved and checked as it would be in production.
 """
 
 from __future__ import annotations
 
 import pytest
 from hermes_plugin_web.fetch import FetchError, fetch
-from hermes_plugin_web.guard import resolve
+from hermes_plugin_web.guard import non_public_kind
 from hermes_plugin_web.settings import WebSettings
 
 DISALLOWED = WebSettings(allow_private_networks=False)
 
 
-def pretend_public(port: int):
-    """A resolver for which 127.0.0.1:<port> is a public address; anything else resolves for real."""
-
-    def resolver(host: str, asked_port: int) -> list[str]:
-        if (host, asked_port) == ("127.0.0.1", port):
-            return ["93.184.216.34"]
-        return resolve(host, asked_port)
-
-    return resolver
+def first_hop_public(address: str) -> str | None:
+    """127.0.0.1 passes as public; every other address is classified as in production."""
+    return None if address == "127.0.0.1" else non_public_kind(address)
 
 
 def test_allowed_first_hop_is_fetched(local_server) -> None:
     url = local_server.add("/page.txt", "public page", content_type="text/plain")
 
-    page = fetch(url, DISALLOWED, resolver=pretend_public(local_server.port))
+    page = fetch(url, DISALLOWED, classify=first_hop_public)
 
     assert page.body == b"public page"
 
 
 def test_redirect_to_loopback_is_refused_before_connecting(local_server, make_server) -> None:
-    internal = make_server()
+    internal = make_server("127.0.0.2")
     target = internal.add("/admin", "internal data", content_type="text/plain")
     start = local_server.add("/go", status=302, headers={"Location": target})
 
-    with pytest.raises(FetchError, match=r"127\.0\.0\.1 is not a public address \(loopback\)"):
-        fetch(start, DISALLOWED, resolver=pretend_public(local_server.port))
+    with pytest.raises(FetchError, match=r"127\.0\.0\.2 is not a public address \(loopback\)"):
+        fetch(start, DISALLOWED, classify=first_hop_public)
 
     assert local_server.paths() == ["/go"]
     assert internal.requests == []
@@ -53,11 +47,26 @@ def test_redirect_to_loopback_is_refused_before_connecting(local_server, make_se
         ("http://10.0.0.1/", "private"),  # a literal: refused before any connection is tried
         ("http://169.254.169.254/latest/meta-data/", "link-local"),
         ("http://[::1]/", "loopback"),
-        ("http://localhost/", "loopback"),
+        ("http://127.0.0.3/", "loopback"),
     ],
 )
 def test_redirect_to_non_public_address_is_refused(local_server, location: str, kind: str) -> None:
     start = local_server.add("/go", status=307, headers={"Location": location})
 
     with pytest.raises(FetchError, match=rf"not a public address \({kind}\)"):
-        fetch(start, DISALLOWED, resolver=pretend_public(local_server.port))
+        fetch(start, DISALLOWED, classify=first_hop_public)
+
+
+def test_connection_goes_to_the_checked_address(local_server) -> None:
+    """DNS rebinding: the host is resolved once, checked, and the connection pinned to that answer.
+
+    ``rebind.test`` resolves nowhere but through the injected resolver, so the page can only arrive if
+    the client connects to the address the guard checked instead of resolving the name again.
+    """
+    local_server.add("/page.txt", "pinned", content_type="text/plain")
+    url = f"http://rebind.test:{local_server.port}/page.txt"
+
+    page = fetch(url, DISALLOWED, resolver=lambda host, port: ["127.0.0.1"], classify=first_hop_public)
+
+    assert page.body == b"pinned" and page.url == url
+    assert local_server.requests[0].headers["Host"] == f"rebind.test:{local_server.port}"
