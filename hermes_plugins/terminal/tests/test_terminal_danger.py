@@ -22,7 +22,7 @@ CORPUS: list[tuple[str, Level, str | None]] = [
     ("timeout 5 rm -rf /var", HARDLINE, "delete_root"),
     ("find / -delete", HARDLINE, "delete_root"),
     ("rm -rf ./build", DANGEROUS, "recursive_delete"),
-    ("rm -r --verbose /tmp/cache", DANGEROUS, "recursive_delete"),
+    ("rm -r --verbose /srv/cache", DANGEROUS, "recursive_delete"),
     ("rm --recursive node_modules", DANGEROUS, "recursive_delete"),
     ("ls | xargs -I{} rm -rf {}", DANGEROUS, "recursive_delete"),
     ("cd build && rm -rf *", DANGEROUS, "recursive_delete"),
