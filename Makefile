@@ -17,7 +17,8 @@ install: $(BIN)/hermes
 demo:
 	$(PYTHON) -m venv $(DEMO_VENV)
 	$(DEMO_VENV)/bin/python -m pip install -q --disable-pip-version-check . $(addprefix ./hermes_plugins/,$(PACKS))
-	PATH="$(CURDIR)/$(DEMO_VENV)/bin:$$PATH" $(DEMO_VENV)/bin/python examples/demo.py
+	HERMES_HOME="$(CURDIR)/$(DEMO_VENV)/hermes-home" PATH="$(CURDIR)/$(DEMO_VENV)/bin:$$PATH" \
+		$(DEMO_VENV)/bin/python examples/demo.py
 
 test: install
 	$(BIN)/python -m pytest -n 2
