@@ -269,6 +269,10 @@ class PluginContext:
             value = value[part]
         return value
 
+    def on_rollback(self, undo: Callable[[], None]) -> None:
+        """Run ``undo`` if this context is rolled back (the loader's own registrations use it)."""
+        self._undo.append(undo)
+
     def rollback(self) -> None:
         """Undo everything registered through this context, newest first."""
         while self._undo:

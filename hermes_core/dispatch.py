@@ -157,7 +157,7 @@ class Dispatcher:
 
     def _pre_tool_call(self, name: str, args: dict[str, Any], context: dict[str, Any],
                        trace: list[str]) -> dict[str, Any]:
-        timeout = self.hooks._timeout()
+        timeout = self.hooks.timeout()
         for impl in self.hooks.implementations("pre_tool_call"):
             kwargs = {**context, "tool_name": name, "args": args, "turn_id": None, "api_request_id": None,
                       "middleware_trace": trace}

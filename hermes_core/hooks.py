@@ -112,7 +112,7 @@ class HookRunner:
     def __init__(self, timeout: Callable[[], float | None]) -> None:
         self.pm = pluggy.PluginManager("hermes")
         self.pm.add_hookspecs(HermesHookSpecs)
-        self._timeout = timeout
+        self.timeout = timeout  #: seconds each implementation may take (read on every call)
         self._lock = threading.Lock()
         self._impls: dict[str, list[HookImpl]] = {}
         self._active: frozenset[str] | None = None
@@ -185,7 +185,7 @@ class HookRunner:
         results = []
         for impl in self.implementations(hook):
             try:
-                results.append((impl, impl.call(kwargs, self._timeout())))
+                results.append((impl, impl.call(kwargs, self.timeout())))
             except DeadlineExceeded as exc:
                 log.warning("%s hook of plugin %r %s; skipped", hook, impl.plugin, exc)
             except Exception:
@@ -194,3 +194,7 @@ class HookRunner:
 
     def plugins_with(self, hook: str) -> list[str]:
         return [impl.plugin for impl in self.implementations(hook)]
+
+    def hooks_of(self, plugin: str) -> list[str]:
+        """The hooks ``plugin`` implements, sorted."""
+        return sorted(hook for hook in self.active if plugin in self.plugins_with(hook))

@@ -10,7 +10,7 @@ import time
 import types
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from packaging.specifiers import SpecifierSet
 
@@ -26,7 +26,7 @@ from .toolsets import Toolset
 if TYPE_CHECKING:
     from .runtime import Runtime
 
-__all__ = ["HERMES_AGENT_INTERNALS", "NAMESPACE", "load_plugin"]
+__all__ = ["HERMES_AGENT_INTERNALS", "NAMESPACE", "load_plugin", "mount_directory_plugin"]
 
 NAMESPACE = "hermes_plugins"
 #: Top-level modules of Hermes Agent itself; plugins that import them rely on internals, not the contract.
@@ -52,7 +52,7 @@ class _DirectoryPluginFinder(importlib.abc.MetaPathFinder):
 _finder = _DirectoryPluginFinder()
 
 
-def _mount_directory_plugin(record: PluginRecord) -> None:
+def mount_directory_plugin(record: PluginRecord) -> None:
     """Make ``record.module`` importable from its folder, dropping a stale module of the same name."""
     if NAMESPACE not in sys.modules:
         namespace = types.ModuleType(NAMESPACE, "Runtime namespace of directory plugins (owned by the loader).")
@@ -75,13 +75,13 @@ def load_plugin(runtime: Runtime, record: PluginRecord) -> None:
         record.fail(f"requires hermes-core {manifest.requires_hermes}, but this is {__version__}")
         return
     if record.source != "pip":
-        _mount_directory_plugin(record)
+        mount_directory_plugin(record)
     context = PluginContext(runtime, record.id, manifest)
     try:
         if manifest is not None and manifest.tools is not None:
-            _register_declared(context, record, manifest)
+            _register_declared(runtime, context, record, manifest)
         if manifest is None or not manifest.declarative:
-            _import_and_register(context, record)
+            _import_and_register(runtime, context, record)
         else:
             record.state = "declared"
     except _LoadError as exc:
@@ -95,7 +95,7 @@ def load_plugin(runtime: Runtime, record: PluginRecord) -> None:
         registry = runtime.registry
         record.tools = [name for name in dict.fromkeys(context.registered_tools)
                         if (entry := registry.get(name)) is not None and entry.plugin == record.id]
-        record.hooks = sorted({impl.hook for impl in _hook_impls(runtime, record.id)})
+        record.hooks = runtime.hooks.hooks_of(record.id)
         record.warnings += [f"hook {hook!r} is not a Hermes hook; kept, but nothing calls it unless the agent "
                             "loop does" for hook in record.hooks if hook not in KNOWN_HOOKS]
 
@@ -104,14 +104,14 @@ class _LoadError(Exception):
     pass
 
 
-def _register_declared(context: PluginContext, record: PluginRecord, manifest: PluginManifest) -> None:
-    runtime = context._runtime
+def _register_declared(runtime: Runtime, context: PluginContext, record: PluginRecord,
+                       manifest: PluginManifest) -> None:
     for tool in manifest.tools or ():
         context.add_entry(declared_entry(tool, record))
     for toolset in manifest.toolsets:
         runtime.toolsets.define(Toolset(toolset.name, toolset.description, tuple(toolset.tools),
                                         tuple(toolset.includes), source=f"plugin:{record.id}"))
-    context._undo.append(lambda: runtime.toolsets.remove_source(f"plugin:{record.id}"))
+    context.on_rollback(lambda: runtime.toolsets.remove_source(f"plugin:{record.id}"))
 
 
 def declared_entry(tool: ToolDeclaration, record: PluginRecord) -> ToolEntry:
@@ -132,8 +132,7 @@ def declared_entry(tool: ToolDeclaration, record: PluginRecord) -> ToolEntry:
     )
 
 
-def _import_and_register(context: PluginContext, record: PluginRecord) -> None:
-    runtime = context._runtime
+def _import_and_register(runtime: Runtime, context: PluginContext, record: PluginRecord) -> None:
     started = time.perf_counter()
     try:
         module = importlib.import_module(record.module)
@@ -153,7 +152,7 @@ def _import_and_register(context: PluginContext, record: PluginRecord) -> None:
                          "module defines register(ctx)")
     handle = runtime.hooks.add_module(record.id, module)
     if handle is not None:
-        context._undo.append(lambda: runtime.hooks.remove(handle))
+        context.on_rollback(lambda: runtime.hooks.remove(handle))
     started = time.perf_counter()
     try:
         register(context)
@@ -175,7 +174,3 @@ def _missing_module_message(record: PluginRecord, exc: ModuleNotFoundError) -> s
                 "the plugin must use only what register(ctx) is given")
     return f"import of {record.module!r} failed: module {missing!r} is not installed"
 
-
-def _hook_impls(runtime: Runtime, plugin: str) -> list[Any]:
-    return [impl for hook in runtime.hooks.pm.hook.__dict__ for impl in runtime.hooks.implementations(hook)
-            if impl.plugin == plugin]

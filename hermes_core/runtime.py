@@ -86,20 +86,6 @@ class Runtime:
         self.plugins.append(record)
         return record
 
-    def unload_plugin(self, plugin_id: str) -> None:
-        """Remove every tool, toolset, hook, command and skill a plugin contributed."""
-        self.registry.deregister_plugin(plugin_id)
-        self.toolsets.remove_source(f"plugin:{plugin_id}")
-        for handle in [name for name, _ in self.hooks.pm.list_name_plugin() if name.startswith(f"{plugin_id}::")]:
-            self.hooks.remove(handle)
-        for table in (self.commands, self.cli_commands, self.skills):
-            for key in [k for k, v in table.items() if v.plugin == plugin_id]:
-                del table[key]
-        for kind, chain in list(self.middleware.items()):
-            chain[:] = [item for item in chain if item[0] != plugin_id]
-            if not chain:
-                del self.middleware[kind]
-
     def plugin(self, plugin_id: str) -> PluginRecord | None:
         """The active record of ``plugin_id`` (or its first record when none is active)."""
         matches = [r for r in self.plugins if r.id == plugin_id]

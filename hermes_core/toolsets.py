@@ -152,11 +152,11 @@ class Toolsets:
         return list(found), unknown
 
     def legacy_names_for(self, name: str) -> list[str]:
-        """Legacy names whose tools all belong to toolset ``name``."""
+        """Legacy names whose installed tools all belong to toolset ``name`` (and are not none)."""
         members = set(self.resolve(name))
+        installed = set(self.registry.names())
         return [legacy for legacy, tools in LEGACY_TOOLSETS.items()
-                if members and set(tools) & set(self.registry.names()) and
-                set(tools) & set(self.registry.names()) <= members]
+                if (present := set(tools) & installed) and present <= members]
 
     def _expand(self, name: str, stack: list[str], found: dict[str, None]) -> None:
         if name in stack:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import threading
 
+import pytest
+
 from hermes_core import Runtime, ToolEntry, ToolRegistry
 from hermes_core.config import edit_config
 from hermes_core.registry import Requirements
@@ -154,3 +156,13 @@ def test_tool_entry_schema_is_normalised_for_the_model():
     assert made.schema == {"name": "ok", "description": "from field",
                            "parameters": {"type": "object", "properties": {}}}
     assert made.definition() == {"type": "function", "function": made.schema}
+
+
+def test_dispatch_calls_the_handler_directly_without_hooks():
+    registry = ToolRegistry()
+    registry.register(entry("plain"))
+    registry.register(ToolEntry(name="mapping", toolset="a", schema={}, handler=lambda args, **kw: {"n": 1}))
+    assert registry.dispatch("plain", {"x": 1}, task_id="t") == '{"x": 1}'
+    assert registry.dispatch("mapping", {}) == '{"n": 1}'
+    with pytest.raises(KeyError):
+        registry.dispatch("missing", {})

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
 from ..config import edit_config, load_config
-from ..discovery import PluginRecord, directory_candidates, read_manifest
+from ..discovery import PluginRecord, apply_manifest_warnings, directory_candidates, read_manifest
 from ..index import PluginIndexError, load_index
 from ..installer import InstallerError, check_environment, freeze_lines, pip, plugin_distributions
+from ..loader import mount_directory_plugin
 from ..manifest import ManifestError, PluginManifest, load_manifest
 from ..references import LazyReference, ReferenceImportError
 from ..runtime import Runtime
@@ -81,15 +83,6 @@ def list_plugins(show_all: bool, as_json: bool) -> None:
             click.echo(f"    refused tool {refusal['tool']}: {refusal['reason']}")
         for warning in row["warnings"]:
             click.echo(f"    warning: {warning}")
-
-
-def _record_or_fail(plugin_id: str) -> PluginRecord:
-    record = runtime().plugin(plugin_id)
-    if record is None:
-        known = ", ".join(sorted({r.id for r in runtime().plugins})) or "none installed"
-        raise UserError(f"no plugin {plugin_id!r} is installed (known: {known}); "
-                        "`hermes plugins search` finds plugins to install")
-    return record
 
 
 @plugins.command("info")
@@ -222,16 +215,16 @@ def uninstall(plugin_id: str, yes: bool) -> None:
     click.echo(f"Uninstalled {name}; plugin {plugin_id} is gone.")
 
 
-def _known_ids() -> set[str]:
-    return {r.id for r in runtime().plugins}
+def _require_known(plugin_id: str) -> None:
+    if plugin_id not in {r.id for r in runtime().plugins}:
+        raise UserError(f"no plugin {plugin_id!r} is installed; see `hermes plugins list --all`")
 
 
 @plugins.command("enable")
 @click.argument("plugin_id")
 def enable(plugin_id: str) -> None:
     """Enable a plugin: drop it from plugins.disabled, and add it to an allow-list if one exists."""
-    if plugin_id not in _known_ids():
-        raise UserError(f"no plugin {plugin_id!r} is installed; see `hermes plugins list --all`")
+    _require_known(plugin_id)
 
     def change(document: Any) -> None:
         section = document.setdefault("plugins", {})
@@ -248,8 +241,7 @@ def enable(plugin_id: str) -> None:
 @click.argument("plugin_id")
 def disable(plugin_id: str) -> None:
     """Disable a plugin (it is never imported while disabled)."""
-    if plugin_id not in _known_ids():
-        raise UserError(f"no plugin {plugin_id!r} is installed; see `hermes plugins list --all`")
+    _require_known(plugin_id)
 
     def change(document: Any) -> None:
         section = document.setdefault("plugins", {})
@@ -310,8 +302,6 @@ def _validation_record(target: str) -> PluginRecord:
         if project is not None:  # a package inside a distribution project: its id is the entry-point name
             record.source, record.module = "pip", folder.name
             record.id = _entry_point_id(project, folder.name) or manifest.name or folder.name
-        from ..discovery import apply_manifest_warnings
-
         apply_manifest_warnings(record)
         return record
     record = runtime().plugin(target)
@@ -360,12 +350,8 @@ def _find_manifest(folder: Path) -> Path | None:
 
 
 def _import_problems(record: PluginRecord, manifest: PluginManifest) -> list[str]:
-    import sys
-
     if record.source != "pip":
-        from ..loader import _mount_directory_plugin
-
-        _mount_directory_plugin(record)
+        mount_directory_plugin(record)
     else:
         root = Path(record.path or ".").parent
         if str(root) not in sys.path:
