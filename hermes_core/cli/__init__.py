@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from .._version import __version__
-from ._common import USER_ERRORS, plugin_cli_command
+from ._common import is_user_error, plugin_cli_command
 
 __all__ = ["cli", "main"]
 
@@ -66,6 +66,8 @@ def main(argv: list[str] | None = None) -> Any:
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
-    except USER_ERRORS as exc:
+    except Exception as exc:
+        if not is_user_error(exc):
+            raise
         click.echo(f"Error: {exc}", err=True)
         sys.exit(1)

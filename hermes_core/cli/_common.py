@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
 import click
 
 from ..config import ConfigError
-from ..index import PluginIndexError
 from ..manifest import ManifestError
 from ..runtime import Runtime, default_runtime
 from ..toolsets import ToolsetCycleError, UnknownToolsetError
 
-__all__ = ["USER_ERRORS", "UserError", "echo_json", "plugin_cli_command", "runtime"]
+__all__ = ["USER_ERRORS", "UserError", "echo_json", "is_user_error", "plugin_cli_command", "runtime"]
 
 
 class UserError(click.ClickException):
@@ -22,8 +22,15 @@ class UserError(click.ClickException):
 
 
 #: Exceptions that are the user's to fix; the CLI prints their message and exits 1.
-USER_ERRORS: tuple[type[Exception], ...] = (ConfigError, ManifestError, UnknownToolsetError, ToolsetCycleError,
-                                            PluginIndexError)
+USER_ERRORS: tuple[type[Exception], ...] = (ConfigError, ManifestError, UnknownToolsetError, ToolsetCycleError)
+
+
+def is_user_error(exc: Exception) -> bool:
+    """Whether ``exc`` is the user's to fix (printed as one line, no traceback)."""
+    # The index module is imported only by the commands that read the index (it costs ~40 ms), and
+    # only they can raise its error: look it up without importing it.
+    index = sys.modules.get("hermes_core.index")
+    return isinstance(exc, USER_ERRORS) or (index is not None and isinstance(exc, index.PluginIndexError))
 
 
 def runtime() -> Runtime:
