@@ -101,7 +101,7 @@ def pip_candidates() -> list[PluginRecord]:
     found: set[str] = set()
     for group in (ENTRY_POINT_GROUP, LEGACY_ENTRY_POINT_GROUP):
         for ep in entry_points(group=group):
-            record = _from_entry_point(ep, group)
+            record = record_from_entry_point(ep, group)
             if group == LEGACY_ENTRY_POINT_GROUP and record.id in found:
                 continue
             found.add(record.id)
@@ -109,7 +109,7 @@ def pip_candidates() -> list[PluginRecord]:
     return records
 
 
-def _from_entry_point(ep: EntryPoint, group: str) -> PluginRecord:
+def record_from_entry_point(ep: EntryPoint, group: str) -> PluginRecord:
     module, _, attr = ep.value.partition(":")
     dist = ep.dist
     record = PluginRecord(id=ep.name, source="pip", module=module.strip(), attr=attr.strip() or None,

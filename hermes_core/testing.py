@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from .approval import set_approval_callback
-from .discovery import ENTRY_POINT_GROUP, PluginRecord, _from_entry_point, locate_package, read_manifest
+from .discovery import ENTRY_POINT_GROUP, PluginRecord, locate_package, read_manifest, record_from_entry_point
 from .loader import load_plugin
 from .manifest import ManifestError, load_manifest
 from .runtime import Runtime
@@ -84,7 +84,7 @@ def _module_record(module: str, plugin_id: str | None) -> PluginRecord:
     entry_point = next((ep for ep in entry_points(group=ENTRY_POINT_GROUP)
                         if ep.value.partition(":")[0].strip() == module), None)
     if entry_point is not None:
-        record = _from_entry_point(entry_point, ENTRY_POINT_GROUP)
+        record = record_from_entry_point(entry_point, ENTRY_POINT_GROUP)
     else:
         package = locate_package(module)
         manifest = package / "plugin.yaml" if package and (package / "plugin.yaml").is_file() else None
