@@ -12,13 +12,14 @@ from importlib.metadata import Distribution, distributions
 from pathlib import Path
 
 from .discovery import ENTRY_POINT_GROUP, LEGACY_ENTRY_POINT_GROUP
+from .errors import HermesError
 
 __all__ = ["InstallerError", "check_environment", "freeze_lines", "pip", "plugin_distributions"]
 
 PLUGIN_GROUPS = (ENTRY_POINT_GROUP, LEGACY_ENTRY_POINT_GROUP)
 
 
-class InstallerError(Exception):
+class InstallerError(HermesError):
     """pip cannot or should not run here."""
 
 
