@@ -126,17 +126,20 @@ class _Analysis:
             if sum(1 for c in body if c.words and c.words[0].text == name) >= 2:
                 self.found.add(FORK_BOMB)
         for redirect in script.redirects:
-            self._redirect_target(redirect.target if redirect.writes else None)
+            self._writes(redirect.target if redirect.writes else None)
         if any(c.words and basename(c.words[0].text) in _DB_CLIENTS for c in script.commands):
             self._sql(script)
         for command in script.commands:
             self.rendered.append(" ".join(w.text for w in command.words))
             for redirect in command.redirects:
-                self._redirect_target(redirect.target if redirect.writes else None)
+                self._writes(redirect.target if redirect.writes else None)
             self.words(command.words, command, script, depth)
 
     def words(self, words: Sequence[Word], command: Command, script: Script, depth: int) -> None:
         """Check what ``words`` run (a command's words, or the words ``find -exec`` runs)."""
+        if depth > MAX_DEPTH:
+            self.found.add(UNPARSABLE)
+            return
         unwrapped = unwrap(words)
         if unwrapped.dynamic:
             self.found.add(DYNAMIC_COMMAND)
@@ -149,11 +152,11 @@ class _Analysis:
         name, args = program.name, program.args
         self.found.update(programs.check(program))
         for target in programs.written(program):
-            self._redirect_target(target)
+            self._writes(target)
         for target in programs.modified(program):
             self.found.update(programs.target_rules(target.text, writes=False))
         for words in programs.find_exec(program) if name == "find" else ():
-            self.words(words, command, script, depth)
+            self.words(words, command, script, depth + 1)  # find -exec find -exec ...: bounded like scripts
         if "/" in program.word.text:
             self._runs_file(program.word)
         if name in _SHELLS:
@@ -269,7 +272,7 @@ class _Analysis:
             self._fetched[key] = bool(names & _FETCHERS) or self._fetches(command.upstream)
         return self._fetched[key]
 
-    def _redirect_target(self, target: Word | None) -> None:
+    def _writes(self, target: Word | None) -> None:
         if target is not None:
             self.found.update(programs.target_rules(target.text, writes=True))
             self.written.add(target.text.removeprefix("./"))
