@@ -116,8 +116,7 @@ class _Analysis:
     _fetched: dict[int, bool] = field(default_factory=dict)
 
     def script(self, text: str, depth: int) -> None:
-        if depth > MAX_DEPTH:
-            self.found.add(UNPARSABLE)
+        if self._too_deep(depth):
             return
         script = parse(text)
         if script.has_error:
@@ -137,8 +136,7 @@ class _Analysis:
 
     def words(self, words: Sequence[Word], command: Command, script: Script, depth: int) -> None:
         """Check what ``words`` run (a command's words, or the words ``find -exec`` runs)."""
-        if depth > MAX_DEPTH:
-            self.found.add(UNPARSABLE)
+        if self._too_deep(depth):
             return
         unwrapped = unwrap(words)
         if unwrapped.dynamic:
@@ -271,6 +269,11 @@ class _Analysis:
             names = {i.name for i in unwrap(command.words).invocations}
             self._fetched[key] = bool(names & _FETCHERS) or self._fetches(command.upstream)
         return self._fetched[key]
+
+    def _too_deep(self, depth: int) -> bool:
+        if depth > MAX_DEPTH:
+            self.found.add(UNPARSABLE)
+        return depth > MAX_DEPTH
 
     def _writes(self, target: Word | None) -> None:
         if target is not None:
