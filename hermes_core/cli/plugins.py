@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from ..config import remove_from_list
 from ..discovery import PluginCandidate, candidate_for_validation
 from ..index import PluginIndexError, load_index
 from ..installer import InstallerError, check_environment, freeze_lines, pip, plugin_distributions
@@ -226,7 +227,7 @@ def enable(plugin_id: str) -> None:
     def change(document: Any) -> None:
         section = document.setdefault("plugins", {})
         if plugin_id in (section.get("disabled") or []):
-            section["disabled"].remove(plugin_id)
+            remove_from_list(section, "disabled", plugin_id)
         if section.get("enabled") is not None and plugin_id not in section["enabled"]:
             section["enabled"].append(plugin_id)
 
