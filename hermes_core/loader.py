@@ -72,7 +72,7 @@ def load_plugin(runtime: Runtime, record: PluginRecord) -> None:
     manifest = record.manifest
     if manifest is not None and manifest.requires_hermes and \
             not SpecifierSet(manifest.requires_hermes).contains(__version__, prereleases=True):
-        record.fail(f"requires hermes-core {manifest.requires_hermes}, but this is {__version__}")
+        record.fail(f"requires hermes-tools {manifest.requires_hermes}, but this is {__version__}")
         return
     if record.source != "pip":
         mount_directory_plugin(record)

@@ -20,7 +20,7 @@ TOOLSET = re.compile(r"[a-z][a-z0-9_-]*")
 TOOL = re.compile(r"[a-z][a-z0-9_]*")
 EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 
-#: Ids of the first-party plugins (hermes-plugin-<id> on PyPI).
+#: Ids of the first-party plugins (hermes-tools-<id> on PyPI).
 FIRST_PARTY = frozenset({"file", "terminal", "web", "code", "agent"})
 #: Tools the agent loop answers itself; Hermes refuses to dispatch them to a plugin.
 AGENT_LOOP_TOOLS = frozenset({"todo", "memory", "session_search", "delegate_task", "clarify"})
@@ -80,7 +80,7 @@ def _plugin_name(name: str) -> list[str]:
         return [f"invalid plugin name {name!r}: use up to 50 lowercase letters, digits and single hyphens, "
                 "starting with a letter (e.g. 'weather' or 'github-issues')"]
     if name in FIRST_PARTY:
-        return [f"plugin name {name!r} is taken by the first-party plugin hermes-plugin-{name}; choose another"]
+        return [f"plugin name {name!r} is taken by the first-party plugin hermes-tools-{name}; choose another"]
     return []
 
 

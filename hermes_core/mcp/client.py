@@ -170,7 +170,7 @@ class McpManager:
             from .session import ServerConnection, nesting_depth
         except ImportError as exc:
             for server in enabled:
-                server.disabled = f"the 'mcp' package is not installed ({exc}); pip install 'hermes-core[mcp]'"
+                server.disabled = f"the 'mcp' package is not installed ({exc}); pip install 'hermes-tools[mcp]'"
             return self
         for server in enabled:
             if server.config.command and nesting_depth() >= MAX_DEPTH:
