@@ -191,6 +191,7 @@ def test_template_is_found_in_the_source_checkout() -> None:
     ("web", {}, "taken by the first-party plugin hermes-tools-web"),
     ("weather", {"project_slug": "my plugin"}, "invalid project slug 'my plugin'"),
     ("weather", {"project_slug": "../escape"}, "invalid project slug"),
+    ("weather", {"project_slug": "Hermes_Tools-weather"}, "in the family of the first-party distributions"),
     ("weather", {"package_name": "Weather"}, "invalid package name 'Weather'"),
     ("weather", {"package_name": "import"}, "invalid package name"),
     ("weather", {"package_name": "json"}, "would shadow the module"),

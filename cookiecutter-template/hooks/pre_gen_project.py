@@ -41,6 +41,9 @@ def problems(answers: Mapping[str, Any]) -> list[str]:
         if not DISTRIBUTION.fullmatch(slug):
             found.append(f"invalid project slug {slug!r}: the distribution (and folder) name takes letters, digits, "
                          "'-', '_' and '.', and starts and ends with a letter or digit")
+        elif re.sub(r"[-_.]+", "-", slug).lower().startswith("hermes-tools"):
+            found.append(f"project slug {slug!r} is in the family of the first-party distributions (hermes-tools, "
+                         "hermes-tools-<pack>); choose another, e.g. the default hermes-plugin-<id>")
     if "package_name" in answers:
         package = str(answers["package_name"])
         if not PACKAGE.fullmatch(package) or keyword.iskeyword(package):
