@@ -39,9 +39,12 @@ __all__ = [
     "InstallRefused",
     "InstallTarget",
     "InstallerError",
+    "changed",
     "check_environment",
+    "describe_versions",
     "frozen_plugins",
     "install_target",
+    "newly_installed",
     "pip",
     "plugin_distributions",
     "snapshot",
@@ -114,8 +117,6 @@ class InstallTarget:
 
     requirement: str
     distribution: str | None
-    #: The plugin id the index lists it under, if it came from the index.
-    plugin_id: str | None = None
 
 
 def install_target(spec: str, index: PluginIndex | None, *, as_pip: bool = False,
@@ -126,7 +127,7 @@ def install_target(spec: str, index: PluginIndex | None, *, as_pip: bool = False
     """
     entry = index.get(spec) if index is not None and not as_pip else None
     if entry is not None:
-        return InstallTarget(entry.requirement, entry.distribution, entry.id)
+        return InstallTarget(entry.requirement, entry.distribution)
     if as_pip or _is_path_or_url(spec):
         return InstallTarget(spec, _distribution_of(spec))
     try:
