@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from hermes_core.index import IndexEntry, PluginIndex
-from hermes_core.installer import InstallRefused, install_target
+from hermes_core.installer import InstallRefused, frozen_plugins, install_target
 
 
 def entry(plugin_id: str, distribution: str) -> IndexEntry:
@@ -196,3 +196,21 @@ def test_freeze_names_a_wheel_that_is_gone_in_a_warning(env, run, wheelhouse, tm
     assert frozen.stdout.splitlines() == [f"# hermes-fixture-declared==1.2.0: {gone}; "
                                           "pip cannot install it again from there"]
     assert f"warning: {gone}" in frozen.stderr
+
+
+@pytest.mark.parametrize(("direct_url", "line"), [
+    (None, "hermes-shape==1.0"),
+    ({"url": "https://example.org/hermes_shape-1.0-py3-none-any.whl", "archive_info": {}},
+     "hermes-shape @ https://example.org/hermes_shape-1.0-py3-none-any.whl"),
+    ({"url": "https://example.org/shape.git", "vcs_info": {"vcs": "git", "commit_id": "abc123"}},
+     "hermes-shape @ git+https://example.org/shape.git@abc123"),
+    ({"url": "file:///", "dir_info": {"editable": True}}, "-e file:///"),
+    ({"url": "file:///", "dir_info": {}}, "hermes-shape @ file:///"),
+])
+def test_freeze_writes_each_origin_as_pip_would(plugins, direct_url, line):
+    plugins.distribution("shape", "hermes_shape")
+    if direct_url is not None:
+        (plugins.site / "hermes_shape-1.0.dist-info" / "direct_url.json").write_text(json.dumps(direct_url))
+
+    [frozen] = [f for f in frozen_plugins() if f.distribution == "hermes-shape"]
+    assert (frozen.plugins, frozen.version, frozen.requirement, frozen.warning) == (["shape"], "1.0", line, None)

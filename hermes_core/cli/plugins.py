@@ -440,7 +440,8 @@ def _import_problems(record: PluginRecord, manifest: PluginManifest) -> list[str
 def doctor(strict: bool, as_json: bool) -> None:
     """Check every plugin: state, import time, missing env vars and binaries, refused tools, shadowing.
 
-    Unset variables of a plugin's requires_env are notes; --strict fails only on problems.
+    Also says when the `hermes` on PATH is another package's (Hermes Agent installs one; `hermes-tools`
+    is this CLI too). Unset variables of a plugin's requires_env are notes; --strict fails only on problems.
     """
     rt = runtime()
     report = []
