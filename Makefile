@@ -20,11 +20,12 @@ demo:
 	HERMES_HOME="$(CURDIR)/$(DEMO_VENV)/hermes-home" PATH="$(CURDIR)/$(DEMO_VENV)/bin:$$PATH" \
 		$(DEMO_VENV)/bin/python examples/demo.py
 
-test: install
+test: lint
 	$(BIN)/python -m pytest -n 2
 
 lint: install
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 # sdists and wheels of hermes-tools and the five packs, checked with twine --strict (what a release publishes)
 dist: install

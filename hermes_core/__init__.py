@@ -5,38 +5,48 @@ from __future__ import annotations
 from typing import Any
 
 from ._version import __version__
-from .approval import ApprovalRequest, ApprovalStore, request_approval, set_approval_callback
+from .approval import ApprovalRequest, Approvals, request_approval, set_approval_callback
 from .arguments import ArgumentError
-from .config import ConfigError, HermesConfig, hermes_home, load_config
+from .config import ConfigError, HermesConfig, load_config
 from .context import PluginContext
-from .dispatch import AGENT_LOOP_TOOLS
+from .discovery import PluginCandidate
+from .dispatch import AGENT_LOOP_TOOLS, tool_error
+from .errors import HermesError
+from .home import HermesHome, hermes_home
 from .hooks import hookimpl, hookspec
 from .manifest import ManifestError, PluginManifest
-from .registry import Availability, ToolEntry, ToolRegistry
-from .runtime import Runtime, current_runtime, default_runtime, reset_default_runtime
+from .records import PluginRecord
+from .registry import UNLIMITED, Availability, ToolEntry, ToolRegistry, tool_entry
+from .runtime import Runtime, default_runtime, reset_default_runtime
+from .toolcontext import ToolContext, tool_context
 from .toolsets import LEGACY_TOOLSETS, PRESETS, Toolset, ToolsetCycleError, UnknownToolsetError
 
 __all__ = [
     "AGENT_LOOP_TOOLS",
     "LEGACY_TOOLSETS",
     "PRESETS",
+    "UNLIMITED",
     "ApprovalRequest",
-    "ApprovalStore",
+    "Approvals",
     "ArgumentError",
     "Availability",
     "ConfigError",
     "HermesConfig",
+    "HermesError",
+    "HermesHome",
     "ManifestError",
+    "PluginCandidate",
     "PluginContext",
     "PluginManifest",
+    "PluginRecord",
     "Runtime",
+    "ToolContext",
     "ToolEntry",
     "ToolRegistry",
     "Toolset",
     "ToolsetCycleError",
     "UnknownToolsetError",
     "__version__",
-    "current_runtime",
     "default_runtime",
     "enforce_turn_budget",
     "get_tool_definitions",
@@ -50,6 +60,9 @@ __all__ = [
     "resolve_toolset",
     "run_tool_calls",
     "set_approval_callback",
+    "tool_context",
+    "tool_entry",
+    "tool_error",
 ]
 
 

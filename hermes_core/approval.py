@@ -9,14 +9,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .config import load_config
+from .config import HermesConfig
 from .deadline import DeadlineExceeded, call_with_deadline
 
 __all__ = [
     "ApprovalCallback",
     "ApprovalDecision",
     "ApprovalRequest",
-    "ApprovalStore",
+    "Approvals",
     "get_approval_callback",
     "request_approval",
     "set_approval_callback",
@@ -67,7 +67,10 @@ _callback: ApprovalCallback = terminal_approval
 
 
 def set_approval_callback(callback: ApprovalCallback | None) -> ApprovalCallback:
-    """Install ``callback`` (``None`` restores the terminal default); returns the previous one."""
+    """Install the process-wide ``callback`` (``None`` restores the terminal default); returns the previous one.
+
+    It answers for every runtime that has no callback of its own (:meth:`Runtime.set_approval_callback`).
+    """
     global _callback
     with _lock:
         previous, _callback = _callback, callback or terminal_approval
@@ -75,26 +78,20 @@ def set_approval_callback(callback: ApprovalCallback | None) -> ApprovalCallback
 
 
 def get_approval_callback() -> ApprovalCallback:
-    """The callback in force."""
+    """The process-wide callback in force."""
     return _callback
 
 
-def request_approval(request: ApprovalRequest, mode: str | None = None,
-                     timeout: float | None = None) -> ApprovalDecision:
-    """Ask the callback; an exception, no answer within ``timeout`` or an unknown answer is a refusal.
-
-    ``mode`` and ``timeout`` default to config ``approvals``: mode ``deny`` refuses and ``approve``
-    allows once without asking.
-    """
-    if mode is None or timeout is None:
-        settings = load_config().approvals
-        mode, timeout = mode or settings.mode, timeout or settings.timeout
+def request_approval(request: ApprovalRequest, callback: ApprovalCallback | None = None, *, mode: str = "ask",
+                     timeout: float | None = 60.0) -> ApprovalDecision:
+    """Ask ``callback`` (default: the process-wide one); an exception, no answer within ``timeout`` or an
+    unknown answer is a refusal. Mode ``deny`` refuses and ``approve`` allows once, without asking."""
     if mode == "deny":
         return "deny"
     if mode == "approve":
         return "once"
     try:
-        answer = call_with_deadline(_callback, timeout, request)
+        answer = call_with_deadline(callback or _callback, timeout, request)
     except DeadlineExceeded:
         log.warning("no answer to the approval request within %g s; refused", timeout)
         return "deny"
@@ -104,41 +101,55 @@ def request_approval(request: ApprovalRequest, mode: str | None = None,
     return answer if answer in request.choices else "deny"
 
 
-class ApprovalStore:
-    """Remembers approvals: for a session in memory, permanently in config ``command_allowlist``."""
+class Approvals:
+    """One runtime's approvals: its callback, what its sessions approved, and its config's ``command_allowlist``.
 
-    def __init__(self) -> None:
-        self._session: set[tuple[str | None, str]] = set()
+    A ``session`` answer is remembered for that session id only; a call without a session id never
+    inherits another call's approval. ``always`` adds the rule key to the allowlist (comments kept).
+    """
+
+    def __init__(self, config: Callable[[], HermesConfig], edit_config: Callable[[Callable[[Any], None]], Any]) -> None:
+        self._config = config
+        self._edit_config = edit_config
+        self._callback: ApprovalCallback | None = None
+        self._session: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
+
+    def set_callback(self, callback: ApprovalCallback | None) -> ApprovalCallback | None:
+        """This runtime's own callback (``None``: the process-wide one); returns the previous one."""
+        with self._lock:
+            previous, self._callback = self._callback, callback
+        return previous
 
     def is_approved(self, rule_key: str | None, session_id: str | None) -> bool:
         if not rule_key:
             return False
-        with self._lock:
-            if (session_id, rule_key) in self._session:
-                return True
-        return rule_key in load_config().command_allowlist
+        if session_id is not None:
+            with self._lock:
+                if (session_id, rule_key) in self._session:
+                    return True
+        return rule_key in self._config().command_allowlist
 
     def remember(self, rule_key: str | None, session_id: str | None, decision: ApprovalDecision) -> None:
         if not rule_key or decision in ("once", "deny"):
             return
-        with self._lock:
-            self._session.add((session_id, rule_key))
+        if session_id is not None:
+            with self._lock:
+                self._session.add((session_id, rule_key))
         if decision == "always":
-            from .config import edit_config
-
             def add(document: Any) -> None:
                 allowlist = document.setdefault("command_allowlist", [])
                 if rule_key not in allowlist:
                     allowlist.append(rule_key)
 
-            edit_config(add)
+            self._edit_config(add)
 
     def ask(self, request: ApprovalRequest) -> bool:
         """True when ``request`` is already approved or the callback approves it now."""
         if self.is_approved(request.rule_key, request.session_id):
             return True
-        decision = request_approval(request)
+        settings = self._config().approvals
+        decision = request_approval(request, self._callback, mode=settings.mode, timeout=settings.timeout)
         try:
             self.remember(request.rule_key, request.session_id, decision)
         except Exception:

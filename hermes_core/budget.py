@@ -1,4 +1,4 @@
-"""Result-size budgets: oversized results are saved under ``$HERMES_HOME/results/`` and previewed."""
+"""Result-size budgets: oversized results are saved in the home's ``results/`` folder and previewed."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 
 __all__ = ["PREVIEW_CHARS", "ResultBudget"]
@@ -20,7 +19,7 @@ PREVIEW_CHARS = 2_000
 class ResultBudget:
     """Keeps each result, and each turn's results, within a character budget."""
 
-    def __init__(self, results_dir: Callable[[], Path], per_tool: int = 100_000, per_turn: int = 200_000) -> None:
+    def __init__(self, results_dir: Path, per_tool: int = 100_000, per_turn: int = 200_000) -> None:
         self._results_dir = results_dir
         self.per_tool = per_tool
         self.per_turn = per_turn
@@ -62,7 +61,7 @@ class ResultBudget:
                 f"{preview}")
 
     def _save(self, tool_name: str, result: str) -> Path:
-        folder = self._results_dir()
+        folder = self._results_dir
         folder.mkdir(parents=True, exist_ok=True)
         safe = re.sub(r"[^A-Za-z0-9_.-]", "_", tool_name)[:64]
         path = folder / f"{time.strftime('%Y%m%d-%H%M%S')}-{safe}-{uuid.uuid4().hex[:8]}.txt"

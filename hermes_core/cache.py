@@ -1,8 +1,9 @@
-"""A discovery cache under ``$HERMES_HOME/cache/``: validated manifests as plain data.
+"""The discovery cache in a home's ``cache/`` folder: candidates with validated manifests, as plain data.
 
 The cache is valid while the interpreter, ``sys.path``, the folders on it, the ``entry_points.txt`` files
 and every manifest and plugin folder it saw keep their paths and modification times: installing,
-removing or editing a plugin changes one of those, so it is seen at once.
+removing or editing a plugin changes one of those, so it is seen at once. A cache file that cannot be
+read, or holds anything but what this module wrote, is ignored and rewritten.
 """
 
 from __future__ import annotations
@@ -13,48 +14,58 @@ import json
 import logging
 import os
 import sys
-from importlib.metadata import distributions
+from collections.abc import Callable, Sequence
+from importlib.metadata import EntryPoint, distributions
 from pathlib import Path
 from typing import Any
 
-from .config import hermes_home
-from .discovery import PluginRecord, discover_candidates, plugin_roots
+from .discovery import PluginCandidate, Source, discover
 from .manifest import PluginManifest
 
-__all__ = ["cache_enabled", "cached_candidates"]
+__all__ = ["DiscoveryCache"]
 
 log = logging.getLogger(__name__)
 
-FORMAT = 1
+FORMAT = 2
 
 
-def cache_enabled() -> bool:
-    return os.environ.get("HERMES_NO_CACHE", "").strip().lower() not in {"1", "true", "yes", "on"}
+class DiscoveryCache:
+    """Discovery results of one home, keyed by the interpreter, ``sys.path``, the plugin folders and the
+    entry-point source."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def candidates(self, folders: Sequence[tuple[Path, Source]], entry_points: Callable[[], Sequence[EntryPoint]],
+                   source_key: Any = "installed") -> list[PluginCandidate]:
+        """Like :func:`~hermes_core.discovery.discover`, from the cache when nothing it depends on changed.
+
+        ``source_key`` identifies the entry-point source (``"installed"``, or the injected entry points).
+        """
+        roots = [str(root) for root, _ in folders]
+        key = hashlib.sha256(json.dumps([FORMAT, sys.executable, sys.path, roots, source_key],
+                                        default=str).encode()).hexdigest()[:24]
+        path = self.folder / f"discovery-{key}.json"
+        cached = _load(path)
+        if cached is not None:
+            return cached
+        eps = entry_points()
+        candidates = discover(folders, eps)
+        watched = _watched(candidates, roots, eps if source_key != "installed" else None)
+        _write(path, {"format": FORMAT, "stamps": _stamps(watched), "watched": watched,
+                      "records": [_plain(candidate) for candidate in candidates]})
+        return candidates
 
 
-def cached_candidates(cwd: Path | None = None) -> list[PluginRecord]:
-    """Like :func:`discover_candidates`, from the cache when nothing it depends on changed."""
-    if not cache_enabled():
-        return discover_candidates(cwd)
-    roots = [str(root) for root, _ in plugin_roots(cwd)]
-    key = hashlib.sha256(json.dumps([FORMAT, sys.executable, sys.path, roots]).encode()).hexdigest()[:24]
-    path = hermes_home() / "cache" / f"discovery-{key}.json"
-    stored = _read(path)
-    if stored is not None and stored["stamps"] == _stamps(stored["watched"]):
-        return [_record(data) for data in stored["records"]]
-    records = discover_candidates(cwd)
-    watched = _watched(records, roots)
-    _write(path, {"stamps": _stamps(watched), "watched": watched,
-                  "records": [_plain(record) for record in records]})
-    return records
-
-
-def _watched(records: list[PluginRecord], roots: list[str]) -> list[str]:
+def _watched(candidates: list[PluginCandidate], roots: list[str], eps: Sequence[EntryPoint] | None) -> list[str]:
     files = [p for p in sys.path if p] + roots
-    files += [str(Path(dist._path) / "entry_points.txt")  # type: ignore[attr-defined]
-              for dist in distributions() if hasattr(dist, "_path") and dist.read_text("entry_points.txt")]
-    for record in records:
-        files += [p for p in (record.manifest_path, record.path if record.source != "pip" else None) if p]
+    dists = distributions() if eps is None else [ep.dist for ep in eps if ep.dist is not None]
+    files += [str(Path(dist._path) / "entry_points.txt")
+              for dist in dists if hasattr(dist, "_path") and dist.read_text("entry_points.txt")]
+    for candidate in candidates:
+        files += [p for p in (candidate.manifest_path, candidate.path) if p]
+        if candidate.path:
+            files.append(str(Path(candidate.path) / "__init__.py"))
     return sorted(set(files))
 
 
@@ -68,24 +79,38 @@ def _stamps(paths: list[str]) -> list[int | None]:
     return stamps
 
 
-def _plain(record: PluginRecord) -> dict[str, Any]:
-    data = dataclasses.asdict(record)
-    data["manifest"] = record.manifest.model_dump(mode="json", exclude_unset=True) if record.manifest else None
+def _plain(candidate: PluginCandidate) -> dict[str, Any]:
+    data = dataclasses.asdict(candidate)
+    data["warnings"] = list(candidate.warnings)
+    data["manifest"] = candidate.manifest.model_dump(mode="json", exclude_unset=True) if candidate.manifest else None
     return data
 
 
-def _record(data: dict[str, Any]) -> PluginRecord:
-    manifest = data.pop("manifest")
-    record = PluginRecord(**data)
-    record.manifest = PluginManifest.model_validate(manifest) if manifest is not None else None
-    return record
-
-
-def _read(path: Path) -> dict[str, Any] | None:
+def _load(path: Path) -> list[PluginCandidate] | None:
+    """The cached candidates, or None when the file is missing, stale, or not what this module writes."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        stored = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
         return None
+    try:
+        if stored["format"] != FORMAT or not isinstance(stored["watched"], list) \
+                or stored["stamps"] != _stamps([str(p) for p in stored["watched"]]):
+            return None
+        return [_candidate(dict(data)) for data in stored["records"]]
+    except Exception as exc:  # any shape but ours: ignore it, the caller rewrites it
+        log.debug("discovery cache %s ignored: %s: %s", path, type(exc).__name__, exc)
+        return None
+
+
+def _candidate(data: dict[str, Any]) -> PluginCandidate:
+    manifest = data.pop("manifest")
+    data["warnings"] = tuple(data["warnings"])
+    candidate = PluginCandidate(**data)
+    if not isinstance(candidate.id, str) or candidate.source not in ("pip", "user", "project"):
+        raise ValueError("not a plugin candidate")
+    if manifest is None:
+        return candidate
+    return dataclasses.replace(candidate, manifest=PluginManifest.model_validate(manifest))
 
 
 def _write(path: Path, data: dict[str, Any]) -> None:

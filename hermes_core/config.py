@@ -1,4 +1,4 @@
-"""``HERMES_HOME`` and ``config.yaml``: typed loading and comment-preserving edits."""
+"""``config.yaml``: its models, typed loading and comment-preserving edits (the home decides the path)."""
 
 from __future__ import annotations
 
@@ -10,42 +10,38 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .errors import HermesError
 from .yamlmodel import validate_yaml
 
 __all__ = [
     "ConfigError",
     "HermesConfig",
-    "config_path",
     "edit_config",
-    "hermes_home",
     "load_config",
-    "plugin_settings",
 ]
 
 
-class ConfigError(Exception):
+class ConfigError(HermesError):
     """config.yaml cannot be read, parsed, validated or written."""
-
-
-def hermes_home() -> Path:
-    """``$HERMES_HOME``, or ``~/.hermes`` when it is unset or empty."""
-    return Path(os.environ.get("HERMES_HOME") or Path.home() / ".hermes").expanduser()
-
-
-def config_path(home: Path | None = None) -> Path:
-    """The path of ``config.yaml`` under ``home`` (default: :func:`hermes_home`)."""
-    return (home or hermes_home()) / "config.yaml"
 
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class PluginEntryConfig(_Section):
+class PluginEntryConfig(BaseModel):
+    """``plugins.entries.<id>``: our keys, and any others a plugin written for Hermes Agent 0.19 reads there."""
+
+    model_config = ConfigDict(extra="allow")
+
     allow_tool_override: bool = Field(
         False, description="Let this plugin replace a tool that another toolset already owns."
     )
     settings: dict[str, Any] = Field(default_factory=dict, description="The plugin's own settings.")
+
+    def plugin_settings(self) -> dict[str, Any]:
+        """What the plugin reads as its settings: the keys beside ours, then ``settings`` over them."""
+        return {**(self.model_extra or {}), **self.settings}
 
 
 class PluginsConfig(_Section):
@@ -105,15 +101,24 @@ class HermesConfig(BaseModel):
     web: WebConfig = Field(default_factory=WebConfig)
     index: IndexConfig = Field(default_factory=IndexConfig)
 
+    def plugin_settings(self, plugin_id: str) -> dict[str, Any]:
+        """The settings of ``plugin_id``: ``plugins.entries.<id>.settings`` and the keys beside it."""
+        entry = self.plugins.entries.get(plugin_id)
+        return entry.plugin_settings() if entry else {}
+
+    def override_granted(self, plugin_id: str | None) -> bool:
+        """``plugins.entries.<id>.allow_tool_override`` is true."""
+        entry = self.plugins.entries.get(plugin_id or "")
+        return bool(entry and entry.allow_tool_override)
+
 
 _DEFAULTS = HermesConfig()
 _cache: dict[Path, tuple[tuple[int, int], HermesConfig]] = {}
 _cache_lock = threading.Lock()
 
 
-def load_config(path: Path | None = None) -> HermesConfig:
-    """Load and validate ``config.yaml`` (a missing file means defaults); cached by mtime."""
-    path = path or config_path()
+def load_config(path: Path) -> HermesConfig:
+    """Load and validate ``config.yaml`` at ``path`` (a missing file means defaults); cached by mtime."""
     try:
         stat = path.stat()
     except (FileNotFoundError, NotADirectoryError):
@@ -135,16 +140,10 @@ def _parse(path: Path, text: str) -> HermesConfig:
     return validate_yaml(text, path, HermesConfig, ConfigError, "the top level")
 
 
-def plugin_settings(plugin_id: str, config: HermesConfig | None = None) -> dict[str, Any]:
-    """``plugins.entries.<plugin_id>.settings`` (empty when absent)."""
-    entry = (config or load_config()).plugins.entries.get(plugin_id)
-    return dict(entry.settings) if entry else {}
-
-
 _edit_lock = threading.Lock()
 
 
-def edit_config(mutate: Callable[[Any], None], path: Path | None = None) -> HermesConfig:
+def edit_config(mutate: Callable[[Any], None], path: Path) -> HermesConfig:
     """Apply ``mutate`` to the round-trip document of config.yaml, validate it, and write it back.
 
     Comments, key order and quoting of the user's file are kept (ruamel.yaml round-trip mode).
@@ -154,7 +153,6 @@ def edit_config(mutate: Callable[[Any], None], path: Path | None = None) -> Herm
     from ruamel.yaml import YAML
     from ruamel.yaml.comments import CommentedMap
 
-    path = path or config_path()
     rt = YAML()
     rt.preserve_quotes = True
     with _edit_lock:

@@ -6,65 +6,23 @@ import functools
 import logging
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import yaml
 
+from .contributions import MIDDLEWARE_KINDS, CliCommand, Command, Contributions, Skill
 from .hooks import accepted_keywords
 from .manifest import PluginManifest
-from .registry import DEFAULT_RESULT_BUDGET, ToolEntry
+from .registry import ResultLimit, ToolEntry, tool_entry
 
-if TYPE_CHECKING:
-    from .runtime import Runtime
-
-__all__ = ["MIDDLEWARE_KINDS", "CliCommand", "Command", "PluginContext", "Skill"]
+__all__ = ["PluginContext", "normalize_command_name"]
 
 log = logging.getLogger(__name__)
 
-MIDDLEWARE_KINDS = frozenset({"tool_request", "tool_execution", "llm_request", "llm_execution"})
 SKILL_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
-
-
-@dataclass(frozen=True)
-class Command:
-    """An in-session slash command ``/name``."""
-
-    name: str
-    handler: Callable[[str], Any]
-    description: str
-    args_hint: str
-    plugin: str | None
-
-
-@dataclass(frozen=True)
-class CliCommand:
-    """A ``hermes <name>`` subcommand whose arguments an argparse ``setup_fn`` declares."""
-
-    name: str
-    help: str
-    setup_fn: Callable[[Any], None]
-    handler_fn: Callable[[Any], Any] | None
-    description: str
-    plugin: str | None
-
-
-@dataclass(frozen=True)
-class Skill:
-    """A read-only skill ``<plugin>:<name>``: a Markdown file, or a folder with ``SKILL.md``."""
-
-    name: str
-    path: Path
-    description: str
-    plugin: str | None
-
-    @property
-    def document(self) -> Path:
-        return self.path / "SKILL.md" if self.path.is_dir() else self.path
-
-    def read(self) -> str:
-        return self.document.read_text(encoding="utf-8")
+#: Keywords ``dispatch_tool`` passes on to the call.
+DISPATCH_KEYWORDS = frozenset({"task_id", "tool_call_id", "session_id", "user_task", "enabled_tools"})
 
 
 def normalize_command_name(name: str) -> str:
@@ -102,15 +60,26 @@ def _keywords_filtered(function: Callable[..., Any]) -> Callable[..., Any]:
 
 
 class PluginContext:
-    """Handed to ``register(ctx)``; everything registered through it is undone if ``register`` raises."""
+    """Handed to ``register(ctx)``; everything registered through it is undone if ``register`` raises.
 
-    def __init__(self, runtime: Runtime, plugin_id: str | None, manifest: PluginManifest | None = None) -> None:
-        self._runtime = runtime
+    ``contributions`` are the tables it writes into; ``settings()`` returns the plugin's settings;
+    ``dispatch(name, args, **context)`` calls a tool through the full call path.
+    """
+
+    def __init__(self, plugin_id: str | None, contributions: Contributions, settings: Callable[[], dict[str, Any]],
+                 dispatch: Callable[..., str], manifest: PluginManifest | None = None, *,
+                 override_granted: Callable[[], bool] = lambda: False,
+                 inject: Callable[[str, str], bool] | None = None) -> None:
         #: The plugin id (entry-point name or folder name); ``None`` for the host program itself.
         self.plugin_id = plugin_id
         #: The parsed ``plugin.yaml``; plugins without one (as Hermes Agent's pip plugins are) get one
         #: holding just their id, so ``ctx.manifest.name`` works for every plugin.
         self.manifest = manifest if manifest is not None else PluginManifest(name=plugin_id)
+        self._contributions = contributions
+        self._settings = settings
+        self._dispatch = dispatch
+        self._override_granted = override_granted
+        self._inject = inject
         self._undo: list[Callable[[], None]] = []
         #: Names of the tools registered through this context, in order.
         self.registered_tools: list[str] = []
@@ -130,7 +99,7 @@ class PluginContext:
     def register_tool(self, name: str, toolset: str, schema: dict[str, Any], handler: Callable[..., Any],
                       check_fn: Callable[[], Any] | None = None, requires_env: list[Any] | None = None,
                       is_async: bool = False, description: str = "", emoji: str = "",
-                      max_result_size_chars: int | None = None, override: bool = False,
+                      max_result_size_chars: ResultLimit = None, override: bool = False,
                       parallel_safe: bool = False, path_args: list[str] | tuple[str, ...] = ()) -> bool:
         """Add a tool; ``handler(args: dict, **kwargs) -> str``. Returns False if the conflict policy refused it."""
         if not callable(handler):
@@ -138,16 +107,16 @@ class PluginContext:
         schema = dict(schema or {})
         if schema.get("type") == "function" and isinstance(schema.get("function"), dict):
             schema = dict(schema["function"])  # the OpenAI wrapper some plugins pass by mistake
-        entry = ToolEntry(name=name, toolset=toolset, schema=schema, handler=_keywords_filtered(handler),
-                          check_fn=check_fn, requires_env=list(requires_env or []), is_async=is_async,
-                          description=description, emoji=emoji,
-                          max_result_size_chars=max_result_size_chars or DEFAULT_RESULT_BUDGET,
-                          plugin=self.plugin_id, parallel_safe=parallel_safe, path_args=tuple(path_args))
+        entry = tool_entry(name, toolset, _keywords_filtered(handler),
+                           description=schema.get("description") or description, parameters=schema.get("parameters"),
+                           check_fn=check_fn, requires_env=requires_env or (), is_async=is_async, emoji=emoji,
+                           max_result_size_chars=max_result_size_chars, plugin=self.plugin_id,
+                           parallel_safe=parallel_safe, path_args=path_args)
         return self.add_entry(entry, override=override)
 
     def add_entry(self, entry: ToolEntry, override: bool = False) -> bool:
         """Register a ready-made :class:`ToolEntry` on behalf of this plugin (undone by :meth:`rollback`)."""
-        registry = self._runtime.registry
+        registry = self._contributions.registry
         previous = registry.get(entry.name)
         if not registry.register(entry, override=override, override_granted=override and self._override_granted()):
             return False
@@ -156,21 +125,24 @@ class PluginContext:
             if registry.get(entry.name) is entry:
                 registry.deregister(entry.name)
                 if previous is not None:
-                    registry.register(previous)
+                    registry.register(previous, override=True, override_granted=True)
 
         self._undo.append(undo)
         self.registered_tools.append(entry.name)
         return True
 
-    def _override_granted(self) -> bool:
-        entry = self._runtime.config.plugins.entries.get(self.plugin_id or "")
-        return bool(entry and entry.allow_tool_override)
+    def unregister_tool(self, name: str) -> bool:
+        """Remove a tool this plugin registered; False when it has no tool of that name."""
+        registry = self._contributions.registry
+        entry = registry.get(name)
+        if entry is None or entry.plugin != self.plugin_id:
+            return False
+        registry.deregister(name)
+        return True
 
     def dispatch_tool(self, tool_name: str, args: dict[str, Any] | str, **kwargs: Any) -> str:
         """Call another tool through the full call path (hooks included)."""
-        allowed = {"task_id", "tool_call_id", "session_id", "user_task", "enabled_tools"}
-        return self._runtime.handle_function_call(tool_name, args, **{k: v for k, v in kwargs.items()
-                                                                      if k in allowed})
+        return self._dispatch(tool_name, args, **{k: v for k, v in kwargs.items() if k in DISPATCH_KEYWORDS})
 
     # -- hooks and middleware -----------------------------------------------------------------
 
@@ -178,7 +150,7 @@ class PluginContext:
         """Call ``callback`` with keyword arguments on ``hook_name`` (unknown names: warning, kept)."""
         if not callable(callback):
             raise TypeError(f"hook {hook_name!r}: callback must be callable, not {type(callback).__name__}")
-        hooks = self._runtime.hooks
+        hooks = self._contributions.hooks
         handle = hooks.add_callback(self.plugin_id or "__main__", hook_name, callback)
         self._undo.append(lambda: hooks.remove(handle))
 
@@ -188,14 +160,15 @@ class PluginContext:
             raise ValueError(f"unknown middleware kind {kind!r}; expected one of {sorted(MIDDLEWARE_KINDS)}")
         if not callable(callback):
             raise TypeError(f"{kind} middleware must be callable, not {type(callback).__name__}")
-        chain = self._runtime.middleware.setdefault(kind, [])
+        middleware = self._contributions.middleware
+        chain = middleware.setdefault(kind, [])
         item = (self.plugin_id or "__main__", _keywords_filtered(callback))
         chain.append(item)
 
         def undo() -> None:
             chain.remove(item)
             if not chain:
-                self._runtime.middleware.pop(kind, None)
+                middleware.pop(kind, None)
 
         self._undo.append(undo)
 
@@ -210,7 +183,7 @@ class PluginContext:
         if not command.name:
             log.warning("plugin %r registered a command with an empty name; ignored", self.plugin_id)
             return
-        self._add(self._runtime.commands, command.name, command)
+        self._add(self._contributions.commands, command.name, command)
 
     def register_cli_command(self, name: str, help: str, setup_fn: Callable[[Any], None],
                              handler_fn: Callable[[Any], Any] | None = None, description: str = "") -> None:
@@ -218,7 +191,7 @@ class PluginContext:
         if not callable(setup_fn):
             raise TypeError(f"CLI command {name!r}: setup_fn must be callable, not {type(setup_fn).__name__}")
         command = CliCommand(name, help, setup_fn, handler_fn, description, self.plugin_id)
-        self._add(self._runtime.cli_commands, name, command)
+        self._add(self._contributions.cli_commands, name, command)
 
     def register_skill(self, name: str, path: str | Path, description: str = "") -> None:
         """Add a read-only skill ``<plugin>:<name>`` from a file or a folder with ``SKILL.md``."""
@@ -233,7 +206,7 @@ class PluginContext:
             raise FileNotFoundError(f"skill {name!r}: the folder {path} has no SKILL.md")
         skill = Skill(f"{self.plugin_id}:{name}" if self.plugin_id else name, path,
                       description or _frontmatter_description(document), self.plugin_id)
-        self._add(self._runtime.skills, skill.name, skill)
+        self._add(self._contributions.skills, skill.name, skill)
 
     def _add(self, table: dict[str, Any], key: str, value: Any) -> None:
         previous = table.get(key)
@@ -251,16 +224,11 @@ class PluginContext:
 
     def inject_message(self, content: str, role: str = "user") -> bool:
         """Hand a message to the agent loop, if one attached a sink (``runtime.message_sink``)."""
-        sink = self._runtime.message_sink
-        if sink is None:
-            return False
-        sink(content, role)
-        return True
+        return self._inject(content, role) if self._inject is not None else False
 
     def get_config(self, key: str | None = None, default: Any = None) -> Any:
-        """This plugin's settings (``plugins.entries.<id>.settings``), or one dotted key of them."""
-        entry = self._runtime.config.plugins.entries.get(self.plugin_id or "")
-        value: Any = dict(entry.settings) if entry else {}
+        """This plugin's settings (``plugins.entries.<id>.settings`` and the keys beside it), or one dotted key."""
+        value: Any = self._settings()
         if key is None:
             return value
         for part in key.split("."):

@@ -1,75 +1,80 @@
-"""Find candidate plugins in the three sources, read their manifests and select them — importing nothing."""
+"""Find candidate plugins in the three sources and read their manifests — importing nothing.
+
+Discovery produces immutable :class:`PluginCandidate` records; selection (``selection.py``) and loading
+(``loader.py``) produce their own results. A bad plugin never makes discovery raise: its candidate
+carries the problem.
+"""
 
 from __future__ import annotations
 
+import ast
+import dataclasses
 import importlib.util
-import os
-from dataclasses import dataclass, field
-from importlib.metadata import EntryPoint, entry_points
+import json
+import tomllib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from importlib.metadata import Distribution, EntryPoint, entry_points
 from pathlib import Path
 from typing import Literal
 
 import yaml
 
-from .config import HermesConfig, hermes_home
 from .manifest import ManifestError, PluginManifest, load_manifest
 
 __all__ = [
     "ENTRY_POINT_GROUP",
     "LEGACY_ENTRY_POINT_GROUP",
-    "PluginRecord",
-    "discover_candidates",
-    "plugin_roots",
-    "project_plugins_enabled",
-    "select",
+    "PluginCandidate",
+    "Source",
+    "candidate_for_validation",
+    "candidate_from_entry_point",
+    "candidate_from_folder",
+    "candidate_from_module",
+    "discover",
+    "folder_candidates",
+    "installed_entry_points",
+    "slug",
 ]
 
 ENTRY_POINT_GROUP = "hermes_agent.plugins"
 LEGACY_ENTRY_POINT_GROUP = "hermes.plugins"
-TRUTHY = frozenset({"1", "true", "yes", "on"})
-SOURCE_RANK = {"project": 0, "user": 1, "pip": 2}
+GROUPS = (ENTRY_POINT_GROUP, LEGACY_ENTRY_POINT_GROUP)
 
 Source = Literal["pip", "user", "project"]
-State = Literal["loaded", "declared", "disabled", "not enabled", "shadowed", "error", "pending"]
 
 
-@dataclass
-class PluginRecord:
-    """Everything known about one plugin candidate; discovery never raises, it records."""
+@dataclass(frozen=True)
+class PluginCandidate:
+    """One plugin as found on disk: where it is, its manifest, and what is wrong with it (if anything)."""
 
+    #: The plugin id: the entry-point name, or the folder name.
     id: str
+    #: ``pip``, ``user`` or ``project``.
     source: Source
+    #: The module to import: the entry point's module, or ``hermes_plugins.<slug>`` for a folder.
     module: str
+    #: The callable an entry point named after ``:`` (deprecated), else None for ``register``.
     attr: str | None = None
+    #: The package folder (a plugin folder, or the installed package's folder).
     path: str | None = None
     manifest_path: str | None = None
     distribution: str | None = None
     dist_version: str | None = None
     manifest: PluginManifest | None = None
-    state: State = "pending"
-    reason: str = ""
-    warnings: list[str] = field(default_factory=list)
-    tools: list[str] = field(default_factory=list)
-    hooks: list[str] = field(default_factory=list)
-    import_ms: float | None = None
-    register_ms: float | None = None
-    imported: bool = False
+    #: Why this plugin cannot be loaded at all (an invalid manifest), else None.
+    error: str | None = None
+    warnings: tuple[str, ...] = ()
+    #: The package's ``__init__.py`` defines ``register`` (read with ``ast``, not imported).
+    defines_register: bool = False
 
     @property
     def version(self) -> str | None:
         return self.dist_version or (self.manifest.version if self.manifest else None)
 
-    @property
-    def active(self) -> bool:
-        return self.state in ("loaded", "declared")
-
-    def fail(self, reason: str) -> None:
-        self.state, self.reason = "error", reason
-
-
-def project_plugins_enabled() -> bool:
-    """``HERMES_ENABLE_PROJECT_PLUGINS`` is one of ``1 true yes on`` (any case, stripped)."""
-    return os.environ.get("HERMES_ENABLE_PROJECT_PLUGINS", "").strip().lower() in TRUTHY
+    def with_id(self, plugin_id: str) -> PluginCandidate:
+        """The same candidate under another id (the testing kit and ``validate`` choose ids)."""
+        return dataclasses.replace(self, id=plugin_id)
 
 
 def slug(plugin_id: str) -> str:
@@ -77,109 +82,182 @@ def slug(plugin_id: str) -> str:
     return plugin_id.replace("-", "_").replace(".", "_")
 
 
-def plugin_roots(cwd: Path | None = None) -> list[tuple[Path, Source]]:
-    """The plugin folders to scan: the user's always, the project's only when opted in."""
-    roots: list[tuple[Path, Source]] = [(hermes_home() / "plugins", "user")]
-    if project_plugins_enabled():
-        roots.append(((cwd or Path.cwd()) / ".hermes" / "plugins", "project"))
-    return roots
+def installed_entry_points() -> list[EntryPoint]:
+    """The entry points of both plugin groups in the installed distributions."""
+    return [ep for group in GROUPS for ep in entry_points(group=group)]
 
 
-def discover_candidates(cwd: Path | None = None) -> list[PluginRecord]:
-    """Every candidate from pip and the plugin folders, manifests read, not yet selected."""
-    records = pip_candidates()
-    for root, source in plugin_roots(cwd):
-        records += directory_candidates(root, source)
-    for record in records:
-        read_manifest(record)
-    return records
+def discover(folders: Iterable[tuple[Path, Source]], eps: Iterable[EntryPoint]) -> list[PluginCandidate]:
+    """Every candidate from the entry points and the plugin folders, manifests read, not yet selected."""
+    candidates: list[PluginCandidate] = []
+    seen: set[str] = set()
+    for ep in sorted(eps, key=lambda ep: GROUPS.index(ep.group) if ep.group in GROUPS else len(GROUPS)):
+        if ep.group == LEGACY_ENTRY_POINT_GROUP and ep.name in seen:
+            continue
+        seen.add(ep.name)
+        candidates.append(candidate_from_entry_point(ep))
+    for root, source in folders:
+        candidates += folder_candidates(root, source)
+    return candidates
 
 
-def pip_candidates() -> list[PluginRecord]:
-    """Plugins installed as distributions, from their entry points (nothing is imported)."""
-    records: list[PluginRecord] = []
-    found: set[str] = set()
-    for group in (ENTRY_POINT_GROUP, LEGACY_ENTRY_POINT_GROUP):
-        for ep in entry_points(group=group):
-            record = record_from_entry_point(ep, group)
-            if group == LEGACY_ENTRY_POINT_GROUP and record.id in found:
-                continue
-            found.add(record.id)
-            records.append(record)
-    return records
-
-
-def record_from_entry_point(ep: EntryPoint, group: str) -> PluginRecord:
+def candidate_from_entry_point(ep: EntryPoint) -> PluginCandidate:
+    """The candidate of one entry point; its package is located through its distribution's own files."""
     module, _, attr = ep.value.partition(":")
+    module, attr = module.strip(), attr.strip()
     dist = ep.dist
-    record = PluginRecord(id=ep.name, source="pip", module=module.strip(), attr=attr.strip() or None,
-                          distribution=dist.metadata["Name"] if dist else None,
-                          dist_version=dist.version if dist else None)
-    if group == LEGACY_ENTRY_POINT_GROUP:
-        record.warnings.append(f"deprecated: entry-point group {group!r}; use {ENTRY_POINT_GROUP!r}")
-    if record.attr:
-        record.warnings.append(f"deprecated: entry-point value {ep.value!r} names a callable; "
-                               f"Hermes Agent expects a module that has `register` ({module!r})")
-    package_dir = locate_package(record.module)
-    if package_dir is not None:
-        record.path = str(package_dir)
-        if (package_dir / "plugin.yaml").is_file():
-            record.manifest_path = str(package_dir / "plugin.yaml")
-    return record
+    warnings = []
+    if ep.group == LEGACY_ENTRY_POINT_GROUP:
+        warnings.append(f"deprecated: entry-point group {ep.group!r}; use {ENTRY_POINT_GROUP!r}")
+    if attr:
+        warnings.append(f"deprecated: entry-point value {ep.value!r} names a callable; "
+                        f"Hermes Agent expects a module that has `register` ({module!r})")
+    package = locate_package(module, dist)
+    manifest = package / "plugin.yaml" if package is not None and (package / "plugin.yaml").is_file() else None
+    candidate = PluginCandidate(id=ep.name, source="pip", module=module, attr=attr or None,
+                                path=str(package) if package else None,
+                                manifest_path=str(manifest) if manifest else None,
+                                distribution=dist.metadata["Name"] if dist else None,
+                                dist_version=dist.version if dist else None, warnings=tuple(warnings))
+    return _read_manifest(candidate)
 
 
-def locate_package(module: str) -> Path | None:
-    """The folder of package ``module`` found without importing it (``None`` for single-file modules)."""
-    top, *rest = module.split(".")
-    try:
-        spec = importlib.util.find_spec(top)
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    locations = list(spec.submodule_search_locations)
-    for part in rest:
-        locations = [str(Path(loc) / part) for loc in locations if (Path(loc) / part).is_dir()]
-        if not locations:
-            return None
-    return Path(locations[0])
-
-
-def directory_candidates(root: Path, source: Source) -> list[PluginRecord]:
+def folder_candidates(root: Path, source: Source) -> list[PluginCandidate]:
     """``<root>/<id>/`` folders holding ``plugin.yaml`` and/or ``__init__.py``."""
     try:
         children = sorted(root.iterdir())
     except OSError:
         return []
-    records = []
-    for child in children:
-        if not child.is_dir() or child.name.startswith((".", "_")):
-            continue
-        manifest = child / "plugin.yaml"
-        if not manifest.is_file() and not (child / "__init__.py").is_file():
-            continue
-        records.append(PluginRecord(id=child.name, source=source, module=f"hermes_plugins.{slug(child.name)}",
-                                    path=str(child), manifest_path=str(manifest) if manifest.is_file() else None))
-    return records
+    found = (candidate_from_folder(child, source) for child in children
+             if child.is_dir() and not child.name.startswith((".", "_")))
+    return [candidate for candidate in found if candidate is not None]
 
 
-def read_manifest(record: PluginRecord) -> None:
-    """Parse the record's manifest; problems are recorded, never raised."""
-    if record.manifest_path is None:
-        if record.source != "pip":
-            record.warnings.append("no plugin.yaml; the plugin is imported to learn what it provides")
-        return
+def candidate_from_folder(folder: Path, source: Source = "user",
+                          plugin_id: str | None = None) -> PluginCandidate | None:
+    """The candidate of a plugin folder, or None when it holds neither ``plugin.yaml`` nor ``__init__.py``."""
+    manifest = folder / "plugin.yaml"
+    has_manifest = manifest.is_file()
+    if not has_manifest and not (folder / "__init__.py").is_file():
+        return None
+    plugin_id = plugin_id or folder.name
+    candidate = PluginCandidate(id=plugin_id, source=source, module=f"hermes_plugins.{slug(plugin_id)}",
+                                path=str(folder), manifest_path=str(manifest) if has_manifest else None)
+    return _read_manifest(candidate)
+
+
+def candidate_from_module(module: str, plugin_id: str | None = None,
+                          eps: Iterable[EntryPoint] | None = None) -> PluginCandidate:
+    """The candidate Hermes makes for an importable package: from its entry point when one names it."""
+    if importlib.util.find_spec(module.split(".")[0]) is None:
+        raise ModuleNotFoundError(f"no module named {module!r}")
+    ep = next((ep for ep in (installed_entry_points() if eps is None else eps)
+               if ep.value.partition(":")[0].strip() == module), None)
+    if ep is not None:
+        candidate = candidate_from_entry_point(ep)
+    else:
+        package = locate_package(module, None)
+        manifest = package / "plugin.yaml" if package and (package / "plugin.yaml").is_file() else None
+        name = _manifest_name(manifest) or module.split(".")[0].replace("_", "-")
+        candidate = _read_manifest(PluginCandidate(id=name, source="pip", module=module,
+                                                   path=str(package) if package else None,
+                                                   manifest_path=str(manifest) if manifest else None))
+    return candidate.with_id(plugin_id) if plugin_id else candidate
+
+
+def candidate_for_validation(path: Path) -> PluginCandidate | None:
+    """The candidate of a path given to ``hermes plugins validate``: a plugin folder, its ``plugin.yaml``, or a
+    distribution project holding one (then the id is the project's entry-point name). None: no manifest there."""
+    manifest = path if path.is_file() else _find_manifest(path)
+    if manifest is None:
+        return None
+    folder = manifest.parent
+    project = _project_file(folder)
+    if project is None:
+        return candidate_from_folder(folder, "user")
+    plugin_id = _entry_point_id(project, folder.name) or _manifest_name(manifest) or folder.name
+    return _read_manifest(PluginCandidate(id=plugin_id, source="pip", module=folder.name, path=str(folder),
+                                          manifest_path=str(manifest)))
+
+
+# -- locating packages without importing them ----------------------------------------------------
+
+
+def locate_package(module: str, dist: Distribution | None) -> Path | None:
+    """The folder of package ``module``: from ``dist``'s own files when there is one (never whatever
+    ``sys.path`` resolves first — a folder of that name in the working directory must not win), else
+    from the import system's search (an entry point without a distribution)."""
+    parts = module.split(".")
+    if dist is not None:
+        for file in dist.files or ():
+            if file.name == "__init__.py" and tuple(file.parts[:-1]) == tuple(parts):
+                return Path(str(dist.locate_file(file))).parent
+        for base in _distribution_roots(dist):
+            folder = base.joinpath(*parts)
+            if (folder / "__init__.py").is_file():
+                return folder
+        return None
     try:
-        record.manifest = load_manifest(Path(record.manifest_path))
+        spec = importlib.util.find_spec(parts[0])
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    locations = [Path(location) for location in spec.submodule_search_locations]
+    for part in parts[1:]:
+        locations = [location / part for location in locations if (location / part).is_dir()]
+    return locations[0] if locations else None
+
+
+def _distribution_roots(dist: Distribution) -> list[Path]:
+    """Where ``dist`` keeps its packages: beside its metadata, and for an editable install the folders its
+    ``.pth`` files name and its project folder (``direct_url.json``)."""
+    roots = [Path(str(dist.locate_file("")))]
+    for file in dist.files or ():
+        if file.suffix == ".pth":
+            try:
+                lines = Path(str(dist.locate_file(file))).read_text(encoding="utf-8").splitlines()
+            except (OSError, UnicodeDecodeError):
+                continue
+            roots += [Path(line.strip()) for line in lines if line.strip() and not line.startswith(("#", "import"))]
+    try:
+        direct = json.loads(dist.read_text("direct_url.json") or "null")
+    except ValueError:
+        direct = None
+    if isinstance(direct, dict) and direct.get("dir_info", {}).get("editable") and \
+            str(direct.get("url", "")).startswith("file://"):
+        project = Path(str(direct["url"]).removeprefix("file://"))
+        roots += [project, project / "src"]
+    return roots
+
+
+# -- manifests -------------------------------------------------------------------------------------
+
+
+def _read_manifest(candidate: PluginCandidate) -> PluginCandidate:
+    """``candidate`` with its manifest parsed and its warnings added; problems recorded, never raised."""
+    defines_register = _defines_register(Path(candidate.path) / "__init__.py") if candidate.path else False
+    candidate = dataclasses.replace(candidate, defines_register=defines_register)
+    if candidate.manifest_path is None:
+        if candidate.source != "pip":
+            return _warn(candidate, "no plugin.yaml; the plugin is imported to learn what it provides")
+        return candidate
+    try:
+        manifest = load_manifest(Path(candidate.manifest_path))
     except ManifestError as exc:
-        if record.source == "pip" and not _declares_tools(Path(record.manifest_path)):
+        if candidate.source == "pip" and not _declares_tools(Path(candidate.manifest_path)):
             # Hermes Agent never reads a plugin.yaml shipped in a wheel, so published plugins ship them in
             # shapes of their own; such a plugin loads through register(ctx), as it does there.
-            record.warnings.append(f"plugin.yaml ignored, as Hermes Agent ignores it: {exc}")
-            return
-        record.fail(f"invalid manifest: {exc}")
-        return
-    apply_manifest_warnings(record)
+            return _warn(candidate, f"plugin.yaml ignored, as Hermes Agent ignores it: {exc}")
+        return dataclasses.replace(candidate, error=f"invalid manifest: {exc}")
+    warnings = [f"unknown manifest field {name!r} ignored" for name in manifest.unknown_fields]
+    if manifest.name and manifest.name != candidate.id and slug(manifest.name) != slug(candidate.id):
+        warnings.append(f"manifest name {manifest.name!r} differs from the plugin id {candidate.id!r}; the id is used")
+    return dataclasses.replace(candidate, manifest=manifest, warnings=(*candidate.warnings, *warnings))
+
+
+def _warn(candidate: PluginCandidate, warning: str) -> PluginCandidate:
+    return dataclasses.replace(candidate, warnings=(*candidate.warnings, warning))
 
 
 def _declares_tools(path: Path) -> bool:
@@ -191,48 +269,54 @@ def _declares_tools(path: Path) -> bool:
     return isinstance(data, dict) and "tools" in data
 
 
-def apply_manifest_warnings(record: PluginRecord) -> None:
-    manifest = record.manifest
-    assert manifest is not None
-    for name in manifest.unknown_fields:
-        record.warnings.append(f"unknown manifest field {name!r} ignored")
-    if manifest.name and manifest.name != record.id and slug(manifest.name) != slug(record.id):
-        record.warnings.append(f"manifest name {manifest.name!r} differs from the plugin id {record.id!r}; "
-                               "the id is used")
+def _defines_register(init: Path) -> bool:
+    """``init`` defines or imports a top-level ``register`` (parsed, never run)."""
+    try:
+        tree = ast.parse(init.read_bytes(), str(init))
+    except (OSError, SyntaxError, ValueError):
+        return False
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == "register":
+            return True
+        if isinstance(node, ast.ImportFrom) and any((alias.asname or alias.name) == "register" for alias in node.names):
+            return True
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "register" for t in node.targets):
+            return True
+    return False
 
 
-def select(records: list[PluginRecord], config: HermesConfig) -> list[PluginRecord]:
-    """Rank sources (project > user > pip) and apply the selection rules before anything is imported."""
-    records = sorted(records, key=lambda r: (r.id, SOURCE_RANK[r.source]))
-    winners: dict[str, PluginRecord] = {}
-    for record in records:
-        winner = winners.get(record.id)
-        if winner is not None:
-            record.state = "shadowed"
-            record.reason = f"shadowed by the {winner.source} plugin at {winner.path or winner.module}"
-            continue
-        winners[record.id] = record
-        excluded = _exclusion(record.id, config)
-        if excluded is not None:
-            record.state, record.reason = excluded
-    return records
+def _manifest_name(manifest: Path | None) -> str | None:
+    try:
+        return load_manifest(manifest).name if manifest else None
+    except ManifestError:
+        return None  # the candidate records the problem
 
 
-def _exclusion(plugin_id: str, config: HermesConfig) -> tuple[State, str] | None:
-    if os.environ.get("HERMES_SAFE_MODE", "").strip().lower() in TRUTHY:
-        return "disabled", "HERMES_SAFE_MODE is set: no plugins run"
-    if plugin_id in config.plugins.disabled:
-        return "disabled", "listed in plugins.disabled"
-    only = os.environ.get("HERMES_LOAD_PLUGINS")
-    if only is not None:
-        wanted = {name.strip() for name in only.split(",") if name.strip()}
-        if plugin_id not in wanted:
-            return "not enabled", "not listed in HERMES_LOAD_PLUGINS"
-    elif config.plugins.enabled is not None and plugin_id not in config.plugins.enabled:
-        return "not enabled", "not listed in the plugins.enabled allow-list"
+def _find_manifest(folder: Path) -> Path | None:
+    direct = folder / "plugin.yaml"
+    if direct.is_file():
+        return direct
+    nested = sorted(p for p in folder.glob("*/plugin.yaml") if p.is_file())
+    nested = nested or sorted(p for p in folder.glob("src/*/plugin.yaml") if p.is_file())
+    return nested[0] if nested else None
+
+
+def _project_file(package: Path) -> Path | None:
+    for parent in (package.parent, package.parent.parent):
+        if (parent / "pyproject.toml").is_file():
+            return parent / "pyproject.toml"
     return None
 
 
-def debug_enabled() -> bool:
-    return os.environ.get("HERMES_PLUGINS_DEBUG", "").strip().lower() in TRUTHY
-
+def _entry_point_id(pyproject: Path, package: str) -> str | None:
+    """The plugin id a project gives ``package`` in its plugin entry points."""
+    try:
+        project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    groups = project.get("entry-points", {})
+    for group in GROUPS:
+        for plugin_id, value in groups.get(group, {}).items():
+            if str(value).split(":")[0].strip() == package:
+                return str(plugin_id)
+    return None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextvars
 import difflib
 import json
 import logging
@@ -10,17 +9,16 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .approval import ApprovalRequest
+from .approval import ApprovalRequest, Approvals
 from .arguments import ArgumentError, ArgumentValidator, parse_arguments
 from .budget import ResultBudget
+from .contributions import Middleware
 from .deadline import DeadlineExceeded
 from .hooks import HookRunner
-from .registry import DEFAULT_RESULT_BUDGET, ToolEntry, ToolRegistry, call_handler
-
-if TYPE_CHECKING:
-    from .approval import ApprovalStore
+from .registry import UNLIMITED, ToolEntry, ToolRegistry, call_handler
+from .toolcontext import CURRENT, ToolContext
 
 __all__ = ["AGENT_LOOP_TOOLS", "INTERACTIVE_TOOLS", "MAX_PARALLEL", "Dispatcher", "tool_error"]
 
@@ -36,12 +34,8 @@ TOOL_HOOKS = frozenset({"pre_tool_call", "post_tool_call", "transform_tool_resul
 
 
 def tool_error(message: str, **extra: Any) -> str:
-    """The JSON error text every failure becomes."""
+    """The JSON error text every failure becomes: ``{"error": message, ...}`` (handlers return it too)."""
     return json.dumps({"error": message, **extra}, ensure_ascii=False)
-
-
-#: The runtime whose handler is running in this context (read by ``hermes_core.current_runtime``).
-CURRENT_RUNTIME: contextvars.ContextVar[Any] = contextvars.ContextVar("hermes_runtime", default=None)
 
 
 class _Blocked(Exception):
@@ -51,15 +45,17 @@ class _Blocked(Exception):
 class Dispatcher:
     """Runs one tool call through arguments, hooks, middleware, the handler and the result budget."""
 
-    def __init__(self, registry: ToolRegistry, hooks: HookRunner, budget: ResultBudget,
-                 approvals: ApprovalStore, middleware: dict[str, list[tuple[str, Callable[..., Any]]]],
-                 owner: Any = None) -> None:
-        self.owner = owner  # the Runtime, made current while its handlers run
+    def __init__(self, registry: ToolRegistry, hooks: HookRunner, middleware: Middleware, budget: ResultBudget,
+                 approvals: Approvals, contexts: Callable[[str | None], ToolContext]) -> None:
         self.registry = registry
         self.hooks = hooks
+        self.middleware = middleware
         self.budget = budget
         self.approvals = approvals
-        self.middleware = middleware
+        #: The handler context of a plugin (made current while its handler runs).
+        self.contexts = contexts
+        self._validators: dict[ToolEntry, ArgumentValidator] = {}
+        self._validators_generation = -1
 
     # -- one call ----------------------------------------------------------------------------
 
@@ -79,33 +75,41 @@ class Dispatcher:
             availability = self.registry.check(function_name)
             if not availability.available:
                 return tool_error(f"Tool '{function_name}' is unavailable: {availability.reason}")
-            validator = entry.validator
-            if validator is None:
-                validator = entry.validator = ArgumentValidator(entry.schema["parameters"])
             try:
-                args = validator(parse_arguments(function_args))
+                args = self._validator(entry)(parse_arguments(function_args))
             except ArgumentError as exc:
                 return tool_error(f"Invalid arguments for tool '{function_name}': {exc}", problems=exc.problems)
             if self.middleware or not self.hooks.active.isdisjoint(TOOL_HOOKS):
                 context = {"task_id": task_id, "session_id": session_id, "tool_call_id": tool_call_id}
                 return self._call_with_hooks(entry, args, context, user_task)
-            token = CURRENT_RUNTIME.set(self.owner)
+            token = CURRENT.set(self.contexts(entry.plugin))
             try:
                 result = call_handler(entry, args, task_id=task_id, session_id=session_id, user_task=user_task)
             finally:
-                CURRENT_RUNTIME.reset(token)
-            limit = entry.max_result_size_chars
-            if limit is DEFAULT_RESULT_BUDGET:
-                limit = self.budget.per_tool
-            return result if limit is None or len(result) <= limit else self.budget.fit(function_name, result, limit)
+                CURRENT.reset(token)
+            return self._fit(entry, result)
         except Exception as exc:
             log.debug("tool %s failed", function_name, exc_info=True)
             return tool_error(f"Tool '{function_name}' failed: {type(exc).__name__}: {exc}",
                               error_type=type(exc).__name__)
 
-    def _limit(self, entry: ToolEntry) -> int | None:
+    def _validator(self, entry: ToolEntry) -> ArgumentValidator:
+        """The compiled argument check of ``entry`` (compiled once per entry; forgotten when tools change)."""
+        if self._validators_generation != self.registry.generation:
+            self._validators = {}
+            self._validators_generation = self.registry.generation
+        validator = self._validators.get(entry)
+        if validator is None:
+            validator = self._validators[entry] = ArgumentValidator(entry.schema["parameters"])
+        return validator
+
+    def _fit(self, entry: ToolEntry, result: str) -> str:
+        """``result`` within the tool's size limit (its own, else the configured default)."""
         limit = entry.max_result_size_chars
-        return self.budget.per_tool if limit is DEFAULT_RESULT_BUDGET else limit
+        if limit is UNLIMITED:
+            return result
+        limit = self.budget.per_tool if limit is None else limit
+        return result if len(result) <= limit else self.budget.fit(entry.name, result, limit)
 
     def _unknown(self, name: str) -> str:
         close = difflib.get_close_matches(name, self.registry.names(), n=3, cutoff=0.6)
@@ -127,8 +131,8 @@ class Dispatcher:
             result = tool_error(str(blocked))
         else:
             try:
-                result = self._execution_chain(entry, args, original_args, context, trace, user_task)
-                result = self.budget.fit(name, result, self._limit(entry))
+                result = self._fit(entry, self._execution_chain(entry, args, original_args, context, trace,
+                                                                user_task))
             except Exception as exc:
                 status, error_type, error_message = "error", type(exc).__name__, str(exc)
                 result = tool_error(f"Tool '{name}' failed: {error_type}: {exc}", error_type=error_type)
@@ -187,14 +191,17 @@ class Dispatcher:
 
     def _execution_chain(self, entry: ToolEntry, args: dict[str, Any], original: dict[str, Any],
                          context: dict[str, Any], trace: list[str], user_task: str | None) -> str:
-        def call(call_args: dict[str, Any]) -> str:
-            token = CURRENT_RUNTIME.set(self.owner)
+        tool_context = self.contexts(entry.plugin)
+
+        def handler(call_args: dict[str, Any]) -> str:
+            token = CURRENT.set(tool_context)
             try:
                 return call_handler(entry, call_args, task_id=context["task_id"], session_id=context["session_id"],
                                     user_task=user_task)
             finally:
-                CURRENT_RUNTIME.reset(token)
+                CURRENT.reset(token)
 
+        call: Callable[[dict[str, Any]], str] = handler
         for plugin, wrapper in reversed(self.middleware.get("tool_execution", ())):
             call = _wrap(wrapper, plugin, call, entry.name, original, context, trace)
         return call(args)
@@ -244,7 +251,7 @@ def _overlaps(a: PurePosixPath, b: PurePosixPath) -> bool:
 
 
 def _parse_call(call: dict[str, Any]) -> tuple[str, Any, str | None]:
-    function = call.get("function") if isinstance(call.get("function"), dict) else call
+    function: dict[str, Any] = call["function"] if isinstance(call.get("function"), dict) else call
     return str(function.get("name", "")), function.get("arguments"), call.get("id")
 
 

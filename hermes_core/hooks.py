@@ -13,8 +13,17 @@ from typing import Any
 import pluggy
 
 from .deadline import DeadlineExceeded, call_with_deadline
+from .errors import HermesError
 
-__all__ = ["KNOWN_HOOKS", "HermesHookSpecs", "HookImpl", "HookRunner", "hookimpl", "hookspec"]
+__all__ = [
+    "KNOWN_HOOKS",
+    "HermesHookSpecs",
+    "HookImpl",
+    "HookImplementationError",
+    "HookRunner",
+    "hookimpl",
+    "hookspec",
+]
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +113,37 @@ def _forward(function: Callable[..., Any]) -> Callable[..., Any]:
 
 
 _SPECS = frozenset(name for name in dir(HermesHookSpecs) if not name.startswith("_"))
+_FIRSTRESULT = frozenset(name for name in _SPECS
+                         if getattr(getattr(HermesHookSpecs, name), "hermes_spec", {}).get("firstresult"))
+
+
+class HookImplementationError(HermesError):
+    """A hook implementation Hermes cannot run as written (pluggy's ``PluginValidationError``, in its words)."""
+
+    def __init__(self, plugin: str, hook: str, function: Callable[..., Any], problem: str) -> None:
+        try:
+            signature = f"{hook}{inspect.signature(function)}"
+        except (TypeError, ValueError):
+            signature = hook
+        super().__init__(f"Plugin {plugin!r} for hook {hook!r}\nhookimpl definition: {signature}\n{problem}")
+        self.plugin, self.hook = plugin, hook
+
+
+_WRAPPER_PROBLEM = ("{marker} implementations are not supported: Hermes calls each implementation on its own, "
+                    "with a deadline, so nothing can wrap the others. Return a value instead (pre_tool_call may "
+                    "block, approve or modify; transform_tool_result may replace the result).")
+
+
+def _refuse_wrappers(plugin: str, module: Any) -> None:
+    """Raise :class:`HookImplementationError` for a ``wrapper=True`` or ``hookwrapper=True`` implementation."""
+    for name in dir(module):
+        function = getattr(module, name, None)
+        options = getattr(function, "hermes_impl", None)
+        if callable(function) and isinstance(options, dict):
+            for marker in ("wrapper", "hookwrapper"):
+                if options.get(marker):
+                    raise HookImplementationError(plugin, options.get("specname") or name, function,
+                                                  _WRAPPER_PROBLEM.format(marker=f"{marker}=True"))
 
 
 class HookRunner:
@@ -120,6 +160,10 @@ class HookRunner:
 
     def add_callback(self, plugin: str, hook: str, function: Callable[..., Any]) -> str:
         """Register ``function`` for ``hook`` on behalf of ``plugin``; returns a handle for removal."""
+        options = getattr(function, "hermes_impl", None)
+        for marker in ("wrapper", "hookwrapper"):
+            if isinstance(options, dict) and options.get(marker):
+                raise HookImplementationError(plugin, hook, function, _WRAPPER_PROBLEM.format(marker=f"{marker}=True"))
         if hook not in KNOWN_HOOKS and hook not in _SPECS:
             log.warning("plugin %r registered unknown hook %r; kept, but Hermes never calls it itself",
                         plugin, hook)
@@ -131,12 +175,19 @@ class HookRunner:
         return handle
 
     def add_module(self, plugin: str, module: Any) -> str | None:
-        """Register the pluggy-marked ``@hookimpl`` functions of a plugin module, if it has any."""
+        """Register the pluggy-marked ``@hookimpl`` functions of a plugin module, if it has any.
+
+        Raises :class:`HookImplementationError` for an implementation Hermes cannot run (a wrapper, or
+        arguments the hookspec does not have)."""
         if not any(hasattr(getattr(module, name, None), "hermes_impl") for name in dir(module)
                    if name != "register"):
             return None
+        _refuse_wrappers(plugin, module)
         handle = f"{plugin}::module"
-        self.pm.register(module, name=handle)
+        try:
+            self.pm.register(module, name=handle)
+        except pluggy.PluginValidationError as exc:
+            raise HermesError(str(exc).replace(repr(module), repr(plugin))) from None
         self._changed()
         return handle
 
@@ -181,15 +232,23 @@ class HookRunner:
         return bool(self.implementations(hook))
 
     def call(self, hook: str, **kwargs: Any) -> list[tuple[HookImpl, Any]]:
-        """Call every implementation; exceptions and timeouts are logged with the plugin's name and skipped."""
+        """Call the implementations in order; exceptions and timeouts are logged with the plugin's name and
+        skipped. For a ``firstresult`` hookspec the calls stop at the first result that is not ``None``."""
         results = []
+        first_only = hook in _FIRSTRESULT
+        timeout = self.timeout()
         for impl in self.implementations(hook):
             try:
-                results.append((impl, impl.call(kwargs, self.timeout())))
+                value = impl.call(kwargs, timeout)
             except DeadlineExceeded as exc:
                 log.warning("%s hook of plugin %r %s; skipped", hook, impl.plugin, exc)
+                continue
             except Exception:
                 log.exception("%s hook of plugin %r raised; skipped", hook, impl.plugin)
+                continue
+            results.append((impl, value))
+            if first_only and value is not None:
+                break
         return results
 
     def plugins_with(self, hook: str) -> list[str]:

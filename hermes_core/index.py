@@ -12,7 +12,7 @@ import os
 import re
 import urllib.error
 import urllib.request
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -23,7 +23,8 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
-from .config import config_path, load_config
+from .errors import HermesError
+from .home import HermesHome
 from .manifest import EnvRequirement, _env_requirement, _specifier
 
 __all__ = [
@@ -52,7 +53,7 @@ PLUGIN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 TAG = re.compile(r"^[a-z0-9][a-z0-9+.-]{0,47}$")
 
 
-class PluginIndexError(Exception):
+class PluginIndexError(HermesError):
     """The index cannot be read, parsed or validated; the message names where it came from."""
 
 
@@ -242,7 +243,7 @@ class PluginIndex:
     def __len__(self) -> int:
         return len(self.entries)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[IndexEntry]:
         return iter(self.entries.values())
 
     def get(self, plugin_id: str) -> IndexEntry | None:
@@ -269,25 +270,27 @@ def bundled_index_path() -> Path:
     return Path(str(resources.files("hermes_core") / "data" / "index.json"))
 
 
-def index_source() -> tuple[str, str]:
-    """Where the index comes from, and which setting said so: the env var, then ``index.url``, then the bundled copy."""
+def index_source(home: HermesHome | None = None) -> tuple[str, str]:
+    """Where the index comes from, and which setting said so: ``$HERMES_INDEX_URL``, then ``index.url`` of the
+    home's config.yaml (relative to it), then the bundled copy."""
     from_env = os.environ.get(INDEX_URL_ENV, "").strip()
     if from_env:
         return from_env, INDEX_URL_ENV
-    url = load_config().index.url
-    if url and url.strip():
+    url = home.config().index.url if home is not None else None
+    if home is not None and url and url.strip():
         url = url.strip()
         if not _is_url(url) and not Path(url).expanduser().is_absolute():
-            url = str(config_path().parent / url)
-        return url, f"index.url in {config_path()}"
+            url = str(home.root / url)
+        return url, f"index.url in {home.config_file}"
     return str(bundled_index_path()), "the index bundled with hermes-tools"
 
 
-def load_index(source: str | Path | None = None) -> PluginIndex:
-    """Read the index from ``source`` (default: :func:`index_source`); raises :class:`PluginIndexError`."""
+def load_index(source: str | Path | None = None, home: HermesHome | None = None) -> PluginIndex:
+    """Read the index from ``source`` (default: :func:`index_source` of ``home``); raises
+    :class:`PluginIndexError`."""
     origin = "the command line"
     if source is None:
-        source, origin = index_source()
+        source, origin = index_source(home)
     source = str(source)
     where = source if origin == "the command line" else f"{source} (from {origin})"
     text = _read(source, where)

@@ -159,7 +159,7 @@ def manifest_facts(data: dict[str, Any]) -> ManifestFacts:
             setattr(facts, key, data[key].strip())
     if facts.homepage and not facts.homepage.startswith(("http://", "https://")):
         facts.homepage = None
-    provides = data.get("provides") if isinstance(data.get("provides"), dict) else {}
+    provides: dict[str, Any] = data["provides"] if isinstance(data.get("provides"), dict) else {}
 
     tools: dict[str, str] = {}
     toolsets: set[str] = set()

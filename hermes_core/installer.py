@@ -29,6 +29,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 
 from .discovery import ENTRY_POINT_GROUP, LEGACY_ENTRY_POINT_GROUP
+from .errors import HermesError
 
 if TYPE_CHECKING:
     from .index import PluginIndex
@@ -57,7 +58,7 @@ _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _ARCHIVES: Final = (".whl", ".tar.gz", ".zip", ".tar.bz2", ".tgz")
 
 
-class InstallerError(Exception):
+class InstallerError(HermesError):
     """pip cannot or should not run here."""
 
 

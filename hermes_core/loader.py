@@ -1,32 +1,40 @@
-"""Load selected plugins: declared tools behind lazy handlers, otherwise import and ``register(ctx)``."""
+"""Load a selected plugin: declared tools behind lazy handlers, otherwise import it and call ``register(ctx)``.
+
+The loader sees a candidate, the contributions it writes into (through the plugin's context) and
+nothing else of the runtime; what happened is returned as a :class:`LoadResult`, never raised.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.abc
+import importlib.machinery
 import importlib.util
 import sys
 import time
 import types
+import weakref
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Literal
 
 from packaging.specifiers import SpecifierSet
 
 from ._version import __version__
 from .context import PluginContext
-from .discovery import PluginRecord, debug_enabled
+from .contributions import Contributions
+from .discovery import PluginCandidate
+from .errors import HermesError
 from .hooks import KNOWN_HOOKS
 from .manifest import PluginManifest, ToolDeclaration
-from .references import LazyReference
-from .registry import Requirements, ToolEntry
+from .references import LazyReference, ReferenceImportError
+from .registry import UNLIMITED, Requirements, ToolEntry, tool_entry
 from .toolsets import Toolset
 
-if TYPE_CHECKING:
-    from .runtime import Runtime
-
-__all__ = ["HERMES_AGENT_INTERNALS", "NAMESPACE", "load_plugin", "mount_directory_plugin"]
+__all__ = ["HERMES_AGENT_INTERNALS", "NAMESPACE", "LoadResult", "declared_entry", "load_plugin",
+           "mount_directory_plugin", "reference_problems"]
 
 NAMESPACE = "hermes_plugins"
 #: Top-level modules of Hermes Agent itself; plugins that import them rely on internals, not the contract.
@@ -34,143 +42,196 @@ HERMES_AGENT_INTERNALS = frozenset({"tools", "hermes_cli", "agent", "gateway", "
                                     "toolsets", "hermes_state", "cron", "hermes_constants", "acp_adapter"})
 
 
+@dataclass(frozen=True)
+class LoadResult:
+    """What loading one plugin did."""
+
+    #: ``loaded`` (register ran), ``declared`` (manifest only, not imported) or ``error``.
+    state: Literal["loaded", "declared", "error"]
+    reason: str = ""
+    #: The package its code imports as (directory plugins: ``hermes_plugins.<slug>``).
+    module: str = ""
+    tools: tuple[str, ...] = ()
+    hooks: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    imported: bool = False
+    import_ms: float | None = None
+    register_ms: float | None = None
+
+
 class _DirectoryPluginFinder(importlib.abc.MetaPathFinder):
     """Maps ``hermes_plugins.<slug>`` to a plugin folder, so its relative imports work."""
 
     def __init__(self) -> None:
-        self.folders: dict[str, Path] = {}
+        #: module name -> (folder, the owner that mounted it: a runtime's contributions)
+        self.mounts: dict[str, tuple[Path, weakref.ref[object]]] = {}
 
     def find_spec(self, fullname: str, path: Sequence[str] | None = None,
                   target: types.ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
-        folder = self.folders.get(fullname)
-        if folder is None:
+        mount = self.mounts.get(fullname)
+        if mount is None:
             return None
-        return importlib.util.spec_from_file_location(fullname, folder / "__init__.py",
-                                                      submodule_search_locations=[str(folder)])
+        return importlib.util.spec_from_file_location(fullname, mount[0] / "__init__.py",
+                                                      submodule_search_locations=[str(mount[0])])
 
 
 _finder = _DirectoryPluginFinder()
 
 
-def mount_directory_plugin(record: PluginRecord) -> None:
-    """Make ``record.module`` importable from its folder, dropping a stale module of the same name."""
+def mount_directory_plugin(candidate: PluginCandidate, owner: object) -> str:
+    """Make a directory plugin importable from its folder; returns the package name it imports as.
+
+    That is ``hermes_plugins.<slug>``, unless another live runtime mounted a different folder under that
+    name: then the folder gets a name of its own, so neither runtime runs the other's code.
+    """
     if NAMESPACE not in sys.modules:
         namespace = types.ModuleType(NAMESPACE, "Runtime namespace of directory plugins (owned by the loader).")
         namespace.__path__ = []
         sys.modules[NAMESPACE] = namespace
     if _finder not in sys.meta_path:
         sys.meta_path.insert(0, _finder)
-    folder = Path(record.path or "")
-    if _finder.folders.get(record.module) != folder:
-        for name in [n for n in sys.modules if n == record.module or n.startswith(record.module + ".")]:
-            del sys.modules[name]
-    _finder.folders[record.module] = folder
-
-
-def load_plugin(runtime: Runtime, record: PluginRecord) -> None:
-    """Bring one selected plugin into ``runtime``; failures are recorded on ``record``, never raised."""
-    manifest = record.manifest
-    if manifest is not None and manifest.requires_hermes and \
-            not SpecifierSet(manifest.requires_hermes).contains(__version__, prereleases=True):
-        record.fail(f"requires hermes-tools {manifest.requires_hermes}, but this is {__version__}")
-        return
-    if record.source != "pip":
-        mount_directory_plugin(record)
-    context = PluginContext(runtime, record.id, manifest)
-    try:
-        if manifest is not None and manifest.tools is not None:
-            _register_declared(runtime, context, record, manifest)
-        if manifest is None or not manifest.declarative:
-            _import_and_register(runtime, context, record)
-        else:
-            record.state = "declared"
-    except _LoadError as exc:
-        context.rollback()
-        record.fail(str(exc))
-    finally:
-        if debug_enabled():
-            print(f"[hermes plugins] {record.id} ({record.source}): {record.state} {record.reason}".rstrip(),
-                  file=sys.stderr)
-    if record.active:
-        registry = runtime.registry
-        record.tools = [name for name in dict.fromkeys(context.registered_tools)
-                        if (entry := registry.get(name)) is not None and entry.plugin == record.id]
-        record.hooks = runtime.hooks.hooks_of(record.id)
-        record.warnings += [f"hook {hook!r} is not a Hermes hook; kept, but nothing calls it unless the agent "
-                            "loop does" for hook in record.hooks if hook not in KNOWN_HOOKS]
+    folder = Path(candidate.path or "")
+    name = candidate.module
+    mounted = _finder.mounts.get(name)
+    if mounted is not None and mounted[0] != folder:
+        other = mounted[1]()
+        if other is not None and other is not owner:
+            name = f"{name}_{hashlib.sha256(str(folder).encode()).hexdigest()[:10]}"
+            mounted = _finder.mounts.get(name)
+    if mounted is None or mounted[0] != folder:
+        for stale in [n for n in sys.modules if n == name or n.startswith(name + ".")]:
+            del sys.modules[stale]
+    _finder.mounts[name] = (folder, weakref.ref(owner))
+    return name
 
 
 class _LoadError(Exception):
     pass
 
 
-def _register_declared(runtime: Runtime, context: PluginContext, record: PluginRecord,
-                       manifest: PluginManifest) -> None:
+def load_plugin(candidate: PluginCandidate, contributions: Contributions, context: PluginContext) -> LoadResult:
+    """Bring one selected plugin into ``contributions`` through ``context``; failures are returned, not raised."""
+    if candidate.error:
+        return LoadResult("error", candidate.error, candidate.module)
+    manifest = candidate.manifest
+    if manifest is not None and manifest.requires_hermes and \
+            not SpecifierSet(manifest.requires_hermes).contains(__version__, prereleases=True):
+        return LoadResult("error", f"requires hermes-tools {manifest.requires_hermes}, but this is {__version__}",
+                          candidate.module)
+    module = candidate.module if candidate.source == "pip" else mount_directory_plugin(candidate, contributions)
+    timings: dict[str, float] = {}
+    try:
+        if manifest is not None and manifest.tools is not None:
+            _register_declared(contributions, context, candidate, manifest, module)
+        if manifest is None or not manifest.declarative:
+            _import_and_register(contributions, context, candidate, module, timings)
+            state: Literal["loaded", "declared"] = "loaded"
+        else:
+            state = "declared"
+    except _LoadError as exc:
+        context.rollback()
+        return LoadResult("error", str(exc), module, imported="import_ms" in timings,
+                          import_ms=timings.get("import_ms"), register_ms=timings.get("register_ms"))
+    registry = contributions.registry
+    tools = tuple(name for name in dict.fromkeys(context.registered_tools)
+                  if (entry := registry.get(name)) is not None and entry.plugin == candidate.id)
+    hooks = tuple(contributions.hooks.hooks_of(candidate.id))
+    warnings = tuple(f"hook {hook!r} is not a Hermes hook; kept, but nothing calls it unless the agent loop does"
+                     for hook in hooks if hook not in KNOWN_HOOKS)
+    return LoadResult(state, "", module, tools, hooks, warnings, imported="import_ms" in timings,
+                      import_ms=timings.get("import_ms"), register_ms=timings.get("register_ms"))
+
+
+def _register_declared(contributions: Contributions, context: PluginContext, candidate: PluginCandidate,
+                       manifest: PluginManifest, module: str) -> None:
     for tool in manifest.tools or ():
-        context.add_entry(declared_entry(tool, record))
+        context.add_entry(declared_entry(tool, candidate, module))
+    source = f"plugin:{candidate.id}"
     for toolset in manifest.toolsets:
-        runtime.toolsets.define(Toolset(toolset.name, toolset.description, tuple(toolset.tools),
-                                        tuple(toolset.includes), source=f"plugin:{record.id}"))
-    context.on_rollback(lambda: runtime.toolsets.remove_source(f"plugin:{record.id}"))
+        contributions.toolsets.define(Toolset(toolset.name, toolset.description, tuple(toolset.tools),
+                                              tuple(toolset.includes), source=source))
+    context.on_rollback(lambda: contributions.toolsets.remove_source(source))
 
 
-def declared_entry(tool: ToolDeclaration, record: PluginRecord) -> ToolEntry:
-    """A registry entry for a manifest-declared tool; its handler is imported on the first call."""
-    package = record.module
+def declared_entry(tool: ToolDeclaration, candidate: PluginCandidate, package: str) -> ToolEntry:
+    """A registry entry for a manifest-declared tool; its handler is imported (from ``package``) on first call."""
     check = tool.check
-    return ToolEntry(
-        name=tool.name, toolset=tool.toolset,
-        schema={"name": tool.name, "description": tool.description, "parameters": tool.parameters},
-        handler=LazyReference(tool.handler, package, record.id),
-        check_fn=LazyReference(tool.check_fn, package, record.id) if tool.check_fn else None,
-        requirements=Requirements(tuple(check.env), tuple(check.bins), tuple(check.modules)) if check
-        else Requirements(),
-        requires_env=[env.name for env in (record.manifest.requires_env if record.manifest else [])],
-        is_async=tool.is_async, description=tool.description, emoji=tool.emoji,
-        max_result_size_chars=tool.max_result_size_chars, plugin=record.id, parallel_safe=tool.parallel_safe,
-        path_args=tuple(tool.path_args),
+    limit = tool.result_limit
+    return tool_entry(
+        tool.name, tool.toolset, LazyReference(tool.handler, package, candidate.id), description=tool.description,
+        parameters=tool.parameters,
+        check_fn=LazyReference(tool.check_fn, package, candidate.id) if tool.check_fn else None,
+        requirements=Requirements(tuple(check.env), tuple(check.bins), tuple(check.modules)) if check else None,
+        requires_env=[env.name for env in (candidate.manifest.requires_env if candidate.manifest else [])],
+        is_async=tool.is_async, emoji=tool.emoji, max_result_size_chars=UNLIMITED if limit == "unlimited" else limit,
+        plugin=candidate.id, parallel_safe=tool.parallel_safe, path_args=tool.path_args,
     )
 
 
-def _import_and_register(runtime: Runtime, context: PluginContext, record: PluginRecord) -> None:
+def _import_and_register(contributions: Contributions, context: PluginContext, candidate: PluginCandidate,
+                         module_name: str, timings: dict[str, float]) -> None:
     started = time.perf_counter()
     try:
-        module = importlib.import_module(record.module)
+        module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
-        raise _LoadError(_missing_module_message(record, exc)) from None
+        raise _LoadError(_missing_module_message(module_name, exc)) from None
     except BaseException as exc:  # a plugin's import may raise anything, SystemExit included
         if isinstance(exc, KeyboardInterrupt):
             raise
         where = f" ({exc.filename}:{exc.lineno})" if isinstance(exc, SyntaxError) else ""
-        raise _LoadError(f"import of {record.module!r} failed: {type(exc).__name__}: {exc}{where}") from None
+        raise _LoadError(f"import of {module_name!r} failed: {type(exc).__name__}: {exc}{where}") from None
     finally:
-        record.import_ms = (time.perf_counter() - started) * 1000
-    record.imported = True
-    register = getattr(module, record.attr or "register", None)
+        timings["import_ms"] = (time.perf_counter() - started) * 1000
+    register = getattr(module, candidate.attr or "register", None)
     if not callable(register):
-        raise _LoadError(f"module {record.module!r} has no callable `{record.attr or 'register'}`; a plugin "
+        raise _LoadError(f"module {module_name!r} has no callable `{candidate.attr or 'register'}`; a plugin "
                          "module defines register(ctx)")
-    handle = runtime.hooks.add_module(record.id, module)
+    hooks = contributions.hooks
+    try:
+        handle = hooks.add_module(candidate.id, module)
+    except HermesError as exc:
+        raise _LoadError(str(exc)) from None
     if handle is not None:
-        context.on_rollback(lambda: runtime.hooks.remove(handle))
+        context.on_rollback(lambda: hooks.remove(handle))
     started = time.perf_counter()
     try:
         register(context)
     except ModuleNotFoundError as exc:
-        raise _LoadError(_missing_module_message(record, exc)) from None
+        raise _LoadError(_missing_module_message(module_name, exc)) from None
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
             raise
         raise _LoadError(f"register() raised {type(exc).__name__}: {exc}") from None
     finally:
-        record.register_ms = (time.perf_counter() - started) * 1000
-    record.state = "loaded"
+        timings["register_ms"] = (time.perf_counter() - started) * 1000
 
 
-def _missing_module_message(record: PluginRecord, exc: ModuleNotFoundError) -> str:
+def reference_problems(candidate: PluginCandidate) -> list[str]:
+    """Import every ``handler`` and ``check_fn`` the manifest declares (this runs plugin code) and say which
+    do not resolve to a callable. A package of a project that is not installed imports from its project."""
+    if candidate.source == "pip":
+        package = candidate.module
+        root = str(Path(candidate.path or ".").parent)
+        if root not in sys.path:
+            sys.path.insert(0, root)
+    else:
+        package = mount_directory_plugin(candidate, candidate)
+    problems = []
+    for tool in (candidate.manifest.tools if candidate.manifest else None) or []:
+        for reference in filter(None, (tool.handler, tool.check_fn)):
+            try:
+                target = LazyReference(reference, package, candidate.id).resolve()
+            except ReferenceImportError as exc:
+                problems.append(f"tool {tool.name}: {exc}")
+                continue
+            if not callable(target):
+                problems.append(f"tool {tool.name}: {reference!r} is not callable")
+    return problems
+
+
+def _missing_module_message(module: str, exc: ModuleNotFoundError) -> str:
     missing = exc.name or ""
     if missing.split(".")[0] in HERMES_AGENT_INTERNALS:
         return (f"imports {missing!r}, a Hermes Agent internal module that is not part of the plugin contract; "
                 "the plugin must use only what register(ctx) is given")
-    return f"import of {record.module!r} failed: module {missing!r} is not installed"
-
+    return f"import of {module!r} failed: module {missing!r} is not installed"

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
+from .errors import HermesError
 from .yamlmodel import validate_yaml
 
 __all__ = [
@@ -27,7 +28,7 @@ TOOL_NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
 REFERENCE = re.compile(r"^\.*[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
 
-class ManifestError(ValueError):
+class ManifestError(HermesError, ValueError):
     """A ``plugin.yaml`` that cannot be read, parsed or validated."""
 
 
@@ -102,10 +103,19 @@ class ToolDeclaration(_Model):
                                                          "available; an exception's message is the reason.")
     is_async: bool = Field(False, description="The handler is `async def`.")
     emoji: str = Field("", description="Shown next to the tool in listings.")
-    max_result_size_chars: int | None = Field(
-        100_000, ge=1, description="Results longer than this are saved to a file and previewed; null = unlimited.")
+    max_result_size_chars: Annotated[int, Field(ge=1)] | Literal["unlimited"] | None = Field(
+        None, description="Results longer than this are saved to a file and previewed; `unlimited` for none at all "
+                          "(`null` means the same, as it did before); absent = `tool_output.max_result_size_chars` "
+                          "of config.yaml (100000 by default).")
     parallel_safe: bool = Field(False, description="Read-only: may run beside other calls.")
     path_args: list[str] = Field(default_factory=list, description="Arguments that name files, for overlap checks.")
+
+    @property
+    def result_limit(self) -> int | Literal["unlimited"] | None:
+        """``max_result_size_chars``, an explicit ``null`` read as ``unlimited`` (absent: None, the default)."""
+        if self.max_result_size_chars is None and "max_result_size_chars" in self.model_fields_set:
+            return "unlimited"
+        return self.max_result_size_chars
 
 
 class ToolsetDeclaration(_Model):

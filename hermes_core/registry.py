@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import importlib.util
 import json
 import logging
@@ -11,24 +12,36 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final, Literal
 
 from .references import LazyReference
 
 __all__ = [
-    "DEFAULT_RESULT_BUDGET",
+    "UNLIMITED",
     "Availability",
     "Refusal",
     "Requirements",
+    "ResultLimit",
     "ToolEntry",
     "ToolRegistry",
     "call_handler",
+    "tool_entry",
 ]
 
 log = logging.getLogger(__name__)
 
-#: Marker for "use the configured default" in ``ToolEntry.max_result_size_chars``.
-DEFAULT_RESULT_BUDGET: Any = "default"
+
+class Unlimited(enum.Enum):
+    """The type of :data:`UNLIMITED`."""
+
+    UNLIMITED = "unlimited"
+
+
+#: A result size limit of "no limit at all" (``read_file`` pages its own output).
+UNLIMITED: Final = Unlimited.UNLIMITED
+#: Characters a tool's result may have: a number, :data:`UNLIMITED`, or ``None`` for the runtime's
+#: configured default (``tool_output.max_result_size_chars``).
+ResultLimit = int | Literal[Unlimited.UNLIMITED] | None
 
 
 @dataclass(frozen=True)
@@ -61,12 +74,16 @@ class Availability:
     reason: str = ""
 
 
-@dataclass
+@dataclass(eq=False)
 class ToolEntry:
-    """One tool: its schema for the model, its handler (or a lazy reference) and its provenance."""
+    """One tool: its schema for the model, its handler (or a lazy reference) and its provenance.
+
+    Build entries with :func:`tool_entry`, which every source (manifests, ``register_tool``, MCP) uses.
+    """
 
     name: str
     toolset: str
+    #: ``{"name", "description", "parameters"}``, as the model sees it.
     schema: dict[str, Any]
     handler: Callable[..., Any]
     check_fn: Callable[[], Any] | None = None
@@ -75,19 +92,11 @@ class ToolEntry:
     is_async: bool = False
     description: str = ""
     emoji: str = ""
-    max_result_size_chars: int | None = DEFAULT_RESULT_BUDGET
+    max_result_size_chars: ResultLimit = None
+    #: Provenance: the plugin id, ``mcp:<server>``, or None for the host program.
     plugin: str | None = None
     parallel_safe: bool = False
     path_args: tuple[str, ...] = ()
-
-    def __post_init__(self) -> None:
-        self.schema = {
-            "name": self.name,
-            "description": self.schema.get("description") or self.description,
-            "parameters": self.schema.get("parameters") or {"type": "object", "properties": {}},
-        }
-        self.description = self.description or self.schema["description"]
-        self.validator: Any = None  # compiled lazily by the dispatcher
 
     @property
     def is_lazy(self) -> bool:
@@ -97,6 +106,21 @@ class ToolEntry:
     def definition(self) -> dict[str, Any]:
         """The OpenAI function-calling definition of this tool."""
         return {"type": "function", "function": dict(self.schema)}
+
+
+def tool_entry(name: str, toolset: str, handler: Callable[..., Any], *, description: str = "",
+               parameters: dict[str, Any] | None = None, check_fn: Callable[[], Any] | None = None,
+               requirements: Requirements | None = None, requires_env: Iterable[Any] = (), is_async: bool = False,
+               emoji: str = "", max_result_size_chars: ResultLimit = None, plugin: str | None = None,
+               parallel_safe: bool = False, path_args: Iterable[str] = ()) -> ToolEntry:
+    """The one way to make a :class:`ToolEntry`: the schema is built here, with the same defaults for every source."""
+    return ToolEntry(name=name, toolset=toolset,
+                     schema={"name": name, "description": description,
+                             "parameters": parameters or {"type": "object", "properties": {}}},
+                     handler=handler, check_fn=check_fn, requirements=requirements or Requirements(),
+                     requires_env=list(requires_env), is_async=is_async, description=description, emoji=emoji,
+                     max_result_size_chars=max_result_size_chars, plugin=plugin, parallel_safe=parallel_safe,
+                     path_args=tuple(path_args))
 
 
 @dataclass(frozen=True)
@@ -125,29 +149,26 @@ class ToolRegistry:
     # -- changes ---------------------------------------------------------------------------
 
     def register(self, entry: ToolEntry, *, override: bool = False, override_granted: bool = False) -> bool:
-        """Add ``entry``; same toolset replaces, another toolset is refused unless overridden with a grant."""
+        """Add ``entry``. A plugin may replace its own tools; another owner's tool, whatever its toolset, only
+        with ``override=True`` and the grant (``plugins.entries.<id>.allow_tool_override``); else refused."""
         with self._lock:
             existing = self._tools.get(entry.name)
-            if existing is not None and existing.toolset != entry.toolset:
+            if existing is not None and existing.plugin != entry.plugin:
                 if not (override and override_granted):
-                    reason = (
-                        f"tool {entry.name!r} already belongs to toolset {existing.toolset!r}"
-                        + (f" (plugin {existing.plugin!r})" if existing.plugin else "")
-                        + (
-                            "; override=True needs plugins.entries."
-                            f"{entry.plugin}.allow_tool_override: true in config.yaml"
-                            if override
-                            else "; pass override=True and grant allow_tool_override to replace it"
-                        )
-                    )
+                    owner = f"toolset {existing.toolset!r}" + (f", plugin {existing.plugin!r}"
+                                                               if existing.plugin else "")
+                    how = (f"override=True needs plugins.entries.{entry.plugin}.allow_tool_override: true in "
+                           "config.yaml" if override else "pass override=True and grant allow_tool_override to "
+                                                          "replace it")
+                    reason = f"tool {entry.name!r} already belongs to {owner}; {how}"
                     self.refusals.append(
                         Refusal(entry.name, entry.plugin, entry.toolset, existing.toolset, existing.plugin, reason)
                     )
                     log.warning("refused tool %r from plugin %r: %s", entry.name, entry.plugin, reason)
                     return False
-                log.info("tool %r of toolset %r overridden by plugin %r", entry.name, existing.toolset, entry.plugin)
+                log.info("tool %r of %r overridden by plugin %r", entry.name, existing.plugin, entry.plugin)
             elif existing is not None:
-                log.info("tool %r replaced in toolset %r", entry.name, entry.toolset)
+                log.info("tool %r replaced by its own plugin %r", entry.name, entry.plugin)
             self._tools[entry.name] = entry
             self._checks.pop(entry.name, None)
             self.generation += 1

@@ -1,27 +1,38 @@
-"""``Runtime``: one config, plugin manager, registry and MCP manager; and the default instance."""
+"""``Runtime``: the composition root — one home, its plugins, registry, hooks, approvals and MCP manager."""
 
 from __future__ import annotations
 
 import logging
+import os
+import sys
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from importlib.metadata import EntryPoint
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .approval import ApprovalStore
+from .approval import ApprovalCallback, Approvals
 from .budget import ResultBudget
-from .cache import cached_candidates
-from .config import HermesConfig, config_path, hermes_home, load_config
-from .context import CliCommand, Command, PluginContext, Skill
-from .discovery import PluginRecord, directory_candidates, read_manifest, select
-from .dispatch import CURRENT_RUNTIME, Dispatcher
+from .cache import DiscoveryCache
+from .config import HermesConfig
+from .context import PluginContext, normalize_command_name
+from .contributions import Contributions
+from .discovery import PluginCandidate, Source, candidate_from_folder, discover, installed_entry_points
+from .dispatch import Dispatcher
+from .home import HermesHome
 from .hooks import HookRunner
-from .loader import load_plugin
+from .loader import LoadResult, load_plugin
+from .records import PluginRecord
 from .registry import ToolRegistry
 from .schema_patches import patch_definitions
+from .selection import PluginSelection, SelectionPolicy, select, truthy
+from .toolcontext import ToolContext
 from .toolsets import LEGACY_TOOLSETS, Toolsets
 
-__all__ = ["Runtime", "current_runtime", "default_runtime", "reset_default_runtime"]
+if TYPE_CHECKING:
+    from .mcp.client import McpManager
+
+__all__ = ["Runtime", "default_runtime", "reset_default_runtime"]
 
 log = logging.getLogger(__name__)
 
@@ -29,33 +40,61 @@ _LEGACY_TOOL_NAMES = frozenset(tool for tools in LEGACY_TOOLSETS.values() for to
 
 
 class Runtime:
-    """Holds everything one agent's tool layer needs; tests create their own, nothing leaks between them."""
+    """Everything one agent's tool layer needs, read from and written to one home.
 
-    def __init__(self, home: Path | None = None, cwd: Path | None = None) -> None:
-        self.home = Path(home) if home else hermes_home()
+    Several runtimes live side by side in one process: each has its own home (config, user plugins,
+    cache, results, logs), registry, hooks, approvals and MCP sessions, and nothing below it reads
+    ``HERMES_HOME`` or another global.
+
+    - ``home``: the home folder (default ``$HERMES_HOME``, else ``~/.hermes``).
+    - ``cwd``: the project whose ``.hermes/plugins/`` is a source when project plugins are enabled
+      (default: the working directory when plugins are loaded).
+    - ``workspace``: where file tools work and commands start (default ``$HERMES_WORKSPACE``, else the
+      working directory at creation).
+    - ``entry_points``: the pip plugins to discover, instead of the installed distributions' entry
+      points (``()`` for none) — for tests and embedders that decide what is discovered.
+    - ``environ``: where ``HERMES_LOAD_PLUGINS``, ``HERMES_SAFE_MODE``, ``HERMES_ENABLE_PROJECT_PLUGINS``,
+      ``HERMES_NO_CACHE`` and ``HERMES_PLUGINS_DEBUG`` are read (default ``os.environ``).
+    """
+
+    def __init__(self, home: Path | str | HermesHome | None = None, cwd: Path | None = None, *,
+                 workspace: Path | str | None = None, entry_points: Iterable[EntryPoint] | None = None,
+                 environ: Mapping[str, str] | None = None) -> None:
+        self.environ: Mapping[str, str] = os.environ if environ is None else environ
+        self.home = home if isinstance(home, HermesHome) else HermesHome(Path(home)) if home else HermesHome.from_env()
         self.cwd = cwd
+        self.workspace = Path(workspace or self.environ.get("HERMES_WORKSPACE") or os.getcwd()).expanduser().absolute()
+        self._entry_points = None if entry_points is None else list(entry_points)
         self.registry = ToolRegistry()
         self.toolsets = Toolsets(self.registry)
         self.hooks = HookRunner(lambda: self.config.plugins.hook_timeout)
-        self.approvals = ApprovalStore()
-        self.middleware: dict[str, list[tuple[str, Callable[..., Any]]]] = {}
-        self.commands: dict[str, Command] = {}
-        self.cli_commands: dict[str, CliCommand] = {}
-        self.skills: dict[str, Skill] = {}
+        self.contributions = Contributions(self.registry, self.toolsets, self.hooks)
+        self.middleware = self.contributions.middleware
+        self.commands = self.contributions.commands
+        self.cli_commands = self.contributions.cli_commands
+        self.skills = self.contributions.skills
+        self.approvals = Approvals(self.home.config, self.home.edit_config)
         self.plugins: list[PluginRecord] = []
+        #: Where ``ctx.inject_message(content, role)`` goes; the agent loop sets it.
         self.message_sink: Callable[[str, str], None] | None = None
-        self.mcp: Any = None
+        self.mcp: McpManager | None = None
         self._loaded = False
         self._load_lock = threading.Lock()
+        self._tool_contexts: dict[str | None, ToolContext] = {}
         tool_output = self.config.tool_output
-        self.budget = ResultBudget(lambda: self.home / "results", tool_output.max_result_size_chars,
+        self.budget = ResultBudget(self.home.results_dir, tool_output.max_result_size_chars,
                                    tool_output.turn_budget_chars)
-        self.dispatcher = Dispatcher(self.registry, self.hooks, self.budget, self.approvals, self.middleware, self)
+        self.dispatcher = Dispatcher(self.registry, self.hooks, self.middleware, self.budget, self.approvals,
+                                     self.tool_context)
 
     @property
     def config(self) -> HermesConfig:
         """``config.yaml`` of this runtime's home (re-read when the file changes)."""
-        return load_config(config_path(self.home))
+        return self.home.config()
+
+    def set_approval_callback(self, callback: ApprovalCallback | None) -> ApprovalCallback | None:
+        """Answer this runtime's approval requests with ``callback`` (``None``: the process-wide one)."""
+        return self.approvals.set_callback(callback)
 
     # -- plugins -------------------------------------------------------------------------------
 
@@ -64,36 +103,86 @@ class Runtime:
         with self._load_lock:
             if not self._loaded:
                 self._loaded = True
-                self.plugins = select(cached_candidates(self.cwd), self.config)
-                for record in self.plugins:
-                    if record.state == "pending":
-                        load_plugin(self, record)
-                if self.config.mcp_servers:
+                config = self.config
+                for selection in select(self.discover(), SelectionPolicy.of(config, self.environ)):
+                    self._add_record(selection)
+                if config.mcp_servers:
                     self.start_mcp()
         return self.plugins
 
-    def load_plugin_from_path(self, path: Path, plugin_id: str | None = None) -> PluginRecord:
+    def plugin_folders(self) -> list[tuple[Path, Source]]:
+        """The plugin folders to scan: the home's always, the project's only when opted in."""
+        folders: list[tuple[Path, Source]] = [(self.home.plugins_dir, "user")]
+        if truthy(self.environ.get("HERMES_ENABLE_PROJECT_PLUGINS")):
+            folders.append(((self.cwd or Path.cwd()) / ".hermes" / "plugins", "project"))
+        return folders
+
+    def discover(self) -> list[PluginCandidate]:
+        """Every plugin candidate of this runtime's sources (from the home's discovery cache when valid)."""
+        folders = self.plugin_folders()
+        injected = self._entry_points
+
+        def entry_points() -> list[EntryPoint]:
+            return installed_entry_points() if injected is None else injected
+
+        if truthy(self.environ.get("HERMES_NO_CACHE")):
+            return discover(folders, entry_points())
+        source_key: Any = "installed" if injected is None else \
+            [(ep.group, ep.name, ep.value, str(getattr(ep.dist, "_path", ""))) for ep in injected]
+        return DiscoveryCache(self.home.cache_dir).candidates(folders, entry_points, source_key)
+
+    def load_candidate(self, candidate: PluginCandidate) -> PluginRecord:
+        """Load one candidate as if it had been selected (the testing kit and embedders use it)."""
+        return self._add_record(PluginSelection(candidate, "selected"))
+
+    def load_plugin_from_path(self, path: Path | str, plugin_id: str | None = None) -> PluginRecord:
         """Load one plugin folder (``plugin.yaml`` and/or ``__init__.py``) as a user plugin."""
-        path = Path(path).resolve()
-        [record] = [r for r in directory_candidates(path.parent, "user") if r.path == str(path)] or [None]
-        if record is None:
+        candidate = candidate_from_folder(Path(path).resolve(), "user", plugin_id)
+        if candidate is None:
             raise FileNotFoundError(f"{path} holds neither plugin.yaml nor __init__.py")
-        if plugin_id:
-            record.id = plugin_id
-        read_manifest(record)
-        if record.state == "pending":
-            load_plugin(self, record)
+        return self.load_candidate(candidate)
+
+    def _add_record(self, selection: PluginSelection) -> PluginRecord:
+        load = self._load(selection.candidate) if selection.verdict == "selected" else None
+        record = PluginRecord(selection.candidate, selection, load)
         self.plugins.append(record)
+        if truthy(self.environ.get("HERMES_PLUGINS_DEBUG")):
+            print(f"[hermes plugins] {record.id} ({record.source}): {record.state} {record.reason}".rstrip(),
+                  file=sys.stderr)
         return record
+
+    def _load(self, candidate: PluginCandidate) -> LoadResult:
+        return load_plugin(candidate, self.contributions, self.context(candidate.id, candidate))
 
     def plugin(self, plugin_id: str) -> PluginRecord | None:
         """The active record of ``plugin_id`` (or its first record when none is active)."""
         matches = [r for r in self.plugins if r.id == plugin_id]
-        return next((r for r in matches if r.state not in ("shadowed",)), matches[0] if matches else None)
+        return next((r for r in matches if r.state != "shadowed"), matches[0] if matches else None)
 
-    def context(self, plugin_id: str | None = None) -> PluginContext:
-        """A ``PluginContext`` for registering tools and hooks from the host program itself."""
-        return PluginContext(self, plugin_id)
+    def context(self, plugin_id: str | None = None, candidate: PluginCandidate | None = None) -> PluginContext:
+        """A ``PluginContext`` for registering tools and hooks (the host program's own when ``plugin_id`` is None)."""
+        return PluginContext(
+            plugin_id, self.contributions,
+            settings=lambda: self.config.plugin_settings(plugin_id) if plugin_id else {},
+            dispatch=self.handle_function_call, manifest=candidate.manifest if candidate else None,
+            override_granted=lambda: plugin_id is None or self.config.override_granted(plugin_id),
+            inject=self._inject)
+
+    def _inject(self, content: str, role: str) -> bool:
+        sink = self.message_sink
+        if sink is None:
+            return False
+        sink(content, role)
+        return True
+
+    def tool_context(self, plugin_id: str | None) -> ToolContext:
+        """What the tool handlers of ``plugin_id`` see of this runtime while they run."""
+        context = self._tool_contexts.get(plugin_id)
+        if context is None:
+            context = self._tool_contexts.setdefault(plugin_id, ToolContext(
+                plugin_id, self.home, self.workspace, self.approvals, _config=self.home.config,
+                _dispatch=self.handle_function_call, _available_tools=self.registry.get_available_tool_names))
+        return context
 
     def register_tool(self, name: str, toolset: str, schema: dict[str, Any], handler: Callable[..., Any],
                       **options: Any) -> bool:
@@ -102,12 +191,12 @@ class Runtime:
 
     # -- MCP -------------------------------------------------------------------------------------
 
-    def start_mcp(self) -> Any:
+    def start_mcp(self) -> McpManager:
         """Connect the configured MCP servers (imports ``mcp`` only now)."""
         if self.mcp is None:
             from .mcp.client import McpManager
 
-            self.mcp = McpManager(self)
+            self.mcp = McpManager(self.registry, self.toolsets, self.config.mcp_servers, self.home.logs_dir)
             self.mcp.start()
         return self.mcp
 
@@ -146,9 +235,10 @@ class Runtime:
             known = ", ".join(self.toolsets.names())
             log.warning("unknown toolset%s %s (known: %s)", "s" if len(unknown) > 1 else "",
                         ", ".join(repr(u) for u in unknown), known)
-        available = self.registry.get_available_tool_names(names)
-        definitions = [self.registry.get(name).definition() for name in available]  # type: ignore[union-attr]
-        return patch_definitions(definitions, available, _LEGACY_TOOL_NAMES.union(self.registry.names()))
+        entries = [entry for name in self.registry.get_available_tool_names(names)
+                   if (entry := self.registry.get(name)) is not None]
+        return patch_definitions([entry.definition() for entry in entries], [entry.name for entry in entries],
+                                 _LEGACY_TOOL_NAMES.union(self.registry.names()))
 
     def handle_function_call(self, function_name: str, function_args: Any, task_id: str | None = None,
                              tool_call_id: str | None = None, session_id: str | None = None,
@@ -170,7 +260,6 @@ class Runtime:
     def run_command(self, name: str, raw_args: str = "") -> str | None:
         """Run a plugin's slash command ``/name``."""
         from .asyncbridge import run_sync
-        from .context import normalize_command_name
 
         command = self.commands.get(normalize_command_name(name))
         if command is None:
@@ -184,7 +273,7 @@ _default_lock = threading.Lock()
 
 
 def default_runtime() -> Runtime:
-    """The process-wide runtime, created and loaded on first use."""
+    """The process-wide runtime (home ``$HERMES_HOME``), created and loaded on first use."""
     global _default
     if _default is None:
         with _default_lock:
@@ -202,9 +291,3 @@ def reset_default_runtime() -> None:
         if _default is not None:
             _default.close()
         _default = None
-
-
-def current_runtime() -> Runtime:
-    """The runtime dispatching the current tool call, else the default one."""
-    return CURRENT_RUNTIME.get() or default_runtime()
-

@@ -6,6 +6,7 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from .errors import HermesError
 from .registry import ToolRegistry
 
 __all__ = [
@@ -72,7 +73,7 @@ PRESETS: dict[str, Toolset] = {
 ALL_NAMES = frozenset({"all", "*"})
 
 
-class UnknownToolsetError(ValueError):
+class UnknownToolsetError(HermesError, ValueError):
     """No toolset, alias, preset or legacy name is called this."""
 
     def __init__(self, name: str) -> None:
@@ -80,7 +81,7 @@ class UnknownToolsetError(ValueError):
         self.name = name
 
 
-class ToolsetCycleError(ValueError):
+class ToolsetCycleError(HermesError, ValueError):
     """Composite toolsets include each other in a loop."""
 
     def __init__(self, cycle: list[str]) -> None:
@@ -94,7 +95,7 @@ class Toolsets:
     def __init__(self, registry: ToolRegistry) -> None:
         self.registry = registry
         self._declared: dict[str, list[Toolset]] = {}
-        self._aliases: dict[str, str] = {}
+        self._aliases: dict[str, tuple[str, str]] = {}  # alias -> (target, source)
         self._lock = threading.Lock()
 
     def define(self, toolset: Toolset) -> None:
@@ -102,8 +103,10 @@ class Toolsets:
         with self._lock:
             self._declared.setdefault(toolset.name, []).append(toolset)
 
-    def add_alias(self, alias: str, target: str) -> None:
-        self._aliases[alias] = target
+    def add_alias(self, alias: str, target: str, source: str = "core") -> None:
+        """Let ``alias`` name toolset ``target``, on behalf of ``source`` (forgotten with it)."""
+        with self._lock:
+            self._aliases[alias] = (target, source)
 
     def remove_source(self, source: str) -> None:
         """Forget the toolsets and aliases one source (a plugin, an MCP server) declared."""
@@ -114,15 +117,15 @@ class Toolsets:
                     self._declared[name] = kept
                 else:
                     del self._declared[name]
-            if source.startswith("mcp:"):
-                server = source.removeprefix("mcp:")
-                self._aliases.pop(server, None)
+            for alias in [a for a, (_, owner) in self._aliases.items() if owner == source]:
+                del self._aliases[alias]
 
     def declared(self, name: str) -> list[Toolset]:
         return list(self._declared.get(name, ()))
 
     def aliases(self) -> dict[str, str]:
-        return dict(self._aliases)
+        """Alias to the toolset it names."""
+        return {alias: target for alias, (target, _) in self._aliases.items()}
 
     def names(self) -> list[str]:
         """Every toolset name with at least one installed tool, declared composites included."""
@@ -165,7 +168,7 @@ class Toolsets:
             found.update(dict.fromkeys(self.registry.names()))
             return
         if name in self._aliases:
-            self._expand(self._aliases[name], [*stack, name], found)
+            self._expand(self._aliases[name][0], [*stack, name], found)
             return
         if not self.is_known(name):
             raise UnknownToolsetError(name)

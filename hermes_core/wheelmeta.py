@@ -77,7 +77,7 @@ class WheelInfo:
     @property
     def project_urls(self) -> dict[str, str]:
         """``Project-URL`` entries by label, lower-cased without spaces, dashes or underscores."""
-        urls = {}
+        urls: dict[str, str] = {}
         for item in self.fields("Project-URL"):
             label, _, url = item.partition(",")
             key = "".join(ch for ch in label.lower() if ch.isalnum())
@@ -169,7 +169,7 @@ def _dist_info(path: Path, members: frozenset[str]) -> str:
 
 def _parse_entry_points(text: str, where: str) -> list[WheelEntryPoint]:
     parser = configparser.ConfigParser(delimiters=("=",), interpolation=None, strict=False)
-    parser.optionxform = str  # entry-point names are case-sensitive
+    parser.optionxform = str  # type: ignore[assignment,method-assign]  # entry-point names are case-sensitive
     try:
         parser.read_string(text)
     except configparser.Error as exc:

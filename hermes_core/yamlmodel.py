@@ -58,7 +58,7 @@ def yaml_line_of(text: str, loc: list[Any]) -> int | None:
         if isinstance(node, yaml.MappingNode):
             match = next((v for k, v in node.value if k.value == str(part)), None)
             key_node = next((k for k, _ in node.value if k.value == str(part)), None)
-            if match is None:
+            if match is None or key_node is None:
                 break
             line, node = key_node.start_mark.line + 1, match
         elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):

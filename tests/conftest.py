@@ -12,9 +12,13 @@ import threading
 import venv
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib.metadata import EntryPoint, distributions
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from hermes_core import Runtime
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -192,6 +196,15 @@ class PluginFactory:
         (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
         (dist / "entry_points.txt").write_text(f"[{group}]\n{plugin_id} = {value or package}\n")
         return folder
+
+    def entry_points(self) -> list[EntryPoint]:
+        """The plugin entry points of the distributions this factory wrote (and of nothing else installed)."""
+        return [ep for dist in distributions(path=[str(self.site)]) for ep in dist.entry_points
+                if ep.group in ("hermes_agent.plugins", "hermes.plugins")]
+
+    def runtime(self, **options: Any) -> Runtime:
+        """A runtime of the test's home that discovers the folders and just this factory's distributions."""
+        return Runtime(entry_points=self.entry_points(), **options)
 
     def marker_line(self, plugin_id: str) -> str:
         return f"open({str(self.markers / (plugin_id + '.imported'))!r}, 'w').write('x')\n"

@@ -1,89 +1,125 @@
-"""The discovery cache: reused while nothing changed, invalidated by installing, removing or editing a plugin."""
+"""The discovery cache: reused while nothing changed, invalidated by installing, removing or editing a plugin,
+and ignored (then rewritten) when its file holds anything but what Hermes wrote."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 
 import pytest
 
-from hermes_core import Runtime, discovery
-from hermes_core.cache import cached_candidates
+from hermes_core import Runtime
 
 MANIFEST = "name: {id}\ndescription: {text}\ntools: []\n"
 
 
-def ids(records):
-    return sorted(r.id for r in records)
+def ids(candidates):
+    return sorted(c.id for c in candidates)
 
 
 @pytest.fixture
 def counted(monkeypatch):
     """Counts real discoveries (cache misses)."""
+    import hermes_core.cache
+    import hermes_core.runtime
+
     calls = []
-    real = discovery.discover_candidates
+    real = hermes_core.cache.discover
 
-    def counting(cwd=None):
+    def counting(*args, **kwargs):
         calls.append(1)
-        return real(cwd)
+        return real(*args, **kwargs)
 
-    monkeypatch.setattr("hermes_core.cache.discover_candidates", counting)
+    for module in (hermes_core.cache, hermes_core.runtime):
+        monkeypatch.setattr(module, "discover", counting)
     return calls
 
 
 def test_second_discovery_reads_the_cache(plugins, counted, isolated_home):
     plugins.folder("one", manifest=MANIFEST.format(id="one", text="first"))
-    assert ids(cached_candidates()) == ["one"]
-    assert ids(cached_candidates()) == ["one"]
+    runtime = plugins.runtime()
+    assert ids(runtime.discover()) == ["one"]
+    assert ids(runtime.discover()) == ["one"]
     assert len(counted) == 1
     assert list((isolated_home / "cache").glob("discovery-*.json"))
 
 
 def test_adding_a_plugin_is_seen_at_once(plugins, counted):
     plugins.folder("one", manifest=MANIFEST.format(id="one", text="first"))
-    cached_candidates()
+    plugins.runtime().discover()
     plugins.folder("two", manifest=MANIFEST.format(id="two", text="second"))
-    assert ids(cached_candidates()) == ["one", "two"]
+    assert ids(plugins.runtime().discover()) == ["one", "two"]
 
 
 def test_removing_a_plugin_is_seen_at_once(plugins, counted):
-    import shutil
-
     plugins.folder("one", manifest=MANIFEST.format(id="one", text="first"))
     folder = plugins.folder("two", manifest=MANIFEST.format(id="two", text="second"))
-    cached_candidates()
+    plugins.runtime().discover()
     shutil.rmtree(folder)
-    assert ids(cached_candidates()) == ["one"]
+    assert ids(plugins.runtime().discover()) == ["one"]
 
 
 def test_editing_a_manifest_is_seen_at_once(plugins, counted):
     folder = plugins.folder("one", manifest=MANIFEST.format(id="one", text="first"))
-    cached_candidates()
+    plugins.runtime().discover()
     path = folder / "plugin.yaml"
     path.write_text(MANIFEST.format(id="one", text="edited"))
     stat = path.stat()
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))  # coarse file-system clocks
-    [record] = cached_candidates()
-    assert record.manifest.description == "edited"
+    [candidate] = plugins.runtime().discover()
+    assert candidate.manifest.description == "edited"
 
 
 def test_installing_a_distribution_is_seen_at_once(plugins, counted):
-    cached_candidates()
+    assert "fresh" not in ids(plugins.runtime().discover())
     plugins.distribution("fresh", "fresh_pkg", manifest=MANIFEST.format(id="fresh", text="new"))
-    assert "fresh" in ids(cached_candidates())
+    assert "fresh" in ids(plugins.runtime().discover())
 
 
 def test_no_cache_variable_bypasses_it(plugins, counted, monkeypatch, isolated_home):
     monkeypatch.setenv("HERMES_NO_CACHE", "1")
     plugins.folder("one", manifest=MANIFEST.format(id="one", text="first"))
-    cached_candidates()
-    cached_candidates()
+    plugins.runtime().discover()
+    plugins.runtime().discover()
     assert len(counted) == 2 and not (isolated_home / "cache").exists()
 
 
 def test_cached_records_load_like_fresh_ones(plugins):
     plugins.folder("decl", manifest="name: decl\ntools:\n  - {name: d_tool, toolset: d, description: x, "
                                     "handler: .t:run}\nunknown_key: 1\n", init="")
-    first, second = Runtime(), Runtime()
+    first, second = plugins.runtime(), plugins.runtime()
     first.load_plugins()
     second.load_plugins()
     assert second.plugin("decl").tools == ["d_tool"] and second.plugin("decl").warnings == first.plugin("decl").warnings
+
+
+def test_each_home_has_its_own_cache(plugins, tmp_path, counted):
+    plugins.folder("one", manifest=MANIFEST.format(id="one", text="first"))
+    other = tmp_path / "other-home"
+    assert ids(plugins.runtime().discover()) == ["one"]
+    assert ids(plugins.runtime(home=other).discover()) == []
+    assert list((other / "cache").glob("discovery-*.json")) and len(counted) == 2
+
+
+@pytest.mark.parametrize("content", ["{}", "[]", "null", '"text"', "{\"format\": 2, \"stamps\": [], \"watched\": [],"
+                                     " \"records\": [{\"id\": \"x\", \"unknown\": 1}]}", "\xff\xfe not json"])
+def test_a_cache_file_of_another_shape_is_ignored_and_rewritten(plugins, counted, isolated_home, content):
+    plugins.folder("one", manifest=MANIFEST.format(id="one", text="first"))
+    plugins.runtime().discover()
+    [cache_file] = (isolated_home / "cache").glob("discovery-*.json")
+    cache_file.write_text(content, encoding="latin-1")
+
+    assert ids(plugins.runtime().discover()) == ["one"]
+    assert len(counted) == 2
+    assert json.loads(cache_file.read_text())["format"] == 2
+    assert ids(plugins.runtime().discover()) == ["one"] and len(counted) == 2
+    runtime = plugins.runtime()
+    runtime.load_plugins()
+    assert runtime.plugin("one").state == "declared"
+
+
+def test_runtime_with_injected_entry_points_discovers_only_those(plugins):
+    plugins.distribution("fresh", "fresh_pkg", manifest=MANIFEST.format(id="fresh", text="new"))
+    assert ids(plugins.runtime().discover()) == ["fresh"]
+    assert ids(Runtime(entry_points=()).discover()) == []

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from hermes_core import Runtime
+from hermes_core import UNLIMITED, Runtime
 
 ADD_SCHEMA = {
     "description": "Add two numbers",
@@ -155,9 +155,24 @@ def test_result_over_budget_is_truncated_when_it_cannot_be_saved(runtime, isolat
 
 
 def test_unlimited_budget_keeps_the_whole_result(runtime):
-    runtime.register_tool("whole", "x", {"description": "x"}, lambda a, **k: "z" * 150_000)
-    runtime.registry.get("whole").max_result_size_chars = None
+    runtime.register_tool("whole", "x", {"description": "x"}, lambda a, **k: "z" * 150_000,
+                          max_result_size_chars=UNLIMITED)
     assert len(runtime.handle_function_call("whole", {})) == 150_000
+
+
+def test_the_configured_budget_applies_to_declared_and_registered_tools(plugins, isolated_home):
+    (isolated_home / "config.yaml").write_text("tool_output: {max_result_size_chars: 5000}\n")
+    plugins.folder("big", manifest="name: big\ntools:\n  - {name: declared_big, toolset: big, description: x, "
+                                   "handler: .tools:run}\n  - {name: declared_own, toolset: big, description: x, "
+                                   "handler: .tools:run, max_result_size_chars: 30000}\n",
+                   init="", files={"tools.py": "def run(args, **kw):\n    return 'd' * 20000\n"})
+    runtime = plugins.runtime()
+    runtime.load_plugins()
+    runtime.register_tool("registered_big", "x", {"description": "x"}, lambda a, **k: "r" * 20000)
+    for name in ("declared_big", "registered_big"):
+        result = runtime.handle_function_call(name, {})
+        assert "more than its budget of 5,000" in result and len(result) < 5000, name
+    assert len(runtime.handle_function_call("declared_own", {})) == 20000
 
 
 def test_default_budget_is_100000(runtime):

@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core import Runtime, set_approval_callback
-from hermes_core.config import edit_config
+from hermes_core import HermesHome, Runtime, set_approval_callback
 from hermes_core.hooks import KNOWN_HOOKS
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -59,8 +58,12 @@ def call(runtime: Runtime, name: str, args: object, **context: str) -> dict:
     return json.loads(runtime.handle_function_call(name, args, **context))
 
 
-def plugin_module(plugin_id: str):
-    return sys.modules[f"hermes_plugins.{plugin_id.replace('-', '_')}"]
+def plugin_module(runtime: Runtime, plugin_id: str):
+    """The module a directory plugin imported as (``hermes_plugins.<slug>``, unless another live runtime
+    holds that name for another folder)."""
+    module = runtime.plugin(plugin_id).module
+    assert module.startswith(f"hermes_plugins.{plugin_id.replace('-', '_')}")
+    return sys.modules[module]
 
 
 # -- the plugin guide's calculator, from each source ------------------------------------------------------
@@ -79,7 +82,7 @@ def test_guide_calculator_loads_as_a_user_plugin_and_its_hook_sees_every_call(is
                                                                                  "result": 65536}
     converted = call(runtime, "unit_convert", '{"value": 100, "from_unit": "F", "to_unit": "C"}', task_id="t2")
     assert converted["output"] == "37.7778 C"
-    assert plugin_module("calculator")._call_log == [{"tool": "calculate", "session": "t1"},
+    assert plugin_module(runtime, "calculator")._call_log == [{"tool": "calculate", "session": "t1"},
                                                      {"tool": "unit_convert", "session": "t2"}]
 
 
@@ -94,7 +97,7 @@ def test_guide_calculator_loads_as_a_project_plugin_only_when_opted_in(monkeypat
     runtime.load_plugins()
     assert (runtime.plugin("calculator").source, runtime.plugin("calculator").state) == ("project", "loaded")
     assert call(runtime, "calculate", {"expression": "sqrt(144)"}, task_id="p1")["result"] == 12.0
-    assert plugin_module("calculator")._call_log == [{"tool": "calculate", "session": "p1"}]
+    assert plugin_module(runtime, "calculator")._call_log == [{"tool": "calculate", "session": "p1"}]
 
 
 CALCULATOR_FROM_PIP = """
@@ -197,7 +200,7 @@ def test_hooks_get_only_the_keywords_they_declare(isolated_home):
                                                    "pre_tool_call", "transform_tool_result"]
     assert call(runtime, "styles_echo", {"text": "hi"}, task_id="t", session_id="s", tool_call_id="c") == {
         "echo": "hi"}
-    assert plugin_module("hook-styles").calls == [
+    assert plugin_module(runtime, "hook-styles").calls == [
         ("guard", "styles_echo", {"text": "hi"}),
         ("observe_everything", "styles_echo", POST_TOOL_CALL_KEYWORDS),
         ("count_status", "styles_echo", "ok", True),
@@ -217,14 +220,14 @@ def test_every_hermes_agent_hook_name_is_known_and_unknown_names_warn_but_are_ke
     assert "unknown hook 'on_kanban_event'" in warning and "'hook-styles'" in warning
     runtime.hooks.call("on_kanban_event", event={"task": 7})
     runtime.hooks.call("on_session_start", session_id="s1", model="m", platform="cli")
-    assert plugin_module("hook-styles").calls == [("on_kanban_event", {"task": 7}),
+    assert plugin_module(runtime, "hook-styles").calls == [("on_kanban_event", {"task": 7}),
                                                   ("on_session_start", "s1", "cli")]
 
 
 def test_pre_tool_call_block_stops_the_call_and_post_tool_call_sees_it(isolated_home):
     runtime = user_plugins(isolated_home, "hook-styles")
     assert call(runtime, "styles_delete", {"text": "x"}) == {"error": "hook-styles: deleting is not allowed"}
-    assert ("count_status", "styles_delete", "blocked", True) in plugin_module("hook-styles").calls
+    assert ("count_status", "styles_delete", "blocked", True) in plugin_module(runtime, "hook-styles").calls
 
 
 @pytest.mark.parametrize(("answer", "allowed"), [("once", True), ("deny", False)])
@@ -263,7 +266,7 @@ def test_dispatch_tool_from_a_command_runs_the_full_call_path(isolated_home):
     runtime = user_plugins(isolated_home, "surface", "hook-styles")
     assert json.loads(runtime.run_command("shout", "  quiet please ")) == {
         "wrapped": {"echo": "QUIET PLEASE", "task_id": "from-command"}}
-    guard, observed, counted = plugin_module("hook-styles").calls
+    guard, observed, counted = plugin_module(runtime, "hook-styles").calls
     assert guard == ("guard", "surface_echo", {"text": "QUIET PLEASE"})
     assert observed[:2] == ("observe_everything", "surface_echo") and counted[2] == "ok"
 
@@ -292,16 +295,16 @@ def test_skills_from_a_folder_or_a_file_are_listed_and_readable(isolated_home):
 
 
 def test_get_config_reads_the_plugin_settings(isolated_home):
-    edit_config(lambda doc: doc.update({"plugins": {"entries": {"surface": {
+    HermesHome.from_env().edit_config(lambda doc: doc.update({"plugins": {"entries": {"surface": {
         "settings": {"greeting": "ahoy", "limits": {"max_items": 3}}}}}}))
-    user_plugins(isolated_home, "surface")
-    seen = plugin_module("surface").seen
+    runtime = user_plugins(isolated_home, "surface")
+    seen = plugin_module(runtime, "surface").seen
     assert (seen["greeting"], seen["max_items"]) == ("ahoy", 3)
 
 
 def test_manifest_and_plugin_id_are_on_the_context(isolated_home):
-    user_plugins(isolated_home, "surface")
-    seen = plugin_module("surface").seen
+    runtime = user_plugins(isolated_home, "surface")
+    seen = plugin_module(runtime, "surface").seen
     assert (seen["manifest"], seen["plugin_id"]) == (("surface", "0.4.2"), "surface")
 
 
@@ -311,7 +314,7 @@ def test_feature_probing_with_getattr_sees_what_hermes_provides(isolated_home):
     (unguarded / "__init__.py").write_text("def register(ctx):\n    ctx.register_memory_provider(object())\n")
     runtime = user_plugins(isolated_home, "surface")
     assert runtime.plugin("surface").state == "loaded"
-    probes = plugin_module("surface").seen["probes"]
+    probes = plugin_module(runtime, "surface").seen["probes"]
     assert [name for name, present in probes.items() if not present] == [
         "register_platform", "register_memory_provider", "register_context_engine", "llm"]
     failed = runtime.plugin("memory-only")
@@ -344,7 +347,7 @@ def test_manifest_with_extra_and_differently_shaped_fields_loads_with_warnings(i
     assert (manifest.version, manifest.kind, [env.name for env in manifest.requires_env]) == (
         "0.3", "standalone", ["SHAPES_TOKEN", "SHAPES_URL"])
     assert call(runtime, "shapes_echo", {"text": "ok"}) == {"echo": "ok"}
-    assert plugin_module("manifest-shapes").seen == ["shapes_echo"]
+    assert plugin_module(runtime, "manifest-shapes").seen == ["shapes_echo"]
 
 
 TOLERATED_FROM_PIP = """

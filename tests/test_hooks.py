@@ -7,8 +7,7 @@ import threading
 
 import pytest
 
-from hermes_core import Runtime, hookimpl, set_approval_callback
-from hermes_core.config import edit_config, load_config
+from hermes_core import HermesHome, Runtime, hookimpl, set_approval_callback
 
 
 @pytest.fixture
@@ -88,7 +87,7 @@ def test_always_approval_is_written_to_the_config(runtime, isolated_home):
     set_approval_callback(lambda request: "always")
     hook(runtime, "pre_tool_call", lambda tool_name: {"action": "approve", "message": "m", "rule_key": "rk"})
     runtime.handle_function_call("echo", {})
-    assert load_config().command_allowlist == ["rk"]
+    assert HermesHome.from_env().config().command_allowlist == ["rk"]
     assert (isolated_home / "config.yaml").read_text().startswith("# mine")
     set_approval_callback(lambda request: pytest.fail("already approved permanently"))
     assert json.loads(runtime.handle_function_call("echo", {"text": "again"})) == {"text": "again"}
@@ -136,7 +135,7 @@ def test_hook_that_raises_is_skipped_and_the_call_goes_on(runtime, caplog):
 
 
 def test_hook_that_hangs_is_cut_off_and_blocks_fail_closed(runtime):
-    edit_config(lambda d: d.update({"plugins": {"hook_timeout": 0.3}}))
+    HermesHome.from_env().edit_config(lambda d: d.update({"plugins": {"hook_timeout": 0.3}}))
     release = threading.Event()
     calls = []
 

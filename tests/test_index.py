@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 from pydantic import ValidationError
 
+from hermes_core import HermesHome
 from hermes_core.cli.index import index, search_command
 from hermes_core.index import (
     INDEX_URL_ENV,
@@ -89,12 +90,12 @@ def test_hermes_index_url_points_at_another_index_file(index_file, monkeypatch):
 def test_index_url_in_config_is_used_and_relative_to_the_config_file(index_file, isolated_home, monkeypatch):
     (isolated_home / "my-index.json").write_text(index_file.read_text())
     (isolated_home / "config.yaml").write_text("index:\n  url: my-index.json\n")
-    assert len(load_index()) == 4
+    assert len(load_index(home=HermesHome(isolated_home))) == 4
 
     other = index_file.parent / "other.json"
     other.write_text(index_document(SAMPLE[:1]))
     monkeypatch.setenv(INDEX_URL_ENV, str(other))  # the environment wins over config.yaml
-    assert list(load_index().entries) == ["scraper"]
+    assert list(load_index(home=HermesHome(isolated_home)).entries) == ["scraper"]
 
 
 def test_a_folder_or_file_url_names_its_index_json(index_file):
@@ -132,7 +133,7 @@ def test_a_missing_file_named_in_config_is_a_clear_error(isolated_home):
     (isolated_home / "config.yaml").write_text("index: {url: /nowhere/index.json}\n")
     with pytest.raises(PluginIndexError, match=r"/nowhere/index\.json \(from index\.url in .*config\.yaml\): "
                                                "no such file"):
-        load_index()
+        load_index(home=HermesHome(isolated_home))
 
 
 def test_text_that_is_not_an_index_is_a_clear_error(tmp_path, http_server):

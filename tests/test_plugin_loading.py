@@ -7,8 +7,7 @@ import sys
 
 import pytest
 
-from hermes_core import Runtime, get_tool_definitions, handle_function_call
-from hermes_core.config import edit_config
+from hermes_core import HermesHome, Runtime, get_tool_definitions, handle_function_call
 
 DECLARED = """\
 name: {id}
@@ -158,7 +157,8 @@ def states(runtime):
 
 
 def test_disabled_always_wins_and_is_never_imported(three):
-    edit_config(lambda d: d.update({"plugins": {"disabled": ["beta"], "enabled": ["alpha", "beta"]}}))
+    HermesHome.from_env().edit_config(
+        lambda d: d.update({"plugins": {"disabled": ["beta"], "enabled": ["alpha", "beta"]}}))
     runtime = loaded()
     assert states(runtime) == {"alpha": "loaded", "beta": "disabled", "gamma": "not enabled"}
     assert not three.imported("beta") and not three.imported("gamma")
@@ -249,7 +249,8 @@ def register(ctx):
 @pytest.mark.parametrize("granted", [False, True])
 def test_cross_toolset_override_needs_the_grant(plugins, granted):
     if granted:
-        edit_config(lambda d: d.update({"plugins": {"entries": {"grabber": {"allow_tool_override": True}}}}))
+        HermesHome.from_env().edit_config(
+            lambda d: d.update({"plugins": {"entries": {"grabber": {"allow_tool_override": True}}}}))
     runtime = Runtime()
     runtime.register_tool("taken", "core", {"description": "x"}, lambda a, **k: "core")
     plugins.folder("grabber", init="""

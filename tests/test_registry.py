@@ -7,8 +7,7 @@ import threading
 
 import pytest
 
-from hermes_core import Runtime, ToolEntry, ToolRegistry
-from hermes_core.config import edit_config
+from hermes_core import HermesHome, Runtime, ToolEntry, ToolRegistry, tool_entry
 from hermes_core.registry import Requirements
 
 
@@ -55,7 +54,8 @@ def test_override_with_grant_replaces_across_toolsets():
 
 
 def test_grant_comes_from_plugin_entries_in_config(isolated_home):
-    edit_config(lambda doc: doc.update({"plugins": {"entries": {"granted": {"allow_tool_override": True}}}}))
+    HermesHome.from_env().edit_config(
+        lambda doc: doc.update({"plugins": {"entries": {"granted": {"allow_tool_override": True}}}}))
     runtime = Runtime()
     runtime.register_tool("t", "a", {"description": "x"}, echo)
     assert not runtime.context("plain").register_tool("t", "b", {}, echo, override=True)
@@ -152,7 +152,7 @@ def test_concurrent_dispatch_while_registering_loses_nothing():
 
 
 def test_tool_entry_schema_is_normalised_for_the_model():
-    made = ToolEntry(name="ok", toolset="a", schema={}, handler=echo, description="from field")
+    made = tool_entry("ok", "a", echo, description="from field")
     assert made.schema == {"name": "ok", "description": "from field",
                            "parameters": {"type": "object", "properties": {}}}
     assert made.definition() == {"type": "function", "function": made.schema}

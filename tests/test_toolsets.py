@@ -108,7 +108,7 @@ def test_preset_is_empty_when_nothing_is_installed():
 
 def test_alias_resolves_to_its_target(runtime):
     runtime.register_tool("mcp__srv__x", "mcp-srv", {"description": "x"}, lambda a, **k: "ok")
-    runtime.toolsets.add_alias("srv", "mcp-srv")
+    runtime.toolsets.add_alias("srv", "mcp-srv", source="mcp:srv")
     assert runtime.resolve_toolset("srv") == ["mcp__srv__x"]
     runtime.toolsets.remove_source("mcp:srv")
     with pytest.raises(UnknownToolsetError):

@@ -9,7 +9,8 @@ from typing import Any
 import click
 
 from .._version import __version__
-from ._common import is_user_error, plugin_cli_command
+from ..errors import HermesError
+from ._common import plugin_cli_command
 
 __all__ = ["cli", "main"]
 
@@ -66,8 +67,6 @@ def main(argv: list[str] | None = None) -> Any:
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
-    except Exception as exc:
-        if not is_user_error(exc):
-            raise
+    except HermesError as exc:
         click.echo(f"Error: {exc}", err=True)
         sys.exit(1)

@@ -4,33 +4,23 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
 import click
 
-from ..config import ConfigError
-from ..manifest import ManifestError
+from ..home import HermesHome
 from ..runtime import Runtime, default_runtime
-from ..toolsets import ToolsetCycleError, UnknownToolsetError
 
-__all__ = ["USER_ERRORS", "UserError", "echo_json", "is_user_error", "plugin_cli_command", "runtime"]
+__all__ = ["UserError", "echo_json", "home", "plugin_cli_command", "runtime"]
 
 
 class UserError(click.ClickException):
     """A mistake the user can fix: one line, exit code 1, no traceback."""
 
 
-#: Exceptions that are the user's to fix; the CLI prints their message and exits 1.
-USER_ERRORS: tuple[type[Exception], ...] = (ConfigError, ManifestError, UnknownToolsetError, ToolsetCycleError)
-
-
-def is_user_error(exc: Exception) -> bool:
-    """Whether ``exc`` is the user's to fix (printed as one line, no traceback)."""
-    # The index module is imported only by the commands that read the index (it costs ~40 ms), and
-    # only they can raise its error: look it up without importing it.
-    index = sys.modules.get("hermes_core.index")
-    return isinstance(exc, USER_ERRORS) or (index is not None and isinstance(exc, index.PluginIndexError))
+def home() -> HermesHome:
+    """The home of this command (``$HERMES_HOME``), for commands that need no plugins loaded."""
+    return HermesHome.from_env()
 
 
 def runtime() -> Runtime:

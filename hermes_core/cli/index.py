@@ -5,19 +5,22 @@ from __future__ import annotations
 import shutil
 from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..index import IndexEntry, PluginIndex, PluginIndexError, load_index
-from ._common import UserError, echo_json
+
+if TYPE_CHECKING:
+    from ..indexbuild import IndexLayout
+from ._common import UserError, echo_json, home
 
 __all__ = ["describe_entry", "entry_record", "index", "search_command", "show_entry"]
 
 
 def _load(index_url: str | None) -> PluginIndex:
     try:
-        return load_index(index_url)
+        return load_index(index_url, home())
     except PluginIndexError as exc:
         raise UserError(str(exc)) from None
 
@@ -125,7 +128,7 @@ _ROOT_OPTION = click.option("--root", type=click.Path(file_okay=False, path_type
                             help="The registry-index/ folder (default: found in the current folder or above).")
 
 
-def _layout(root: Path | None):
+def _layout(root: Path | None) -> IndexLayout:
     from ..indexbuild import find_layout
 
     try:

@@ -9,7 +9,6 @@ from typing import Any
 
 import click
 
-from ..config import config_path
 from ._common import UserError, echo_json, runtime
 
 __all__ = ["mcp"]
@@ -33,7 +32,7 @@ def list_servers(as_json: bool) -> None:
         if as_json:
             echo_json([])
         else:
-            click.echo(f"No MCP servers configured; add them under mcp_servers: in {config_path(rt.home)}")
+            click.echo(f"No MCP servers configured; add them under mcp_servers: in {rt.home.config_file}")
         return
     try:
         rows = [status.as_dict() for status in rt.start_mcp().status()]

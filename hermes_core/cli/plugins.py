@@ -5,15 +5,13 @@ from __future__ import annotations
 import importlib
 import os
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
 import click
 from packaging.utils import canonicalize_name
 
-from ..config import edit_config, load_config
-from ..discovery import PluginRecord, apply_manifest_warnings, directory_candidates, read_manifest
+from ..discovery import PluginCandidate, candidate_for_validation
 from ..index import PluginIndexError, load_index
 from ..installer import (
     InstallerError,
@@ -28,11 +26,10 @@ from ..installer import (
     plugin_distributions,
     snapshot,
 )
-from ..loader import mount_directory_plugin
-from ..manifest import ManifestError, PluginManifest, load_manifest
-from ..references import LazyReference, ReferenceImportError
+from ..loader import reference_problems
+from ..records import PluginRecord
 from ..runtime import Runtime
-from ._common import UserError, echo_json, runtime
+from ._common import UserError, echo_json, home, runtime
 from .index import search_command, show_entry
 from .scaffold import new
 
@@ -146,7 +143,7 @@ def info(plugin_id: str, as_json: bool) -> None:
 
 
 def _index_info(plugin_id: str, as_json: bool) -> None:
-    entry = load_index().get(plugin_id)
+    entry = load_index(home=home()).get(plugin_id)
     if entry is None:
         raise UserError(f"no plugin {plugin_id!r} is installed or listed in the plugin index; "
                         "`hermes plugins search WORDS` finds plugins")
@@ -202,7 +199,7 @@ def _install_target(spec: str, as_pip: bool) -> InstallTarget:
     if as_pip:
         return install_target(spec, None, as_pip=True)
     try:
-        return install_target(spec, load_index())
+        return install_target(spec, load_index(home=home()))
     except PluginIndexError as exc:
         return install_target(spec, None, index_problem=str(exc))
 
@@ -280,7 +277,7 @@ def enable(plugin_id: str) -> None:
         if section.get("enabled") is not None and plugin_id not in section["enabled"]:
             section["enabled"].append(plugin_id)
 
-    edit_config(change)
+    runtime().home.edit_config(change)
     click.echo(f"Enabled {plugin_id}.")
 
 
@@ -296,7 +293,7 @@ def disable(plugin_id: str) -> None:
         if plugin_id not in disabled:
             disabled.append(plugin_id)
 
-    edit_config(change)
+    runtime().home.edit_config(change)
     click.echo(f"Disabled {plugin_id}.")
 
 
@@ -330,108 +327,38 @@ def freeze(as_json: bool) -> None:
 @click.option("--imports", is_flag=True, help="Also import every handler and check_fn (runs plugin code).")
 def validate(target: str, imports: bool) -> None:
     """Validate a plugin's manifest (a folder, a plugin.yaml, a project, or an installed id). Exit 1 if invalid."""
-    record = _validation_record(target)
-    if record.manifest is None:
-        raise UserError(f"{target}: {record.reason or 'no plugin.yaml found'}")
-    manifest = record.manifest
-    problems = [f"warning: {w}" for w in record.warnings]
+    candidate = _validation_candidate(target)
+    manifest = candidate.manifest
+    if candidate.error or manifest is None:
+        problem = (candidate.error or "").removeprefix("invalid manifest: ") or "; ".join(candidate.warnings)
+        click.echo(f"invalid: {problem or 'no plugin.yaml'}")
+        raise click.exceptions.Exit(1)
+    problems = [f"warning: {w}" for w in candidate.warnings]
     if imports:
-        problems += _import_problems(record, manifest)
+        problems += reference_problems(candidate)
     errors = [p for p in problems if not p.startswith("warning:")]
     for problem in problems:
         click.echo(problem)
     if errors:
         raise click.exceptions.Exit(1)
     tools = len(manifest.tools or [])
-    click.echo(f"{record.manifest_path}: valid ({tools} declared tool{'s' if tools != 1 else ''}, "
+    click.echo(f"{candidate.manifest_path}: valid ({tools} declared tool{'s' if tools != 1 else ''}, "
                f"{len(manifest.toolsets)} toolset{'s' if len(manifest.toolsets) != 1 else ''})")
 
 
-def _validation_record(target: str) -> PluginRecord:
+def _validation_candidate(target: str) -> PluginCandidate:
     path = Path(target)
     if path.exists():
-        manifest_path = path if path.is_file() else _find_manifest(path)
-        if manifest_path is None:
+        candidate = candidate_for_validation(path)
+        if candidate is None or candidate.manifest_path is None:
             raise UserError(f"{target}: no plugin.yaml found")
-        try:
-            manifest = load_manifest(manifest_path)
-        except ManifestError as exc:
-            click.echo(f"invalid: {exc}")
-            raise click.exceptions.Exit(1) from None
-        folder = manifest_path.parent
-        candidates = directory_candidates(folder.parent, "user")
-        record = next((r for r in candidates if r.path == str(folder)), None) or PluginRecord(
-            id=folder.name, source="user", module=f"hermes_plugins.{folder.name}", path=str(folder))
-        record.manifest_path, record.manifest = str(manifest_path), manifest
-        project = _project_file(folder)
-        if project is not None:  # a package inside a distribution project: its id is the entry-point name
-            record.source, record.module = "pip", folder.name
-            record.id = _entry_point_id(project, folder.name) or manifest.name or folder.name
-        apply_manifest_warnings(record)
-        return record
+        return candidate
     record = runtime().plugin(target)
     if record is None:
         raise UserError(f"{target!r} is neither a path nor an installed plugin id")
-    if record.manifest is None and record.manifest_path:
-        read_manifest(record)
-    if record.manifest is None:
-        if record.state == "error":
-            click.echo(f"invalid: {record.reason}")
-            raise click.exceptions.Exit(1)
+    if record.manifest_path is None:
         raise UserError(f"plugin {target!r} has no plugin.yaml")
-    return record
-
-
-def _project_file(package: Path) -> Path | None:
-    for parent in (package.parent, package.parent.parent):
-        if (parent / "pyproject.toml").is_file():
-            return parent / "pyproject.toml"
-    return None
-
-
-def _entry_point_id(pyproject: Path, package: str) -> str | None:
-    """The plugin id a project gives ``package`` in its ``hermes_agent.plugins`` entry points."""
-    import tomllib
-
-    try:
-        project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
-    except (OSError, tomllib.TOMLDecodeError):
-        return None
-    groups = project.get("entry-points", {})
-    for group in ("hermes_agent.plugins", "hermes.plugins"):
-        for plugin_id, value in groups.get(group, {}).items():
-            if value.split(":")[0].strip() == package:
-                return plugin_id
-    return None
-
-
-def _find_manifest(folder: Path) -> Path | None:
-    direct = folder / "plugin.yaml"
-    if direct.is_file():
-        return direct
-    nested = sorted(p for p in folder.glob("*/plugin.yaml") if p.is_file())
-    nested = nested or sorted(p for p in folder.glob("src/*/plugin.yaml") if p.is_file())
-    return nested[0] if nested else None
-
-
-def _import_problems(record: PluginRecord, manifest: PluginManifest) -> list[str]:
-    if record.source != "pip":
-        mount_directory_plugin(record)
-    else:
-        root = Path(record.path or ".").parent
-        if str(root) not in sys.path:
-            sys.path.insert(0, str(root))
-    problems = []
-    for tool in manifest.tools or []:
-        for reference in filter(None, (tool.handler, tool.check_fn)):
-            try:
-                target = LazyReference(reference, record.module, record.id).resolve()
-            except ReferenceImportError as exc:
-                problems.append(f"tool {tool.name}: {exc}")
-                continue
-            if not callable(target):
-                problems.append(f"tool {tool.name}: {reference!r} is not callable")
-    return problems
+    return record.candidate
 
 
 @plugins.command("doctor")
@@ -463,7 +390,7 @@ def doctor(strict: bool, as_json: bool) -> None:
         report.append({**describe(rt, record), "problems": problems, "notes": notes})
     config_problem = None
     try:
-        load_config()
+        rt.config  # noqa: B018 - read to report a problem with it
     except Exception as exc:  # the report must still come out
         config_problem = str(exc)
     command = hermes_command()

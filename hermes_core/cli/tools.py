@@ -34,7 +34,7 @@ def list_tools(enabled: str | None, disabled: str | None, show_all: bool, as_jso
     if unknown:
         raise UserError(f"unknown toolset {', '.join(repr(u) for u in unknown)}; "
                         "see `hermes toolsets list` for the known ones")
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name in names:
         entry = rt.registry.get(name)
         availability = rt.registry.check(name)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from ..toolsets import LEGACY_TOOLSETS, PRESETS
@@ -28,7 +30,7 @@ def _kind(name: str) -> str:
     return "toolset"
 
 
-def _describe(name: str) -> dict[str, object]:
+def _describe(name: str) -> dict[str, Any]:
     rt = runtime()
     declared = rt.toolsets.declared(name)
     preset = PRESETS.get(name)
@@ -67,4 +69,4 @@ def show_toolset(name: str, as_json: bool) -> None:
     click.echo(f"{row['name']} ({row['kind']}){': ' + str(row['description']) if row['description'] else ''}")
     for key in ("tools", "includes", "legacy_names"):
         values = row[key]
-        click.echo(f"  {key.replace('_', ' ')}: {', '.join(values) if values else '-'}")  # type: ignore[arg-type]
+        click.echo(f"  {key.replace('_', ' ')}: {', '.join(values) if values else '-'}")

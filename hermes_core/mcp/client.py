@@ -17,14 +17,14 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..config import McpServerConfig
-from ..registry import ToolEntry
-from ..toolsets import ALL_NAMES, LEGACY_TOOLSETS, PRESETS
+from ..registry import ToolEntry, ToolRegistry, tool_entry
+from ..toolsets import ALL_NAMES, LEGACY_TOOLSETS, PRESETS, Toolsets
 from .naming import ToolNames, log_file_name, toolset_name
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
+    from pathlib import Path
 
-    from ..runtime import Runtime
     from .session import ServerConnection
 
 __all__ = ["MAX_DEPTH", "McpManager", "ServerStatus"]
@@ -146,8 +146,12 @@ class _Pending:
 class McpManager:
     """Owns the event-loop thread, one connection per enabled server, and their tools in the registry."""
 
-    def __init__(self, runtime: Runtime) -> None:
-        self.runtime = runtime
+    def __init__(self, registry: ToolRegistry, toolsets: Toolsets, servers: Mapping[str, McpServerConfig],
+                 log_dir: Path) -> None:
+        self.registry = registry
+        self.toolsets = toolsets
+        self.configured = dict(servers)
+        self.log_dir = log_dir
         self._servers: dict[str, _Server] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -159,8 +163,7 @@ class McpManager:
 
     def start(self) -> McpManager:
         """Connect every enabled server; return once each has connected or failed its first attempt."""
-        configured = self.runtime.config.mcp_servers
-        for name, config in configured.items():
+        for name, config in self.configured.items():
             self._servers[name] = _Server(name, config, ToolNames(name),
                                           disabled=None if config.enabled else "disabled in config.yaml")
         enabled = [s for s in self._servers.values() if s.disabled is None]
@@ -177,7 +180,7 @@ class McpManager:
                 server.disabled = f"not started: Hermes MCP servers are nested {nesting_depth()} deep"
                 continue
             server.connection = ServerConnection(server.name, server.config,
-                                                 self.runtime.home / "logs" / log_file_name(server.name), self)
+                                                 self.log_dir / log_file_name(server.name), self)
         running = [s for s in enabled if s.connection is not None]
         if not running:
             return self
@@ -320,7 +323,7 @@ class McpManager:
     # -- Listener: called by connections on the loop thread ------------------------------------
 
     def on_state(self, connection: ServerConnection) -> None:
-        self.runtime.registry.invalidate_checks()
+        self.registry.invalidate_checks()
         self._notify()
 
     def on_tools(self, connection: ServerConnection, tools: list[Any]) -> None:
@@ -328,14 +331,14 @@ class McpManager:
         try:
             self._sync_tools(server, tools)
         finally:
-            self.runtime.registry.invalidate_checks()
+            self.registry.invalidate_checks()
             self._notify()
 
     # -- the registry -------------------------------------------------------------------------
 
     def _sync_tools(self, server: _Server, tools: list[Any]) -> None:
         """Make the registry hold exactly the listed (and selected) tools of ``server``."""
-        registry = self.runtime.registry
+        registry = self.registry
         assert server.connection is not None
         listed = {tool.name: tool for tool in tools if server.connection.selects(tool.name)}
         for original in [o for o in server.tools if o not in listed]:
@@ -377,33 +380,32 @@ class McpManager:
         if parameters["type"] == "object":
             parameters.setdefault("properties", {})
         read_only = bool(tool.annotations and tool.annotations.read_only_hint)
-        return ToolEntry(name=name, toolset=toolset_name(server.name),
-                         schema={"name": name, "description": description, "parameters": parameters},
-                         handler=_RemoteTool(self, server.name, original), check_fn=partial(self.check, server.name),
-                         description=description, plugin=server.plugin, parallel_safe=read_only)
+        return tool_entry(name, toolset_name(server.name), _RemoteTool(self, server.name, original),
+                          description=description, parameters=parameters, check_fn=partial(self.check, server.name),
+                          plugin=server.plugin, parallel_safe=read_only)
 
     def _add_alias(self, name: str) -> None:
-        toolsets = self.runtime.toolsets
+        toolsets = self.toolsets
         target = toolset_name(name)
         current = toolsets.aliases().get(name)
         if current == target:
             return
         if current is not None or name in ALL_NAMES or name in PRESETS or name in LEGACY_TOOLSETS \
-                or toolsets.declared(name) or name in self.runtime.registry.toolsets():
+                or toolsets.declared(name) or name in self.registry.toolsets():
             log.warning("MCP server %r: no toolset alias %r, a toolset of that name exists; use %r", name, name,
                         target)
             return
-        toolsets.add_alias(name, target)
+        toolsets.add_alias(name, target, f"mcp:{name}")
 
     def _remove_tools(self, server: _Server) -> None:
-        registry = self.runtime.registry
+        registry = self.registry
         for entry in server.tools.values():
             if registry.get(entry.name) is entry:
                 registry.deregister(entry.name)
         server.tools.clear()
         server.fingerprints.clear()
-        if self.runtime.toolsets.aliases().get(server.name) == toolset_name(server.name):
-            self.runtime.toolsets.remove_source(server.plugin)
+        if self.toolsets.aliases().get(server.name) == toolset_name(server.name):
+            self.toolsets.remove_source(server.plugin)
 
     def _notify(self) -> None:
         with self._changed:

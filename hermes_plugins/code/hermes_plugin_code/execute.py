@@ -1,14 +1,12 @@
-"""The ``execute_code`` handler: one run bound to the current Hermes runtime and the plugin's settings."""
+"""The ``execute_code`` handler: one run bound to the calling runtime (its tools, workspace and settings)."""
 
 from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 from typing import Any
 
-from hermes_core.config import plugin_settings
-from hermes_core.runtime import current_runtime
+from hermes_core import tool_context, tool_error
 
 from .run import Limits, run_code
 from .stubs import callable_tool_names
@@ -23,17 +21,17 @@ def execute_code(args: dict[str, Any], **kwargs: Any) -> str:
     """Run the model's Python script; its tool calls go back through the runtime, hooks included."""
     code = args.get("code") or ""
     if not code.strip():
-        return json.dumps({"error": "execute_code needs a non-empty 'code' argument"})
-    runtime = current_runtime()
+        return tool_error("execute_code needs a non-empty 'code' argument")
+    context = tool_context()
     try:
-        limits = Limits.from_settings(plugin_settings("code", runtime.config), args.get("timeout"))
+        limits = Limits.from_settings(context.settings, args.get("timeout"))
     except ValueError as exc:
-        return json.dumps({"error": str(exc)})
+        return tool_error(str(exc))
     task_id, session_id = kwargs.get("task_id"), kwargs.get("session_id")
 
     def dispatch(name: str, tool_args: dict[str, Any]) -> str:
-        return runtime.handle_function_call(name, tool_args, task_id=task_id, session_id=session_id)
+        return context.dispatch(name, tool_args, task_id=task_id, session_id=session_id)
 
-    names = callable_tool_names(runtime.registry.get_available_tool_names())
-    result = run_code(code, dispatch=dispatch, tool_names=names, limits=limits, cwd=Path.cwd())
+    names = callable_tool_names(context.available_tools())
+    result = run_code(code, dispatch=dispatch, tool_names=names, limits=limits, cwd=context.workspace)
     return json.dumps(result, ensure_ascii=False)

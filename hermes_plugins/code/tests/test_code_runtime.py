@@ -27,13 +27,9 @@ def seen() -> list[dict[str, Any]]:
 
 
 @pytest.fixture
-def runtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seen: list[dict[str, Any]]) -> Runtime:
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HERMES_HOME", str(home))
-    monkeypatch.chdir(tmp_path)
-    runtime = Runtime(home=home)
-    runtime.load_plugin_from_path(Path(hermes_plugin_code.__file__).parent, plugin_id="code")
+def runtime(hermes_runtime: Runtime, load_hermes_plugin, seen: list[dict[str, Any]]) -> Runtime:
+    runtime = hermes_runtime
+    load_hermes_plugin(Path(hermes_plugin_code.__file__).parent, plugin_id="code")
 
     def add(args: dict[str, Any], **kwargs: Any) -> str:
         seen.append(kwargs)
@@ -88,7 +84,7 @@ def test_execute_code_cannot_call_itself(runtime):
 
 def test_settings_from_config_yaml_limit_the_run(runtime):
     config = "plugins:\n  entries:\n    code:\n      settings:\n        max_tool_calls: 1\n"
-    (runtime.home / "config.yaml").write_text(config)
+    runtime.home.config_file.write_text(config)
     result = execute(runtime, "from hermes_tools import add\nadd(a=1, b=1)\nadd(a=1, b=1)")
     assert result["status"] == "error"
     assert "tool call limit reached: execute_code allows 1 per run" in result["output"]
@@ -97,7 +93,7 @@ def test_settings_from_config_yaml_limit_the_run(runtime):
 
 def test_an_invalid_setting_is_reported_as_an_error(runtime):
     config = "plugins:\n  entries:\n    code:\n      settings:\n        timeout: soon\n"
-    (runtime.home / "config.yaml").write_text(config)
+    runtime.home.config_file.write_text(config)
     result = execute(runtime, "print(1)")
     assert result == {"error": "plugins.entries.code.settings.timeout must be a positive number, got 'soon'"}
 

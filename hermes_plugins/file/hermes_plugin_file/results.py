@@ -6,6 +6,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from hermes_core import tool_error
+
 from .workspace import WorkspacePathError
 
 ToolBody = Callable[[dict[str, Any]], dict[str, Any]]
@@ -23,10 +25,10 @@ def file_tool(body: ToolBody) -> Handler:
         try:
             return json.dumps(body(args), ensure_ascii=False)
         except (FileToolError, WorkspacePathError) as exc:
-            return json.dumps({"error": str(exc)}, ensure_ascii=False)
+            return tool_error(str(exc))
         except OSError as exc:
             reason = exc.strerror or str(exc)
-            return json.dumps({"error": f"{body.__name__}: {args.get('path', '.')!r}: {reason}"})
+            return tool_error(f"{body.__name__}: {args.get('path', '.')!r}: {reason}")
 
     # Name and doc only: functools.wraps would set __wrapped__ and hide **kwargs from inspect.signature.
     for attribute in ("__module__", "__name__", "__qualname__", "__doc__"):

@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Final
 
-from hermes_core.config import plugin_settings
+from hermes_core import tool_context
 
 from .results import FileToolError
 
@@ -19,7 +19,7 @@ DEFAULT_MAX_FILE_BYTES: Final = 50 * 1024 * 1024
 
 def max_file_bytes() -> int:
     """The largest file the tools load as text: setting ``max_file_bytes`` (default 50 MiB)."""
-    return int(plugin_settings("file").get("max_file_bytes", DEFAULT_MAX_FILE_BYTES))
+    return int(tool_context().settings.get("max_file_bytes", DEFAULT_MAX_FILE_BYTES))
 
 
 def is_binary(path: Path) -> bool:

@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Final
 
-from hermes_core.config import plugin_settings
-
-WORKSPACE_ENV: Final = "HERMES_WORKSPACE"
+from hermes_core import tool_context
 
 
 class WorkspacePathError(ValueError):
@@ -16,8 +13,9 @@ class WorkspacePathError(ValueError):
 
 
 def workspace_root() -> Path:
-    """The real path of the workspace: setting ``workspace``, else ``$HERMES_WORKSPACE``, else the cwd."""
-    configured = plugin_settings("file").get("workspace") or os.environ.get(WORKSPACE_ENV) or os.getcwd()
+    """The real path of the workspace: setting ``workspace``, else the runtime's workspace."""
+    context = tool_context()
+    configured = context.settings.get("workspace") or context.workspace
     root = Path(os.path.realpath(os.path.expanduser(str(configured))))
     if not root.is_dir():
         raise WorkspacePathError(f"the workspace root {str(root)!r} is not an existing directory")

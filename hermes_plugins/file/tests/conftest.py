@@ -1,33 +1,25 @@
-"""Fixtures for the file tools: an isolated HERMES_HOME, a workspace, and a directory outside it."""
+"""Fixtures for the file tools: the pack loaded into the testing kit's runtime, and a directory outside it."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from hermes_core import Runtime
+from hermes_core.discovery import candidate_from_module
+
 Call = Callable[..., dict[str, Any]]
 
 
 @pytest.fixture
-def hermes_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "hermes-home"
-    home.mkdir()
-    monkeypatch.setenv("HERMES_HOME", str(home))
-    return home
-
-
-@pytest.fixture
-def workspace(tmp_path: Path, hermes_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The workspace root, selected through ``HERMES_WORKSPACE``."""
-    root = tmp_path / "workspace"
-    root.mkdir()
-    monkeypatch.setenv("HERMES_WORKSPACE", str(root))
-    return root
+def workspace(hermes_workspace: Path) -> Path:
+    """The workspace root: the testing kit runtime's workspace."""
+    return hermes_workspace
 
 
 @pytest.fixture
@@ -50,13 +42,35 @@ def file_settings(hermes_home: Path) -> Callable[..., None]:
     return write
 
 
-@pytest.fixture
-def call() -> Call:
-    """Call a handler the way the core does and decode its JSON result."""
+def _calling(runtime: Runtime) -> Call:
+    """Call a handler's tool through ``runtime`` (hooks and argument checks included), JSON decoded."""
 
     def run(handler: Callable[..., str], **args: Any) -> dict[str, Any]:
-        result = handler(args, task_id=None, session_id=None, tool_call_id=None, user_task=None)
+        result = runtime.handle_function_call(handler.__name__, args)
         assert isinstance(result, str)
         return json.loads(result)
 
     return run
+
+
+@pytest.fixture
+def call(load_hermes_plugin, hermes_runtime: Runtime) -> Call:
+    """Call a handler's tool the way an agent does, in the testing kit's runtime."""
+    load_hermes_plugin("hermes_plugin_file", "file")
+    return _calling(hermes_runtime)
+
+
+@pytest.fixture
+def call_with(hermes_home: Path) -> Iterator[Callable[..., Call]]:
+    """``call_with(workspace=...)``: like ``call``, in another runtime over the same home made with these options."""
+    made: list[Runtime] = []
+
+    def make(**options: Any) -> Call:
+        runtime = Runtime(home=hermes_home, entry_points=(), **options)
+        runtime.load_candidate(candidate_from_module("hermes_plugin_file", "file"))
+        made.append(runtime)
+        return _calling(runtime)
+
+    yield make
+    for runtime in made:
+        runtime.close()

@@ -57,7 +57,7 @@ def test_every_path_argument_is_declared(tools) -> None:
 
 def test_read_file_result_budget_is_unlimited(tools) -> None:
     assert "max_result_size_chars" in tools["read_file"]
-    assert tools["read_file"]["max_result_size_chars"] is None
+    assert tools["read_file"]["max_result_size_chars"] == "unlimited"
 
 
 def test_distribution_ships_the_manifest_under_its_entry_point() -> None:

@@ -46,7 +46,7 @@ def test_offset_past_the_end_is_an_error(ten_lines, call) -> None:
 
 
 def test_offset_below_one_is_an_error(ten_lines, call) -> None:
-    assert "at least 1" in call(read_file, path="ten.txt", offset=0)["error"]
+    assert "offset: 0 is less than the minimum of 1" in call(read_file, path="ten.txt", offset=0)["error"]
 
 
 def test_empty_file_reads_as_no_lines(workspace, call) -> None:

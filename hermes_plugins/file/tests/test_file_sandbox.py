@@ -11,7 +11,7 @@ import pytest
 from hermes_plugin_file.patch import patch
 from hermes_plugin_file.read import read_file
 from hermes_plugin_file.search import search_files
-from hermes_plugin_file.workspace import WorkspacePathError, resolve_path, workspace_root
+from hermes_plugin_file.workspace import WorkspacePathError, resolve_path
 from hermes_plugin_file.write import write_file
 
 
@@ -103,22 +103,22 @@ def test_symlink_within_workspace_is_followed_and_kept(world, call) -> None:
 
 
 def test_resolve_path_returns_the_real_path(world) -> None:
-    root = workspace_root()
+    root = Path(os.path.realpath(world["ws"]))
     assert resolve_path("sub/./../inside.txt", root) == root / "inside.txt"
     with pytest.raises(WorkspacePathError, match="outside the workspace"):
         resolve_path("linkdir", root)
 
 
-def test_workspace_reached_through_a_symlink(tmp_path, workspace, call, monkeypatch) -> None:
+def test_workspace_reached_through_a_symlink(tmp_path, workspace, call_with) -> None:
     (workspace / "a.txt").write_text("a\n")
     (tmp_path / "ws-link").symlink_to(workspace, target_is_directory=True)
-    monkeypatch.setenv("HERMES_WORKSPACE", str(tmp_path / "ws-link"))
+    call = call_with(workspace=tmp_path / "ws-link")
 
     assert call(read_file, path="a.txt")["content"] == "     1|a"
     assert call(read_file, path=str(tmp_path / "ws-link" / "a.txt"))["path"] == "a.txt"
 
 
-def test_setting_beats_environment(tmp_path, workspace, file_settings, call) -> None:
+def test_setting_beats_the_runtime_workspace(tmp_path, workspace, file_settings, call) -> None:
     configured = tmp_path / "configured"
     configured.mkdir()
     file_settings(workspace=str(configured))
@@ -129,29 +129,42 @@ def test_setting_beats_environment(tmp_path, workspace, file_settings, call) -> 
     assert not (workspace / "where.txt").exists()
 
 
-def test_current_directory_is_the_default_root(tmp_path, hermes_home, call, monkeypatch) -> None:
+def test_the_default_workspace_is_hermes_workspace_else_the_current_directory(tmp_path, call_with,
+                                                                               monkeypatch) -> None:
     monkeypatch.delenv("HERMES_WORKSPACE", raising=False)
     monkeypatch.chdir(tmp_path)
-
-    call(write_file, path="cwd.txt", content="x")
-
+    call_with()(write_file, path="cwd.txt", content="x")
     assert (tmp_path / "cwd.txt").exists()
 
+    named = tmp_path / "named"
+    named.mkdir()
+    monkeypatch.setenv("HERMES_WORKSPACE", str(named))
+    call_with()(write_file, path="env.txt", content="x")
+    assert (named / "env.txt").exists()
 
-def test_root_is_read_at_call_time(tmp_path, workspace, call, monkeypatch) -> None:
+
+def test_the_workspace_setting_is_read_at_call_time(tmp_path, workspace, file_settings, call) -> None:
     other = tmp_path / "other"
     other.mkdir()
     call(write_file, path="first.txt", content="1")
-    monkeypatch.setenv("HERMES_WORKSPACE", str(other))
+    file_settings(workspace=str(other))
     call(write_file, path="second.txt", content="2")
 
     assert (workspace / "first.txt").exists()
     assert (other / "second.txt").exists()
 
 
-def test_missing_workspace_root_is_a_clear_error(tmp_path, hermes_home, call, monkeypatch) -> None:
-    monkeypatch.setenv("HERMES_WORKSPACE", str(tmp_path / "nowhere"))
-    error = call(read_file, path="a.txt")["error"]
+def test_runtimes_with_different_workspaces_write_to_their_own(tmp_path, workspace, call, call_with) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    call_with(workspace=other)(write_file, path="mine.txt", content="other")
+    call(write_file, path="mine.txt", content="kit")
+
+    assert (other / "mine.txt").read_text() == "other" and (workspace / "mine.txt").read_text() == "kit"
+
+
+def test_missing_workspace_root_is_a_clear_error(tmp_path, call_with) -> None:
+    error = call_with(workspace=tmp_path / "nowhere")(read_file, path="a.txt")["error"]
     assert "workspace root" in error
     assert "not an existing directory" in error
 

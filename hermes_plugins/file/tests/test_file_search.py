@@ -98,4 +98,4 @@ def test_missing_search_path_is_named(tree, call) -> None:
 
 
 def test_unknown_target_is_refused(tree, call) -> None:
-    assert "target must be" in call(search_files, pattern="x", target="dirs")["error"]
+    assert "'target' must be one of ['content', 'files']" in call(search_files, pattern="x", target="dirs")["error"]

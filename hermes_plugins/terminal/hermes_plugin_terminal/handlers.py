@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
+
+from hermes_core import tool_context, tool_error
 
 from .approvals import check_command
 from .backend import Backend, LocalBackend
@@ -24,8 +25,16 @@ MAX_RUNNING: Final = 32
 DEFAULT_TASK: Final = "default"
 
 _backend: Backend = LocalBackend()
-_workdirs = WorkingDirectories()
-_processes = ProcessTable()
+
+
+def _workdirs() -> WorkingDirectories:
+    """The calling runtime's per-task working directories."""
+    return tool_context().state("workdirs", WorkingDirectories)
+
+
+def _processes() -> ProcessTable:
+    """The calling runtime's background processes."""
+    return tool_context().state("processes", ProcessTable)
 
 
 class _UserError(Exception):
@@ -37,7 +46,7 @@ def terminal(args: dict[str, Any], **kwargs: Any) -> str:
     try:
         return json.dumps(_terminal(args, kwargs.get("task_id") or DEFAULT_TASK, kwargs.get("session_id")))
     except _UserError as exc:
-        return json.dumps({"error": str(exc)})
+        return tool_error(str(exc))
 
 
 def _terminal(args: dict[str, Any], task: str, session_id: str | None) -> dict[str, Any]:
@@ -58,7 +67,7 @@ def _terminal(args: dict[str, Any], task: str, session_id: str | None) -> dict[s
     except OSError as exc:
         raise _UserError(f"could not start the command in {cwd}: {exc.strerror or exc}") from None
     if not args.get("workdir"):
-        _workdirs.set(task, result.cwd)
+        _workdirs().set(task, result.cwd)
     payload: dict[str, Any] = {"output": result.output, "exit_code": result.exit_code, "cwd": result.cwd}
     if result.timed_out:
         payload["error"] = (f"the command timed out after {timeout:g}s and was killed with everything it "
@@ -75,10 +84,10 @@ def _settings() -> TerminalSettings:
 
 def _start_directory(workdir: str | None, task: str, settings: TerminalSettings) -> str:
     """``workdir`` (relative to the task's directory) for this call only, else the task's directory."""
-    initial = Path(settings.workdir or os.getcwd()).expanduser().absolute()
-    current = _workdirs.get(task)
+    initial = Path(settings.workdir or tool_context().workspace).expanduser().absolute()
+    current = _workdirs().get(task)
     if current is not None and not Path(current).is_dir():
-        _workdirs.forget(task)
+        _workdirs().forget(task)
         raise _UserError(f"the task's working directory {current} no longer exists; it is reset to {initial}")
     base = Path(current) if current is not None else initial
     path = base / Path(workdir).expanduser() if workdir else base
@@ -88,11 +97,11 @@ def _start_directory(workdir: str | None, task: str, settings: TerminalSettings)
 
 
 def _start_background(command: str, cwd: str, task: str) -> dict[str, Any]:
-    if _processes.running() >= MAX_RUNNING:
+    if _processes().running() >= MAX_RUNNING:
         raise _UserError(f"{MAX_RUNNING} background processes are already running; "
                          "stop some with process(action='kill') first")
     try:
-        entry = _processes.add(command, cwd, task, _backend.spawn(command, cwd=cwd))
+        entry = _processes().add(command, cwd, task, _backend.spawn(command, cwd=cwd))
     except OSError as exc:
         raise _UserError(f"could not start the command in {cwd}: {exc.strerror or exc}") from None
     return {**entry.describe(),
@@ -105,19 +114,19 @@ def process(args: dict[str, Any], **kwargs: Any) -> str:
     try:
         return json.dumps(_process(args, kwargs.get("task_id") or DEFAULT_TASK))
     except _UserError as exc:
-        return json.dumps({"error": str(exc)})
+        return tool_error(str(exc))
 
 
 def _process(args: dict[str, Any], task: str) -> dict[str, Any]:
     action = args.get("action")
     if action == "list":
-        return {"processes": [entry.describe() for entry in _processes.for_task(task)]}
+        return {"processes": [entry.describe() for entry in _processes().for_task(task)]}
     if action not in _ACTIONS:
         raise _UserError(f"unknown action {action!r}; use one of: list, {', '.join(_ACTIONS)}")
     process_id = args.get("session_id")
     if not process_id:
         raise _UserError(f"action '{action}' needs session_id: the id that terminal(background=true) returned")
-    entry = _processes.get(process_id, task)
+    entry = _processes().get(process_id, task)
     if entry is None:
         raise _UserError(f"no background process {process_id!r} in this task; "
                          "process(action='list') shows the task's processes")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from hermes_core.config import plugin_settings
+from hermes_core import tool_context
 
 __all__ = ["SettingsError", "TerminalSettings", "load_settings"]
 
@@ -22,13 +22,13 @@ class TerminalSettings(BaseModel):
 
     max_timeout: float = Field(3600.0, gt=0, description="Longest `timeout` (seconds) a call may use.")
     max_output_chars: int = Field(100_000, gt=0, description="Largest `max_output_chars` a call may use.")
-    workdir: str | None = Field(None, description="Working directory of a new task (default: the process's).")
+    workdir: str | None = Field(None, description="Working directory of a new task (default: the workspace).")
 
 
 def load_settings() -> TerminalSettings:
     """Read and validate the settings; raises :class:`SettingsError` with a message naming the key."""
     try:
-        return TerminalSettings.model_validate(plugin_settings(PLUGIN_ID))
+        return TerminalSettings.model_validate(tool_context().settings)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(map(str, error['loc']))}: {error['msg']}" for error in exc.errors()

@@ -17,20 +17,23 @@ Call = Callable[..., dict[str, Any]]
 
 
 @pytest.fixture
-def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The process's working directory, where new tasks start."""
-    work = tmp_path / "work"
-    work.mkdir()
-    monkeypatch.chdir(work)
-    return work
+def workspace(hermes_workspace: Path) -> Path:
+    """The runtime's workspace, where new tasks start."""
+    return hermes_workspace
+
+
+@pytest.fixture
+def config_file(hermes_home: Path) -> Path:
+    """The runtime's config.yaml (not written yet)."""
+    return hermes_home / "config.yaml"
 
 
 @pytest.fixture
 def call(load_hermes_plugin, hermes_runtime, workspace: Path) -> Iterator[Call]:
     """``call(tool, task=..., session=..., **args)`` through ``handle_function_call``, JSON decoded.
 
-    Task and session ids default to ones unique to the test, since the pack's state lives for the
-    whole interpreter; background processes still running at the end are killed.
+    Task and session ids get a suffix unique to the test; background processes still running at the
+    end are killed.
     """
     load_hermes_plugin("hermes_plugin_terminal", "terminal")
     unique = uuid.uuid4().hex[:8]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hermes_core.config import config_path, load_config
+import yaml
 
 CONFIG_WITH_COMMENTS = """\
 # my Hermes settings
@@ -13,6 +13,10 @@ approvals:
 command_allowlist:
   - git_force_push  # I force-push my own branches
 """
+
+
+def allowlist(config_file: Path) -> list[str]:
+    return (yaml.safe_load(config_file.read_text()) or {}).get("command_allowlist", []) if config_file.exists() else []
 
 
 def victim(workspace: Path, name: str = "victim") -> Path:
@@ -59,14 +63,15 @@ def test_approve_for_the_session_is_not_asked_again_in_that_session(call, approv
     assert (workspace / "c").exists()
 
 
-def test_approve_always_writes_the_rule_to_the_allowlist_keeping_comments(call, approvals, workspace: Path):
-    config_path().write_text(CONFIG_WITH_COMMENTS, encoding="utf-8")
+def test_approve_always_writes_the_rule_to_the_allowlist_keeping_comments(call, approvals, workspace: Path,
+                                                                         config_file: Path):
+    config_file.write_text(CONFIG_WITH_COMMENTS, encoding="utf-8")
     approvals.answers = ["always"]
     victim(workspace, "a")
     victim(workspace, "b")
     call("terminal", session="s1", command="rm -r a")
-    assert load_config().command_allowlist == ["git_force_push", "recursive_delete"]
-    text = config_path().read_text(encoding="utf-8")
+    assert allowlist(config_file) == ["git_force_push", "recursive_delete"]
+    text = config_file.read_text(encoding="utf-8")
     for comment in ("# my Hermes settings", "# ask me first", "# I force-push my own branches"):
         assert comment in text
     call("terminal", session="s2", command="rm -r b")
@@ -74,8 +79,8 @@ def test_approve_always_writes_the_rule_to_the_allowlist_keeping_comments(call, 
     assert not (workspace / "b").exists()
 
 
-def test_a_rule_already_in_the_allowlist_is_not_asked(call, approvals):
-    config_path().write_text(CONFIG_WITH_COMMENTS, encoding="utf-8")
+def test_a_rule_already_in_the_allowlist_is_not_asked(call, approvals, config_file: Path):
+    config_file.write_text(CONFIG_WITH_COMMENTS, encoding="utf-8")
     result = call("terminal", command="true || git push --force")
     assert result["exit_code"] == 0
     assert approvals.requests == []
@@ -106,7 +111,7 @@ def test_every_rule_a_command_matches_must_be_approved(call, approvals, workspac
     assert (workspace / "victim").exists()
 
 
-def test_hardline_is_refused_even_when_the_callback_approves(call, approvals, workspace: Path):
+def test_hardline_is_refused_even_when_the_callback_approves(call, approvals, workspace: Path, config_file: Path):
     approvals.answers = ["always"] * 3
     marker = workspace / "marker"
     result = call("terminal", command=f"touch {marker}; :(){{ :|:& }};:")
@@ -114,17 +119,17 @@ def test_hardline_is_refused_even_when_the_callback_approves(call, approvals, wo
     assert "never run, even with approval" in result["error"]
     assert approvals.requests == []
     assert not marker.exists()
-    assert load_config().command_allowlist == []
+    assert allowlist(config_file) == []
 
 
-def test_hardline_is_refused_even_when_its_key_is_in_the_allowlist(call, approvals):
-    config_path().write_text("command_allowlist: [delete_root, recursive_delete]\n", encoding="utf-8")
+def test_hardline_is_refused_even_when_its_key_is_in_the_allowlist(call, approvals, config_file: Path):
+    config_file.write_text("command_allowlist: [delete_root, recursive_delete]\n", encoding="utf-8")
     assert call("terminal", command="rm -rf ~")["error"].startswith("Refused:")
     assert approvals.requests == []
 
 
-def test_approvals_mode_deny_refuses_without_asking(call, approvals, workspace: Path):
-    config_path().write_text("approvals:\n  mode: deny\n", encoding="utf-8")
+def test_approvals_mode_deny_refuses_without_asking(call, approvals, workspace: Path, config_file: Path):
+    config_file.write_text("approvals:\n  mode: deny\n", encoding="utf-8")
     victim(workspace)
     assert "was not approved" in call("terminal", command="rm -r victim")["error"]
     assert approvals.requests == []

@@ -7,12 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core.config import config_path
 
-
-def write_settings(text: str) -> None:
-    path = config_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
+def write_settings(path: Path, text: str) -> None:
     path.write_text("plugins:\n  entries:\n    terminal:\n      settings:\n" + text, encoding="utf-8")
 
 
@@ -42,8 +38,8 @@ def test_a_command_that_outlives_its_timeout_is_killed_with_its_children(call, w
     assert not (workspace / "late").exists()
 
 
-def test_the_timeout_is_bounded_by_the_configured_maximum(call):
-    write_settings("        max_timeout: 0.5\n")
+def test_the_timeout_is_bounded_by_the_configured_maximum(call, config_file: Path):
+    write_settings(config_file, "        max_timeout: 0.5\n")
     result = call("terminal", command="sleep 30", timeout=600)
     assert "timed out after 0.5s" in result["error"]
 
@@ -57,8 +53,8 @@ def test_long_output_keeps_its_head_and_tail_within_the_cap(call):
     assert len(output) < 300
 
 
-def test_the_output_cap_is_bounded_by_the_configured_maximum(call):
-    write_settings("        max_output_chars: 100\n")
+def test_the_output_cap_is_bounded_by_the_configured_maximum(call, config_file: Path):
+    write_settings(config_file, "        max_output_chars: 100\n")
     output = call("terminal", command="seq 1 100000", max_output_chars=1_000_000)["output"]
     assert output.endswith("100000\n")
     assert len(output) < 200
@@ -106,10 +102,10 @@ def test_a_deleted_task_directory_is_reported_and_reset(call, workspace: Path):
     assert call("terminal", command="pwd")["output"] == f"{workspace}\n"
 
 
-def test_new_tasks_start_in_the_configured_workdir(call, tmp_path: Path):
+def test_new_tasks_start_in_the_configured_workdir(call, tmp_path: Path, config_file: Path):
     start = tmp_path / "configured"
     start.mkdir()
-    write_settings(f"        workdir: {start}\n")
+    write_settings(config_file, f"        workdir: {start}\n")
     assert call("terminal", command="pwd")["output"] == f"{start}\n"
 
 
@@ -118,8 +114,8 @@ def test_new_tasks_start_in_the_configured_workdir(call, tmp_path: Path):
     ("        max_output_chars: lots\n", "max_output_chars"),
     ("        max_timout: 5\n", "max_timout"),
 ])
-def test_invalid_settings_are_reported_with_their_key(call, settings: str, key: str):
-    write_settings(settings)
+def test_invalid_settings_are_reported_with_their_key(call, settings: str, key: str, config_file: Path):
+    write_settings(config_file, settings)
     error = call("terminal", command="true")["error"]
     assert error.startswith("invalid config.yaml plugins.entries.terminal.settings: ")
     assert key in error

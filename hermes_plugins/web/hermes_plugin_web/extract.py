@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from hermes_core import tool_error
+
 from .fetch import FetchError, Page, fetch
 from .settings import SettingsError, load_settings
 
@@ -58,4 +60,4 @@ def decode(page: Page) -> str:
 
 
 def _error(message: str) -> str:
-    return json.dumps({"error": message}, ensure_ascii=False)
+    return tool_error(message)

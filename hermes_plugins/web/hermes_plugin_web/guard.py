@@ -23,7 +23,7 @@ class URLRefusedError(ValueError):
 
 def resolve(host: str, port: int) -> list[str]:
     """Every address ``host`` resolves to (what a connection attempt could end up using)."""
-    return [info[4][0] for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)]
+    return [str(info[4][0]) for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)]
 
 
 def non_public_kind(address: str) -> str | None:

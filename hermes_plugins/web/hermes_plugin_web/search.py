@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypedDict
 
+from hermes_core import tool_error
+
 from .settings import SettingsError, WebSettings, load_settings
 
 if TYPE_CHECKING:
@@ -194,4 +196,4 @@ def _plain(value: Any) -> str:
 
 
 def _error(message: str) -> str:
-    return json.dumps({"error": message}, ensure_ascii=False)
+    return tool_error(message)

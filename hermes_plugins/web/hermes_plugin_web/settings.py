@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hermes_core.config import ConfigError, load_config, plugin_settings
+from hermes_core import ConfigError, tool_context
 
 PLUGIN_ID = "web"
 BRAVE_BASE_URL = "https://api.search.brave.com"
@@ -41,10 +41,10 @@ class WebSettings:
 
 
 def load_settings() -> WebSettings:
-    """Read the settings from ``$HERMES_HOME/config.yaml`` (on every call, so edits apply at once)."""
+    """Read the settings from the calling runtime's config.yaml (on every call, so edits apply at once)."""
     try:
-        config = load_config()
-        raw = plugin_settings(PLUGIN_ID, config)
+        config = tool_context().config
+        raw = config.plugin_settings(PLUGIN_ID)
     except ConfigError as exc:
         raise SettingsError(str(exc)) from None
     defaults = WebSettings()

@@ -13,6 +13,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from hermes_core import Runtime
+
 
 @dataclass
 class Route:
@@ -112,12 +114,17 @@ def local_server(make_server: Callable[..., LocalServer]) -> LocalServer:
     return make_server()
 
 
+@pytest.fixture(autouse=True)
+def web_handlers(hermes_runtime: Runtime) -> Iterator[None]:
+    """The tests call the handler functions directly, as the testing kit's runtime would for the web plugin."""
+    with hermes_runtime.tool_context("web").activate():
+        yield
+
+
 @pytest.fixture
-def web_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., None]:
-    """Isolate HERMES_HOME and the provider env vars; call it to write config.yaml."""
-    home = tmp_path / "hermes-home"
-    home.mkdir()
-    monkeypatch.setenv("HERMES_HOME", str(home))
+def web_config(hermes_home: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., None]:
+    """Isolate the provider env vars; call it to write the runtime's config.yaml."""
+    home = hermes_home
     for name in ("SEARXNG_URL", "BRAVE_API_KEY"):
         monkeypatch.delenv(name, raising=False)
 

@@ -1,0 +1,82 @@
+"""``Contributions``: everything plugins add to one runtime — tools, toolsets, hooks, middleware, commands, skills."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .hooks import HookRunner
+from .registry import ToolRegistry
+from .toolsets import Toolsets
+
+__all__ = ["MIDDLEWARE_KINDS", "CliCommand", "Command", "Contributions", "Middleware", "Skill"]
+
+MIDDLEWARE_KINDS = frozenset({"tool_request", "tool_execution", "llm_request", "llm_execution"})
+
+#: Middleware by kind: ``(plugin id, callback)`` in registration order.
+Middleware = dict[str, list[tuple[str, Callable[..., Any]]]]
+
+
+@dataclass(frozen=True)
+class Command:
+    """An in-session slash command ``/name``."""
+
+    name: str
+    handler: Callable[[str], Any]
+    description: str
+    args_hint: str
+    plugin: str | None
+
+
+@dataclass(frozen=True)
+class CliCommand:
+    """A ``hermes <name>`` subcommand whose arguments an argparse ``setup_fn`` declares."""
+
+    name: str
+    help: str
+    setup_fn: Callable[[Any], None]
+    handler_fn: Callable[[Any], Any] | None
+    description: str
+    plugin: str | None
+
+
+@dataclass(frozen=True)
+class Skill:
+    """A read-only skill ``<plugin>:<name>``: a Markdown file, or a folder with ``SKILL.md``."""
+
+    name: str
+    path: Path
+    description: str
+    plugin: str | None
+
+    @property
+    def document(self) -> Path:
+        return self.path / "SKILL.md" if self.path.is_dir() else self.path
+
+    def read(self) -> str:
+        return self.document.read_text(encoding="utf-8")
+
+
+@dataclass
+class Contributions:
+    """The tables plugins write into; the runtime owns one, collaborators get the parts they use."""
+
+    registry: ToolRegistry
+    toolsets: Toolsets
+    hooks: HookRunner
+    middleware: Middleware = field(default_factory=dict)
+    commands: dict[str, Command] = field(default_factory=dict)
+    cli_commands: dict[str, CliCommand] = field(default_factory=dict)
+    skills: dict[str, Skill] = field(default_factory=dict)
+
+    def of_plugin(self, plugin_id: str) -> dict[str, list[str]]:
+        """Names of the commands, CLI commands, skills and middleware kinds ``plugin_id`` contributed."""
+        return {
+            "commands": sorted(name for name, c in self.commands.items() if c.plugin == plugin_id),
+            "cli_commands": sorted(name for name, c in self.cli_commands.items() if c.plugin == plugin_id),
+            "skills": sorted(name for name, s in self.skills.items() if s.plugin == plugin_id),
+            "middleware": sorted(kind for kind, chain in self.middleware.items()
+                                 if any(plugin == plugin_id for plugin, _ in chain)),
+        }

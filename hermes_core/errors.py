@@ -1,0 +1,9 @@
+"""The one base class of the errors a user can fix (the CLI prints them as one line, no traceback)."""
+
+from __future__ import annotations
+
+__all__ = ["HermesError"]
+
+
+class HermesError(Exception):
+    """A problem with the user's configuration, input or environment; its message says what to change."""
