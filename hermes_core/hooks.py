@@ -187,7 +187,7 @@ class HookRunner:
         try:
             self.pm.register(module, name=handle)
         except pluggy.PluginValidationError as exc:
-            raise HermesError(str(exc).replace(repr(module), repr(plugin))) from None
+            raise HermesError(str(exc).replace(repr(handle), repr(plugin))) from None
         self._changed()
         return handle
 

@@ -108,10 +108,63 @@ def test_modify_rewrites_the_arguments(runtime):
 
 
 def test_transform_tool_result_first_string_wins(runtime):
+    later = []
     hook(runtime, "transform_tool_result", lambda result: None)
     hook(runtime, "transform_tool_result", lambda result: result.upper())
-    hook(runtime, "transform_tool_result", lambda result: "never")
+    hook(runtime, "transform_tool_result", lambda result: later.append(result) or "never")
     assert runtime.handle_function_call("echo", {"text": "abc"}) == '{"TEXT": "ABC"}'
+    assert later == []  # firstresult: the implementations after the first answer are not called
+
+
+def test_trylast_runs_after_the_others(runtime):
+    order = []
+
+    class Late:
+        @staticmethod
+        @hookimpl(trylast=True)
+        def post_tool_call():
+            order.append("trylast")
+
+    runtime.hooks.add_module("late", Late)
+    hook(runtime, "post_tool_call", lambda: order.append("plain"))
+    runtime.handle_function_call("echo", {})
+    assert order == ["plain", "trylast"]
+
+
+@pytest.mark.parametrize("marker", ["wrapper", "hookwrapper"])
+def test_a_wrapper_implementation_is_refused_at_load_with_plugin_hook_and_signature(plugins, marker):
+    plugins.folder("wrapping", manifest="name: wrapping\nprovides_hooks: [post_tool_call]\n", init=(
+        "import hermes_core\n\n"
+        f"@hermes_core.hookimpl({marker}=True)\n"
+        "def post_tool_call(tool_name, result):\n"
+        "    yield\n\n"
+        "def register(ctx):\n"
+        "    ctx.register_tool('wrapped', 'w', {'description': 'x'}, lambda a, **k: 'ok')\n"))
+    runtime = plugins.runtime()
+    runtime.load_plugins()
+    record = runtime.plugin("wrapping")
+    assert record.state == "error"
+    assert record.reason == (
+        "Plugin 'wrapping' for hook 'post_tool_call'\nhookimpl definition: post_tool_call(tool_name, result)\n"
+        f"{marker}=True implementations are not supported: Hermes calls each implementation on its own, with a "
+        "deadline, so nothing can wrap the others. Return a value instead (pre_tool_call may block, approve or "
+        "modify; transform_tool_result may replace the result).")
+    assert "wrapped" not in runtime.registry and runtime.hooks.plugins_with("post_tool_call") == []
+
+
+def test_a_hookimpl_with_an_argument_the_hook_lacks_is_refused_naming_the_plugin(plugins):
+    plugins.folder("typo", manifest="name: typo\nprovides_hooks: [pre_tool_call]\n", init=(
+        "import hermes_core\n\n"
+        "@hermes_core.hookimpl\n"
+        "def pre_tool_call(tool_nme):\n"
+        "    return None\n\n"
+        "def register(ctx):\n"
+        "    pass\n"))
+    runtime = plugins.runtime()
+    runtime.load_plugins()
+    record = runtime.plugin("typo")
+    assert record.state == "error"
+    assert "'typo'" in record.reason and "pre_tool_call" in record.reason and "tool_nme" in record.reason
 
 
 def test_post_tool_call_reports_errors(runtime):

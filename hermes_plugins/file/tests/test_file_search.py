@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -99,3 +103,56 @@ def test_missing_search_path_is_named(tree, call) -> None:
 
 def test_unknown_target_is_refused(tree, call) -> None:
     assert "'target' must be one of ['content', 'files']" in call(search_files, pattern="x", target="dirs")["error"]
+
+
+# -- model-chosen patterns are untrusted: linear-time matching and a deadline --------------------------
+
+HOSTILE_SEARCH = """
+import sys
+from hermes_core import Runtime
+from hermes_core.discovery import candidate_from_module
+runtime = Runtime(home=sys.argv[2], workspace=sys.argv[3], entry_points=())
+runtime.load_candidate(candidate_from_module("hermes_plugin_file", "file"))
+print(runtime.handle_function_call("search_files", {"pattern": sys.argv[1]}))
+"""
+
+
+def search_in_child(pattern: str, home: Path, workspace: Path, timeout: float = 20) -> dict:
+    """Run search_files in a child process, so a pattern that hangs fails the test instead of the run."""
+    child = subprocess.run([sys.executable, "-c", HOSTILE_SEARCH, pattern, str(home), str(workspace)],
+                           capture_output=True, text=True, timeout=timeout,
+                           env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert child.returncode == 0, child.stderr
+    return json.loads(child.stdout)
+
+
+def test_a_catastrophic_pattern_finishes_at_once(workspace, hermes_home) -> None:
+    (workspace / "line.txt").write_text("a" * 40 + "b\n" + "a" * 40 + "\n")
+
+    result = search_in_child("^(a+)+$", hermes_home, workspace)
+
+    assert [(match["line"], match["text"]) for match in result["matches"]] == [(2, "a" * 40)]
+
+
+def test_search_stops_at_its_deadline_with_what_it_found(tree, call, file_settings) -> None:
+    file_settings(search_timeout=0)
+
+    result = call(search_files, pattern="TODO")
+
+    assert (result["count"], result["truncated"]) == (0, True)
+    assert "stopped at its 0 s deadline (plugin setting search_timeout)" in result["note"]
+
+
+def test_a_search_within_its_deadline_has_no_note(tree, call) -> None:
+    assert "note" not in call(search_files, pattern="TODO")
+
+
+def test_unsupported_syntax_is_a_clear_error(tree, call) -> None:
+    error = call(search_files, pattern=r"(a)\1")["error"]
+
+    assert error.startswith(r"invalid regular expression '(a)\\1': invalid escape sequence: \1")
+    assert "RE2 syntax" in error and "no back-references" in error
+
+
+def test_dollar_matches_at_the_end_of_each_line(tree, call) -> None:
+    assert [m["path"] for m in call(search_files, pattern="docs$")["matches"]] == ["README.md"]

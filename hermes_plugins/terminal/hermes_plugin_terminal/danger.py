@@ -1,51 +1,76 @@
 """Classify shell commands as safe, dangerous (needs approval) or hardline (always refused).
 
-Rules match the canonical form from :mod:`.normalize`, so quoting, escapes and ANSI tricks do not hide a
-command, while text that is only printed stays safe: ``echo "rm -rf /"`` is safe (nothing runs it), but
-``sh -c "rm -rf /"``, ``echo $(rm -rf /)`` and ``echo "rm -rf /" | sh`` are not. Command rules are anchored
-at a command position (the start, after ``; & | (`` or ``-exec``, after wrappers such as ``sudo`` or
-``xargs``), so ``git commit -m "rm -rf / fix"`` stays safe too.
+The command is parsed (:mod:`.shell`, tree-sitter-bash) into the programs it runs, wrappers such as
+``sudo`` and ``xargs`` peeled off (:mod:`.invocation`), and each program checked for what it does
+(:mod:`.programs`). Code the shell runs later is parsed too: ``sh -c``, ``eval``, ``ssh host ...``, a
+here-document fed to a shell, ``trap`` and ``alias`` bodies. So quoting does not hide a command, and
+text that is only printed stays safe: ``echo "rm -rf /"`` runs nothing, ``git commit -m "rm -rf /"``
+neither.
 
-This is a safety net against mistakes and casual obfuscation, not a sandbox: a command can always be
-written so that no pattern sees it (``$(printf %s r m) -rf /``). Rule keys are stable: they are what
-users approve for a session and what ``command_allowlist`` in config.yaml lists.
+What cannot be known without running the command needs approval (fail closed): a variable or a
+substitution as the command word, ``eval`` and ``alias``, code handed to an interpreter (``python -c``,
+``perl -e``, ``awk`` with ``system``, a here-document into ``python``), text piped into a shell, a script
+the command writes and then runs, a line the parser cannot read, one nested deeper than
+:data:`MAX_DEPTH`, and one longer than :data:`MAX_COMMAND_CHARS`. Hardline refusals are kept for what
+is certain. Every step is linear in the command's length (no backtracking patterns), and nesting is
+bounded, so classification time is linear too.
+
+This is a safety net against mistakes and casual obfuscation, not a sandbox.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from enum import StrEnum
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Final
 
-from .normalize import COMMAND_PREFIXES, normalize_command
+from . import programs
+from .invocation import Invocation, basename, operands, unwrap
+from .rules import (
+    DESTRUCTIVE_SQL,
+    DYNAMIC_COMMAND,
+    FORK_BOMB,
+    INTERPRETER_CODE,
+    PAYLOAD_TO_SHELL,
+    REMOTE_CODE_TO_SHELL,
+    RULES,
+    TOO_LONG,
+    UNPARSABLE,
+    WRITTEN_SCRIPT,
+    Level,
+    Rule,
+)
+from .shell import Command, Script, Word, clean, parse
 
-__all__ = ["RULES", "Classification", "Level", "Rule", "classify"]
+__all__ = ["MAX_COMMAND_CHARS", "MAX_DEPTH", "RULES", "Classification", "Level", "Rule", "classify"]
 
+#: Longer commands are not parsed: they need approval (``too_long``).
+MAX_COMMAND_CHARS: Final = 10_000
+#: Nested scripts (``sh -c "sh -c '...'"``) deeper than this need approval (``unparsable``).
+MAX_DEPTH: Final = 8
 
-class Level(StrEnum):
-    """How a command is treated."""
-
-    SAFE = "safe"
-    DANGEROUS = "dangerous"  #: runs after approval (once, for the session or always)
-    HARDLINE = "hardline"  #: never runs, whatever the approval callback says
-
-
-@dataclass(frozen=True)
-class Rule:
-    """One danger pattern; ``key`` is what approvals and ``command_allowlist`` refer to."""
-
-    key: str
-    level: Level
-    reason: str
-    pattern: re.Pattern[str]
-    #: When set, the rule applies only to commands that also match this (e.g. a database client).
-    context: re.Pattern[str] | None = None
-
-    def matches(self, normalized: str) -> bool:
-        return bool(self.pattern.search(normalized)) and (
-            self.context is None or bool(self.context.search(normalized))
-        )
+_SHELLS: Final = frozenset({"sh", "bash", "zsh", "ksh", "dash", "ash", "mksh", "fish", "csh", "tcsh", "rbash"})
+#: Interpreters: the short options that hand them code inline, and those that take a value.
+_INTERPRETERS: Final = {
+    "perl": ("eE", "IMx"), "ruby": ("e", "Ir"), "node": ("ep", "r"), "nodejs": ("ep", "r"), "bun": ("e", "r"),
+    "deno": ("", ""), "php": ("r", "cdf"), "lua": ("e", "l"), "luajit": ("e", "l"), "rscript": ("e", ""),
+    "osascript": ("e", "l"), "tclsh": ("", ""), "pwsh": ("c", ""), "powershell": ("c", ""), "pypy": ("c", "WX"),
+    "pypy3": ("c", "WX"),
+}
+_PYTHON: Final = re.compile(r"python[\d.]*")
+_INLINE_LONG: Final = ("--eval", "--print", "--command", "-command", "-encodedcommand")
+_AWKS: Final = frozenset({"awk", "gawk", "mawk", "nawk"})
+_FETCHERS: Final = frozenset({"curl", "wget", "fetch", "aria2c", "lwp-request", "nc", "ncat", "socat"})
+_DB_CLIENTS: Final = frozenset({
+    "psql", "mysql", "mariadb", "sqlite", "sqlite3", "sqlcmd", "clickhouse", "clickhouse-client", "duckdb",
+    "cockroach", "mongo", "mongosh", "redis-cli", "cqlsh", "sqlplus", "snowsql", "bq", "beeline", "spark-sql", "isql"})
+_DESTRUCTIVE_SQL: Final = re.compile(
+    r"\bdrop\s+(?:table|database|schema|index|view|user|role|collection|keyspace)\b"
+    r"|\btruncate\s+(?:table\s+)?[\w.\"`\[]"
+    r"|\bdelete\s+from\s+[^\s;]+\s*(?:;|$)"
+    r"|\b(?:dropdatabase|flushall|flushdb)\b|\.drop\s*(?:\(|$|\s)", re.I)
+_FORK_LOOP: Final = re.compile(r"\bfork\s+while\s+fork\b|\bwhile\s*\(?\s*(?:true|1)\b[^\n]{0,200}\bfork\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -54,6 +79,7 @@ class Classification:
 
     level: Level
     rules: tuple[Rule, ...]
+    #: The simple commands found, words as the shell sees them, separated by `` ; ``.
     normalized: str
 
     @property
@@ -62,150 +88,214 @@ class Classification:
 
     @property
     def reason(self) -> str:
-        return self.rules[0].reason if self.rules else "no danger pattern matched"
-
-
-# --- building blocks (all match the lower-case canonical form) ---------------------------------------------
-_SEP = r"(?:^|[;&|({]|\s-exec(?:dir)?|\s-ok(?:dir)?)\s*"
-_OPTION = r"(?:-\S+(?:\s+[^-\s;&|()]\S*)?|\w+=\S*|\d\S*)"
-_PREFIX = (
-    rf"(?:(?:{'|'.join(map(re.escape, COMMAND_PREFIXES))})(?:\s+{_OPTION})*\s+|\w+=\S*\s+)*"
-)
-_ARGS = r"[^;&|()]*"  # the rest of one simple command
-_END = r"(?=\s|$|[;&|)])"
-_LAST = r"[^\s;&|()]*\s*(?:$|[;&|)])"  # ...and this was the last argument
-_RECURSIVE = rf"(?={_ARGS}\s(?:-[a-z]*r[a-z]*|--recursive){_END})"
-_SHELL = r"(?:\S*/)?(?:(?:ba|z|k|da|a|mk|tc|c|fi)?sh|python[\d.]*|perl|ruby|node|php|lua)"
-_FETCH = r"(?:curl|wget|fetch|aria2c|lwp-request|nc|ncat|socat)"
-_DECODE = (
-    r"(?:base64\s+(?:-\S+\s+)*?(?:-d|--decode)\b|xxd\s+(?:-\S+\s+)*?-r\b|openssl\s+(?:enc|base64)\b[^;&|]*\s-d\b"
-    r"|uudecode\b|rev\b|tr\s|g?unzip\b|zcat\b|bzcat\b|xzcat\b|gzip\s+(?:-\S+\s+)*?-d\b|echo\b|printf\b)"
-)
-_FORMATTERS = r"mkfs(?:\.\w+)?|mke2fs|mkswap|mkdosfs|mkntfs|wipefs"
-_SCRIPT_RUNNER = _SHELL + r"|eval|source|\."
-_ROOT_TARGET = (
-    r"(?:/+\.?|/\*|~/?\*?|\$\{?home\}?/?\*?"
-    r"|/(?:bin|boot|dev|etc|home|lib|lib32|lib64|opt|proc|root|sbin|srv|sys|usr|var|applications|library"
-    r"|system|users)/?\*?)"
-)
-_DISK = r"/dev/(?:sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|r?disk\d|md\d|dm-\d|mapper/)"
-_SYSTEM_PATH = r"/(?:etc|boot|usr|bin|sbin|lib|lib32|lib64|sys|proc/sys|var/spool/cron|library|system)(?=/|\s|$)"
-_CREDENTIAL_PATH = (
-    r"(?:[^\s;&|()]*/)?\.(?:ssh|gnupg|aws|azure|kube|hermes|config/gh|docker/config\.json|netrc|git-credentials"
-    r"|pgpass|npmrc|pypirc|bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zprofile|zshenv|zlogin)\b"
-)
-_DB_CLIENT = (
-    r"\b(?:psql|mysql|mariadb|sqlite3?|sqlcmd|clickhouse(?:-client)?|duckdb|cockroach|mongo|mongosh"
-    r"|redis-cli|cqlsh|sqlplus|snowsql|bq|beeline|spark-sql|isql|dropdb|dropuser)\b"
-)
-
-
-def _cmd(names: str) -> str:
-    """``names`` run as a command: at a command position, after wrappers, with an optional directory."""
-    return rf"{_SEP}{_PREFIX}(?:\S*/)?(?:{names}){_END}"
-
-
-def _git(subcommand: str) -> str:
-    return rf"{_cmd('git')}(?:\s+(?:-c\s+\S+|--\S+))*\s+{subcommand}"
-
-
-def _writes_to(target: str) -> str:
-    """Any way of writing to, replacing or modifying a path matching ``target``."""
-    return "|".join((
-        rf"(?:>>?|>\||\bof=|\btee\b(?:\s+-\S+)*)\s*{target}",
-        rf"{_cmd('cp|mv|install|ln|rsync|scp')}{_ARGS}\s{target}{_LAST}",
-        rf"{_cmd('rm|unlink|shred|truncate|touch|chmod|chown|chgrp|chattr|setfacl')}{_ARGS}\s{target}",
-        rf"{_cmd('sed|perl')}(?={_ARGS}\s-[a-z]*i){_ARGS}\s{target}",
-    ))
-
-
-def _rule(key: str, level: Level, reason: str, *patterns: str, context: str | None = None) -> Rule:
-    return Rule(key, level, reason, re.compile("|".join(f"(?:{p})" for p in patterns)),
-                re.compile(context) if context else None)
-
-
-H, D = Level.HARDLINE, Level.DANGEROUS
-
-RULES: Final[tuple[Rule, ...]] = (
-    # hardline: catastrophic and never legitimate for an agent
-    _rule("delete_root", H, "deletes the root, home or a top-level system directory",
-          rf"{_cmd('rm')}{_ARGS}\s--no-preserve-root{_END}",
-          rf"{_cmd('rm')}{_RECURSIVE}{_ARGS}\s{_ROOT_TARGET}{_END}",
-          rf"{_cmd('find')}\s+{_ROOT_TARGET}\s{_ARGS}-delete\b"),
-    _rule("format_disk", H, "formats or wipes a disk device",
-          rf"{_cmd(_FORMATTERS + '|shred|wipe')}{_ARGS}\s/dev/"),
-    _rule("write_block_device", H, "overwrites a disk device with raw data",
-          rf"(?:>|\bof=|\btee\b(?:\s+-\S+)*)\s*{_DISK}"),
-    _rule("fork_bomb", H, "is a fork bomb",
-          r"(?P<f>\S+)\s*\(\s*\)\s*\{[^}]*(?P=f)\s*\|\s*(?P=f)\s*&",
-          r"\bfunction\s+(?P<g>\S+)\s*(?:\(\s*\))?\s*\{[^}]*(?P=g)\s*\|\s*(?P=g)",
-          r"\bfork\s+while\s+fork\b", r"\bwhile\s+(?:true|1)\b[^;]*\bos\.fork\b"),
-    _rule("kill_all_processes", H, "signals every process on the machine",
-          rf"{_cmd('kill')}\s+\S+(?:\s+\S+)*?\s+-1\s*(?:$|[;&|)])", _cmd("killall5")),
-    _rule("recursive_chmod_root", H, "changes permissions or ownership of the whole file system",
-          rf"{_cmd('chmod|chown|chgrp')}{_RECURSIVE}{_ARGS}\s/+\*?{_END}"),
-    # dangerous: run only with approval
-    _rule("recursive_delete", D, "deletes files recursively",
-          rf"{_cmd('rm')}{_ARGS}\s(?:-[a-z]*r[a-z]*|--recursive){_END}"),
-    _rule("find_delete", D, "deletes the files that find matches",
-          rf"{_cmd('find')}{_ARGS}\s(?:-delete|-exec(?:dir)?\s+(?:\S*/)?(?:rm|shred|unlink))\b"),
-    _rule("shred_files", D, "destroys file contents beyond recovery", _cmd("shred|wipe|srm")),
-    _rule("format_filesystem", D, "creates a file system or changes a partition table",
-          _cmd(_FORMATTERS + r"|newfs\w*"),
-          rf"{_cmd('fdisk|sfdisk|gdisk|cfdisk|parted')}(?!\s+(?:-l|--list)\b)",
-          rf"{_cmd('diskutil')}\s+(?:erase\w*|partitiondisk|zerodisk|randomdisk|secureerase)\b"),
-    _rule("raw_device_write", D, "writes raw data to a device file",
-          r"(?:>|\bof=|\btee\b(?:\s+-\S+)*)\s*"
-          r"/dev/(?!(?:null|zero|stdout|stderr|stdin|tty|random|urandom)\b|(?:fd|pts|shm|tcp|udp)/)\S"),
-    _rule("destructive_sql", D, "drops, truncates or wholesale deletes database data",
-          r"\bdrop\s+(?:table|database|schema|index|view|user|role|collection|keyspace)\b",
-          r"\btruncate\s+(?:table\s+)?[\w.\"`\[]",
-          r"\bdelete\s+from\s+\S+\s*(?:$|[;&|)])",
-          r"\b(?:dropdatabase|flushall|flushdb)\b", r"\.drop\s*(?:\(|$|\s)", _cmd("dropdb|dropuser"),
-          context=_DB_CLIENT),
-    _rule("system_file_write", D, "writes to a system file or directory", _writes_to(_SYSTEM_PATH)),
-    _rule("credential_file_write", D, "writes to a credential, SSH, Hermes or shell start-up file",
-          _writes_to(_CREDENTIAL_PATH)),
-    _rule("service_control", D, "stops, disables or restarts a system service",
-          rf"{_cmd('systemctl')}(?:\s+-\S+)*\s+(?:stop|disable|mask|kill|restart|isolate)\b",
-          rf"{_cmd('service|rc-service')}\s+\S+\s+(?:stop|restart)\b",
-          rf"{_cmd('launchctl')}\s+(?:unload|remove|bootout|kill|stop|disable)\b",
-          rf"{_cmd('sv|supervisorctl')}\s+(?:stop|down|kill|shutdown)\b"),
-    _rule("process_kill", D, "kills processes",
-          rf"{_cmd('kill')}(?!\s+-(?:0|l|list)\b)", _cmd("pkill|killall|xkill|skill|tkill")),
-    _rule("power_off", D, "shuts down or reboots the machine",
-          _cmd("shutdown|reboot|halt|poweroff"), rf"{_cmd('init|telinit')}\s+[06s]\b",
-          rf"{_cmd('systemctl')}(?:\s+-\S+)*\s+(?:poweroff|reboot|halt|suspend|hibernate|kexec)\b"),
-    _rule("remote_code_to_shell", D, "runs code downloaded from the network",
-          rf"\b{_FETCH}\b[^;&]*\|\s*{_PREFIX}{_SHELL}{_END}",
-          rf"{_cmd(_SCRIPT_RUNNER)}[^;&|]*?(?:<\s*\(|\$\()\s*(?:\S*/)?{_FETCH}\b"),
-    _rule("payload_to_shell", D, "pipes generated or decoded text into a shell",
-          rf"\b{_DECODE}[^;&]*\|\s*{_PREFIX}{_SHELL}{_END}",
-          rf"{_cmd(_SCRIPT_RUNNER)}[^;&|]*?(?:<\s*\(|\$\()[^)]*?\b{_DECODE}"),
-    _rule("git_reset_hard", D, "discards uncommitted changes (git reset --hard)",
-          rf"{_git('reset')}{_ARGS}\s--hard\b"),
-    _rule("git_clean", D, "deletes untracked files (git clean -f)",
-          rf"{_git('clean')}(?!{_ARGS}\s(?:-[a-z]*n[a-z]*|--dry-run){_END})"
-          rf"(?={_ARGS}\s(?:-[a-z]*f[a-z]*|--force){_END})"),
-    _rule("git_force_push", D, "overwrites or deletes remote history (git push --force/--delete)",
-          rf"{_git('push')}{_ARGS}\s(?:--force(?:-with-lease|-if-includes)?(?:=\S*)?|-[a-z]*f[a-z]*|--mirror"
-          rf"|--delete|-d|\+\S+|:\S+){_END}"),
-    _rule("git_discard_changes", D, "discards working-tree changes (git checkout/restore/stash drop)",
-          rf"{_git('checkout')}{_ARGS}\s(?:--|\.|-f|--force){_END}",
-          rf"{_git('restore')}(?!{_ARGS}\s--staged{_END})",
-          rf"{_git('stash')}\s+(?:drop|clear)\b",
-          rf"{_git('switch')}{_ARGS}\s(?:--discard-changes|-f|--force){_END}"),
-    _rule("git_rewrite_history", D, "rewrites or expires local history",
-          _git(r"(?:filter-branch|filter-repo)\b"), _git(r"reflog\s+(?:expire|delete)\b"),
-          _git(r"update-ref\s+-d\b")),
-)
+        return self.rules[0].reason if self.rules else "no danger rule matched"
 
 
 def classify(command: str) -> Classification:
-    """Normalise ``command`` and match it against :data:`RULES`."""
-    normalized = normalize_command(command)
-    matched = [rule for rule in RULES if rule.matches(normalized)]
-    matched.sort(key=lambda rule: rule.level is not Level.HARDLINE)
-    if not matched:
-        return Classification(Level.SAFE, (), normalized)
-    return Classification(matched[0].level, tuple(matched), normalized)
+    """Parse ``command`` and check everything it would run against :data:`RULES`."""
+    if len(command) > MAX_COMMAND_CHARS:
+        return Classification(Level.DANGEROUS, (TOO_LONG,), command[:200])
+    analysis = _Analysis()
+    try:
+        analysis.script(clean(command), depth=0)
+    except RecursionError:  # absurdly nested words
+        analysis.found.add(UNPARSABLE)
+    matched = sorted((rule for rule in RULES if rule in analysis.found), key=lambda r: r.level is not Level.HARDLINE)
+    level = matched[0].level if matched else Level.SAFE
+    return Classification(level, tuple(matched), " ; ".join(analysis.rendered))
+
+
+@dataclass
+class _Analysis:
+    """The rules found so far, over one command line and every script nested in it."""
+
+    found: set[Rule] = field(default_factory=set)
+    rendered: list[str] = field(default_factory=list)
+    #: Files written so far (``./`` removed), to catch a script written and then run.
+    written: set[str] = field(default_factory=set)
+    _fetched: dict[int, bool] = field(default_factory=dict)
+
+    def script(self, text: str, depth: int) -> None:
+        if self._too_deep(depth):
+            return
+        script = parse(text)
+        if script.has_error:
+            self.found.add(UNPARSABLE)
+        for name, body in script.functions:
+            if sum(1 for c in body if c.words and c.words[0].text == name) >= 2:
+                self.found.add(FORK_BOMB)
+        for redirect in script.redirects:
+            self._writes(redirect.target if redirect.writes else None)
+        if any(c.words and basename(c.words[0].text) in _DB_CLIENTS for c in script.commands):
+            self._sql(script)
+        for command in script.commands:
+            self.rendered.append(" ".join(w.text for w in command.words))
+            for redirect in command.redirects:
+                self._writes(redirect.target if redirect.writes else None)
+            self.words(command.words, command, script, depth)
+
+    def words(self, words: Sequence[Word], command: Command, script: Script, depth: int) -> None:
+        """Check what ``words`` run (a command's words, or the words ``find -exec`` runs)."""
+        if self._too_deep(depth):
+            return
+        unwrapped = unwrap(words)
+        if unwrapped.dynamic:
+            self.found.add(DYNAMIC_COMMAND)
+        for nested in unwrapped.scripts:
+            self.script(nested, depth + 1)
+        if unwrapped.invocations:
+            self.invocation(unwrapped.invocations[-1], command, script, depth)
+
+    def invocation(self, program: Invocation, command: Command, script: Script, depth: int) -> None:
+        name, args = program.name, program.args
+        self.found.update(programs.check(program))
+        for target in programs.written(program):
+            self._writes(target)
+        for target in programs.modified(program):
+            self.found.update(programs.target_rules(target.text, writes=False))
+        for words in programs.find_exec(program) if name == "find" else ():
+            self.words(words, command, script, depth + 1)  # find -exec find -exec ...: bounded like scripts
+        if "/" in program.word.text:
+            self._runs_file(program.word)
+        if name in _SHELLS:
+            self._shell(program, command, script, depth)
+        elif name in _INTERPRETERS or _PYTHON.fullmatch(name):
+            self._interpreter(program, command, script, depth)
+        elif name in _AWKS:
+            program_text = next((w.text for w in operands(args, takes_value="Fvf")), "")
+            if "-f" not in program.texts and ("system" in program_text or "|" in program_text):
+                self.found.add(INTERPRETER_CODE)
+        elif name == "eval":
+            self.found.add(DYNAMIC_COMMAND)
+            self._code(args, script, depth)
+        elif name == "alias":
+            self.found.add(DYNAMIC_COMMAND)
+            for arg in args:
+                if "=" in arg.text:
+                    self.script(arg.text.partition("=")[2], depth + 1)
+        elif name in ("source", "."):
+            self._code(args[:1], script, depth, run_file=True)
+        elif name == "trap" and args and not args[0].text.startswith("-"):
+            self.script(args[0].text, depth + 1)
+        elif name == "ssh":
+            self._code(args[_ssh_command_start(program.texts):], script, depth)
+        elif name in ("su", "runuser"):
+            scripts = [args[i + 1].text for i, a in enumerate(args[:-1]) if a.text in ("-c", "--command")]
+            for text in scripts:
+                self.script(text, depth + 1)
+        else:
+            # a shell deeper in the arguments: docker exec box sh -c '...', kubectl exec pod -- bash -c '...'
+            shell = next((i for i, a in enumerate(args[:-1]) if basename(a.text) in _SHELLS and a.static
+                          and args[i + 1].text.startswith("-") and "c" in args[i + 1].text[1:]), None)
+            if shell is not None:
+                self.words(args[shell:], command, script, depth)
+
+    def _shell(self, program: Invocation, command: Command, script: Script, depth: int) -> None:
+        """``sh -c SCRIPT``, ``sh FILE``, ``sh <(...)`` or a shell that reads its script from standard input."""
+        args = list(program.args)
+        index = 0
+        inline = reads_stdin = False
+        while index < len(args) and args[index].text.startswith(("-", "+")) and args[index].text not in ("-", "--"):
+            letters = args[index].text[1:]
+            inline = inline or (args[index].text.startswith("-") and "c" in letters and not letters.startswith("-"))
+            reads_stdin = reads_stdin or "s" in letters
+            index += 2 if letters.endswith(("o", "O")) else 1
+        rest = args[index + (1 if index < len(args) and args[index].text == "--" else 0):]
+        if inline:
+            self._code(rest[:1], script, depth)
+        elif rest and not reads_stdin and rest[0].text != "-":
+            self._code(rest[:1], script, depth, run_file=True)
+        else:
+            self._stdin_code(command, script, depth, shell=True)
+
+    def _interpreter(self, program: Invocation, command: Command, script: Script, depth: int) -> None:
+        """Inline code (``python -c``), a script file, or code read from standard input."""
+        letters, valued = _INTERPRETERS.get(program.name, ("c", "WX"))
+        args, index = program.args, 0
+        while index < len(args) and args[index].text.startswith("-") and args[index].text not in ("-", "--"):
+            text = args[index].text
+            if text.lower() in _INLINE_LONG or (not text.startswith("--") and set(text[1:]) & set(letters)):
+                self.found.add(INTERPRETER_CODE)
+                if _FORK_LOOP.search(" ".join(program.texts)):
+                    self.found.add(FORK_BOMB)
+                return
+            if text == "-m":  # python -m module: a module, not inline code
+                return
+            index += 2 if len(text) == 2 and text[1] in valued else 1
+        if index < len(args) and args[index].text == "eval":  # deno eval CODE
+            self.found.add(INTERPRETER_CODE)
+        elif index < len(args) and args[index].text not in ("-", "--"):
+            self._code(args[index:index + 1], script, depth, run_file=True)
+        else:
+            self._stdin_code(command, script, depth, shell=False)
+
+    def _stdin_code(self, command: Command, script: Script, depth: int, *, shell: bool) -> None:
+        """A shell or interpreter runs its standard input: a here-document, a file, or a pipe."""
+        for redirect in command.redirects:
+            if redirect.body is not None:
+                if shell:
+                    self.script(redirect.body, depth + 1)
+                else:
+                    self.found.add(INTERPRETER_CODE)
+                    if _FORK_LOOP.search(redirect.body):
+                        self.found.add(FORK_BOMB)
+            elif redirect.operator == "<" and redirect.target is not None:
+                self._runs_file(redirect.target)
+        if command.upstream:
+            self.found.add(REMOTE_CODE_TO_SHELL if self._fetches(command.upstream) else PAYLOAD_TO_SHELL)
+            for source in command.upstream:  # echo 'rm -rf /' | sh runs that text
+                if shell and source.words and source.words[0].text == "echo":
+                    self.script(" ".join(w.text for w in source.words[1:] if not w.text.startswith("-")), depth + 1)
+
+    def _code(self, words: Sequence[Word], script: Script, depth: int, *, run_file: bool = False) -> None:
+        """``words`` are shell code (``run_file``: a script's path); substitutions in them make code at run time."""
+        for word in words:
+            if word.substitutions:
+                inner = [c for node in word.substitutions for c in script.commands_in(node)]
+                self.found.add(REMOTE_CODE_TO_SHELL if self._fetches(inner) else PAYLOAD_TO_SHELL)
+            elif run_file:
+                self._runs_file(word)
+        if words and not run_file:
+            self.script(" ".join(w.text for w in words), depth + 1)
+
+    def _fetches(self, commands: Iterable[Command]) -> bool:
+        """Whether any of ``commands``, or what feeds them through pipes, downloads from the network."""
+        return any(self._fetched_by(command) for command in commands)
+
+    def _fetched_by(self, command: Command) -> bool:
+        key = id(command)
+        if key not in self._fetched:
+            self._fetched[key] = False  # a pipe never feeds itself; this only guards the recursion
+            names = {i.name for i in unwrap(command.words).invocations}
+            self._fetched[key] = bool(names & _FETCHERS) or self._fetches(command.upstream)
+        return self._fetched[key]
+
+    def _too_deep(self, depth: int) -> bool:
+        if depth > MAX_DEPTH:
+            self.found.add(UNPARSABLE)
+        return depth > MAX_DEPTH
+
+    def _writes(self, target: Word | None) -> None:
+        if target is not None:
+            self.found.update(programs.target_rules(target.text, writes=True))
+            self.written.add(target.text.removeprefix("./"))
+
+    def _runs_file(self, path: Word) -> None:
+        if path.text.removeprefix("./") in self.written:
+            self.found.add(WRITTEN_SCRIPT)
+
+    def _sql(self, script: Script) -> None:
+        """A database client is in the line: look for destructive SQL in every word and here-document."""
+        texts = [w.text for c in script.commands for w in c.words]
+        texts += [r.body for c in script.commands for r in c.redirects if r.body]
+        if any(_DESTRUCTIVE_SQL.search(text) for text in texts):
+            self.found.add(DESTRUCTIVE_SQL)
+
+
+def _ssh_command_start(texts: Sequence[str]) -> int:
+    """Index of the remote command in ``ssh [options] host command...`` arguments."""
+    index = 0
+    while index < len(texts) and texts[index].startswith("-"):
+        option = texts[index]
+        index += 2 if len(option) == 2 and option[1] in "bcDEeFIiJLlmOopQRSWw" else 1
+    return index + 1

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-import time
+import zlib
 from dataclasses import dataclass
 
 import httpx
 
+from .body import ACCEPT_ENCODING, BodyTooLarge, UnsupportedEncoding, read_limited
+from .deadline import FetchDeadline
 from .guard import Classifier, Resolver, URLRefusedError, check_url, non_public_kind, resolve
 from .settings import WebSettings
 
@@ -15,6 +17,7 @@ TEXT_MEDIA_TYPES = frozenset({"application/json", "application/xml", "applicatio
 HEADERS = {
     "User-Agent": "hermes-tools-web/0.2",
     "Accept": "text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.9,*/*;q=0.1",
+    "Accept-Encoding": ACCEPT_ENCODING,
 }
 
 
@@ -43,26 +46,31 @@ def is_text(media_type: str) -> bool:
 
 def fetch(url: str, settings: WebSettings, *, resolver: Resolver = resolve,
           classify: Classifier = non_public_kind) -> Page:
-    """GET ``url``, following redirects by hand so that the guard checks every hop before connecting."""
-    deadline = time.monotonic() + settings.timeout
+    """GET ``url``, following redirects by hand so that the guard checks every hop before connecting.
+
+    ``settings.timeout`` bounds the whole fetch, however slowly the server answers.
+    """
+    deadline = FetchDeadline(settings.timeout)
     try:
-        with httpx.Client(headers=HEADERS, follow_redirects=False) as client:
+        with deadline, httpx.Client(headers=HEADERS, follow_redirects=False) as client:
             for _ in range(settings.max_redirects + 1):
                 addresses = check_url(url, allow_private=settings.allow_private_networks, resolver=resolver,
                                       classify=classify)
                 target, headers, extensions = _pinned(url, addresses)
-                with client.stream("GET", target, headers=headers, extensions=extensions,
-                                   timeout=_time_left(deadline, settings, url)) as response:
+                with client.stream("GET", target, headers=headers, extensions={**extensions, "trace": deadline.trace},
+                                   timeout=deadline.left()) as response:
                     location = response.headers.get("location")
                     if response.status_code in REDIRECT_STATUSES and location:
                         url = str(httpx.URL(url).join(location).copy_with(fragment=None))
                         continue
-                    return _read(response, url, settings, deadline)
+                    return _read(response, url, settings)
     except URLRefusedError as exc:
         raise FetchError(str(exc)) from None
-    except httpx.TimeoutException:
+    except (TimeoutError, httpx.TimeoutException):
         raise FetchError(_timed_out(settings, url)) from None
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
+        if deadline.expired:  # the deadline shut the connection down under the read
+            raise FetchError(_timed_out(settings, url)) from None
         raise FetchError(f"could not fetch {url}: {str(exc) or type(exc).__name__}") from None
     raise FetchError(f"too many redirects: gave up after {settings.max_redirects}, at {url}")
 
@@ -76,18 +84,11 @@ def _pinned(url: str, addresses: list[str]) -> tuple[httpx.URL, dict[str, str], 
     return parsed.copy_with(host=addresses[0]), {"Host": parsed.netloc.decode("ascii")}, extensions
 
 
-def _time_left(deadline: float, settings: WebSettings, url: str) -> float:
-    left = deadline - time.monotonic()
-    if left <= 0:
-        raise FetchError(_timed_out(settings, url))
-    return left
-
-
 def _timed_out(settings: WebSettings, url: str) -> str:
     return f"timed out after {settings.timeout:g} s fetching {url}"
 
 
-def _read(response: httpx.Response, url: str, settings: WebSettings, deadline: float) -> Page:
+def _read(response: httpx.Response, url: str, settings: WebSettings) -> Page:
     if response.is_error:
         raise FetchError(f"HTTP {response.status_code} {response.reason_phrase} from {url}")
     content_type = response.headers.get("content-type", "application/octet-stream")
@@ -98,12 +99,16 @@ def _read(response: httpx.Response, url: str, settings: WebSettings, deadline: f
         )
     too_large = f"the response from {url} is larger than the {settings.max_bytes} byte limit"
     declared = response.headers.get("content-length", "")
+    encoding = response.headers.get("content-encoding", "")
     if declared.isdigit() and int(declared) > settings.max_bytes:
         raise FetchError(too_large)
-    body = bytearray()
-    for chunk in response.iter_bytes():  # decoded chunks: the limit also stops compression bombs
-        body += chunk
-        if len(body) > settings.max_bytes:
-            raise FetchError(too_large)
-        _time_left(deadline, settings, url)
-    return Page(url=url, media_type=media_type, charset=response.charset_encoding, body=bytes(body))
+    try:
+        body = read_limited(response.iter_raw(), encoding, settings.max_bytes)
+    except BodyTooLarge:
+        raise FetchError(too_large) from None
+    except UnsupportedEncoding:
+        raise FetchError(f"{url} sent Content-Encoding {encoding!r}, which web_extract did not ask for and does "
+                         "not decode (it accepts gzip and deflate)") from None
+    except zlib.error as exc:
+        raise FetchError(f"could not decode the {encoding} body from {url}: {exc}") from None
+    return Page(url=url, media_type=media_type, charset=response.charset_encoding, body=body)

@@ -26,6 +26,10 @@ class WebSettings:
     max_bytes: int = 5_000_000
     #: Redirects followed before giving up.
     max_redirects: int = 5
+    #: Seconds allowed for converting one HTML page to Markdown (the converter runs in a child process).
+    convert_timeout: float = 20.0
+    #: Largest part of an HTML page converted to Markdown, in bytes; the result notes a cut.
+    max_convert_bytes: int = 2_000_000
     #: ``searxng`` or ``brave``; unset = the first one configured, in that order.
     search_provider: str | None = None
     #: Base URL of the Brave Search API (override it to use a proxy or a test server).
@@ -38,6 +42,10 @@ class WebSettings:
             raise SettingsError(f"max_bytes must be a positive number of bytes, not {self.max_bytes}")
         if self.max_redirects < 0:
             raise SettingsError(f"max_redirects must be 0 or more, not {self.max_redirects}")
+        if self.convert_timeout <= 0:
+            raise SettingsError(f"convert_timeout must be a positive number of seconds, not {self.convert_timeout}")
+        if self.max_convert_bytes <= 0:
+            raise SettingsError(f"max_convert_bytes must be a positive number of bytes, not {self.max_convert_bytes}")
 
 
 def load_settings() -> WebSettings:
@@ -54,6 +62,8 @@ def load_settings() -> WebSettings:
             timeout=float(raw.get("timeout", defaults.timeout)),
             max_bytes=int(raw.get("max_bytes", defaults.max_bytes)),
             max_redirects=int(raw.get("max_redirects", defaults.max_redirects)),
+            convert_timeout=float(raw.get("convert_timeout", defaults.convert_timeout)),
+            max_convert_bytes=int(raw.get("max_convert_bytes", defaults.max_convert_bytes)),
             search_provider=str(raw.get("search_provider") or "").strip().lower() or None,
             brave_base_url=str(raw.get("brave_base_url", defaults.brave_base_url)),
         )

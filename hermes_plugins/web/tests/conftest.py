@@ -24,6 +24,7 @@ class Route:
     headers: dict[str, str] = field(default_factory=dict)
     send_length: bool = True  # False: no Content-Length, the body ends when the connection closes
     stall: bool = False  # hold the response back until the test ends
+    drip: float = 0.0  # > 0: send the whole response one byte at a time, this many seconds apart
 
 
 @dataclass
@@ -79,6 +80,9 @@ def _handler_for(server: LocalServer) -> type[BaseHTTPRequestHandler]:
             if route.stall:
                 server.release.wait(30)
                 return
+            if route.drip:
+                self._drip(route)
+                return
             self.send_response(route.status)
             if route.content_type:
                 self.send_header("Content-Type", route.content_type)
@@ -88,6 +92,18 @@ def _handler_for(server: LocalServer) -> type[BaseHTTPRequestHandler]:
                 self.send_header(name, value)
             self.end_headers()
             self.wfile.write(route.body)
+
+        def _drip(self, route: Route) -> None:
+            headers = {"Content-Type": route.content_type, **route.headers, "Content-Length": len(route.body)}
+            head = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+            raw = f"HTTP/1.1 {route.status} OK\r\n{head}\r\n".encode() + route.body
+            for byte in raw:
+                if server.release.wait(route.drip):
+                    return
+                try:
+                    self.wfile.write(bytes([byte]))
+                except OSError:  # the client gave up
+                    return
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
