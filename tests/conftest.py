@@ -140,6 +140,16 @@ def make_venv(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path, shared
     return make
 
 
+#: The folders of the distributions the current test wrote (reset by ``isolated_home`` for every test).
+TEST_SITES: list[Path] = []
+
+
+def entry_points_in(sites: list[Path]) -> list[EntryPoint]:
+    """The plugin entry points of the distributions in ``sites``."""
+    return [ep for dist in distributions(path=[str(site) for site in sites]) for ep in dist.entry_points
+            if ep.group in ("hermes_agent.plugins", "hermes.plugins")] if sites else []
+
+
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """Every test gets its own HERMES_HOME and working directory, and no plugin-selection variables."""
@@ -152,6 +162,10 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
+    # A runtime made in a test discovers the distributions the test wrote (see PluginFactory), never the
+    # plugins installed in the test environment: the suite passes with the first-party packs installed or not.
+    TEST_SITES.clear()
+    monkeypatch.setattr("hermes_core.runtime.installed_entry_points", lambda: entry_points_in(TEST_SITES))
     from hermes_core import reset_default_runtime, set_approval_callback
 
     previous = set_approval_callback(None)
@@ -199,8 +213,7 @@ class PluginFactory:
 
     def entry_points(self) -> list[EntryPoint]:
         """The plugin entry points of the distributions this factory wrote (and of nothing else installed)."""
-        return [ep for dist in distributions(path=[str(self.site)]) for ep in dist.entry_points
-                if ep.group in ("hermes_agent.plugins", "hermes.plugins")]
+        return entry_points_in([self.site])
 
     def runtime(self, **options: Any) -> Runtime:
         """A runtime of the test's home that discovers the folders and just this factory's distributions."""
@@ -221,6 +234,7 @@ def plugins(isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     markers = tmp_path / "markers"
     markers.mkdir()
     monkeypatch.syspath_prepend(str(site))
+    TEST_SITES.append(site)
     yield PluginFactory(isolated_home, Path.cwd(), site, markers)
     for name, module in list(sys.modules.items()):
         if str(getattr(module, "__file__", "") or "").startswith(str(tmp_path)):
