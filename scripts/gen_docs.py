@@ -255,6 +255,10 @@ HOOK_ARGUMENTS: dict[str, str] = {
     "status": "`ok`, `error` (the handler raised) or `blocked` (a `pre_tool_call` hook refused it).",
     "error_type": "The exception's type name when `status` is `error`, `Blocked` when blocked, else `None`.",
     "error_message": "The exception's message, or the reason the call was blocked, else `None`.",
+    "command": "The shell command the `terminal` tool ran.",
+    "output": "Its output (stdout and stderr interleaved), already capped; a replacement is capped again.",
+    "returncode": "Its exit code (negative: the shell was killed by that signal).",
+    "env_type": "The execution backend it ran on: `local`, `sandbox`, `ssh` or a plugin's backend name.",
 }
 
 
