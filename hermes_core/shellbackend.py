@@ -78,7 +78,7 @@ def shell_script(command: str, *, cwd: str, env: Mapping[str, str | None] | None
     return "; ".join(lines) + "\n" + command
 
 
-#: How a backend signals what a command started beyond its local process group (``ShellBackend.signal_tree``).
+#: How a backend signals everything a command started (``ShellBackend.signal_tree``).
 SignalTree = Callable[["ShellProcess", signal.Signals], None]
 
 
@@ -157,9 +157,10 @@ class ShellProcess:
 
     def send_signal(self, signum: signal.Signals) -> None:
         """Send ``signum`` to everything the command started."""
-        if self._signal_tree is not None:
+        if self._signal_tree is None:
+            self.signal_group(signum)
+        else:
             self._signal_tree(self, signum)
-        self.signal_group(signum)
 
     def signal_group(self, signum: signal.Signals) -> None:
         """Send ``signum`` to the local process group."""
@@ -260,7 +261,9 @@ class ShellBackend:
         raise NotImplementedError
 
     def signal_tree(self, process: ShellProcess, signum: signal.Signals) -> None:
-        """Signal what ``process`` started beyond its local process group (nothing, for a local shell)."""
+        """Signal everything ``process`` started: its local process group (a remote backend signals the remote
+        processes too)."""
+        process.signal_group(signum)
 
     def run(self, command: str, *, cwd: str, timeout: float, max_output_chars: int,
             env: Mapping[str, str | None] | None = None, pty: bool = False) -> CommandResult:

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import shutil
+import socket
 import subprocess
 import sys
 import sysconfig
+import time
 import venv
 from collections.abc import Iterator
+from dataclasses import dataclass
 from importlib.metadata import EntryPoint, distributions
 from pathlib import Path
 from typing import Any
@@ -20,7 +24,7 @@ from hermes_core import Runtime
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-PACKS = ("file", "terminal", "web", "code", "agent")
+PACKS = ("file", "terminal", "web", "code", "agent", "ssh")
 
 
 
@@ -212,3 +216,74 @@ def plugins(isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     for name, module in list(sys.modules.items()):
         if str(getattr(module, "__file__", "") or "").startswith(str(tmp_path)):
             del sys.modules[name]
+
+
+# -- a real sshd on 127.0.0.1 --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SshServer:
+    """An sshd of this test session: its port, the client's key, a known_hosts that trusts it."""
+
+    port: int
+    user: str
+    identity_file: Path
+    known_hosts: Path
+    host_key: Path
+
+    def settings(self, **overrides: Any) -> dict[str, Any]:
+        """``terminal.ssh`` for this server (no ~/.ssh/config: the machine's own must not change the test)."""
+        return {"host": "127.0.0.1", "port": self.port, "user": self.user, "identity_file": str(self.identity_file),
+                "known_hosts": str(self.known_hosts), "config_file": os.devnull, **overrides}
+
+
+def _keygen(path: Path) -> None:
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(path)], check=True, capture_output=True)
+
+
+@pytest.fixture(scope="session")
+def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
+    """sshd on a free port of 127.0.0.1 with generated host and user keys, logging in the user running the tests."""
+    binary = shutil.which("sshd") or next((p for p in ("/usr/sbin/sshd", "/usr/local/sbin/sshd") if os.path.exists(p)),
+                                          None)
+    if binary is None or shutil.which("ssh") is None or shutil.which("ssh-keygen") is None:
+        pytest.skip("OpenSSH is not installed (apt-get install openssh-server openssh-client); .ci/run installs it")
+    folder = tmp_path_factory.mktemp("sshd")
+    host_key, user_key = folder / "host_key", folder / "user_key"
+    _keygen(host_key)
+    _keygen(user_key)
+    (folder / "authorized_keys").write_text(user_key.with_suffix(".pub").read_text())
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = folder / "sshd_config"
+    config.write_text(f"Port {port}\nListenAddress 127.0.0.1\nHostKey {host_key}\nPidFile {folder / 'sshd.pid'}\n"
+                      f"AuthorizedKeysFile {folder / 'authorized_keys'}\n"
+                      # the test folder is not owned the way StrictModes wants; PAM would need a login session
+                      "StrictModes no\nUsePAM no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
+                      "PermitRootLogin prohibit-password\nAllowStreamLocalForwarding yes\nStreamLocalBindUnlink yes\n"
+                      "LogLevel ERROR\n")
+    if os.geteuid() == 0:
+        os.makedirs("/run/sshd", mode=0o755, exist_ok=True)  # the privilege separation directory
+    checked = subprocess.run([binary, "-t", "-f", str(config)], capture_output=True, text=True)
+    if checked.returncode:
+        pytest.skip(f"sshd cannot run here: {checked.stderr.strip()}")
+    log = (folder / "sshd.log").open("w")
+    server = subprocess.Popen([binary, "-D", "-e", "-f", str(config)], stdin=subprocess.DEVNULL, stdout=log,
+                              stderr=log)
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            if server.poll() is not None or time.monotonic() > deadline:
+                server.kill()
+                pytest.fail(f"sshd did not start: {(folder / 'sshd.log').read_text()}")
+            time.sleep(0.05)
+    known_hosts = folder / "known_hosts"
+    known_hosts.write_text(f"[127.0.0.1]:{port} {' '.join(host_key.with_suffix('.pub').read_text().split()[:2])}\n")
+    yield SshServer(port, pwd.getpwuid(os.geteuid()).pw_name, user_key, known_hosts, host_key)
+    server.terminate()
+    server.wait(10)
+    log.close()
