@@ -223,3 +223,22 @@ def test_transform_terminal_output_names_the_backend(call: Call, backend: str, i
         assert hooked("terminal", command="echo hi")["output"] == f"{backend}: hi\n"
     finally:
         clean_up()
+
+
+# -- pseudo-terminals ------------------------------------------------------------------------------------------
+
+
+ISATTY = "import os, sys; print(sys.stdin.isatty(), sys.stdout.isatty(), sys.stderr.isatty(), os.get_terminal_size(0))"
+
+
+def test_pty_mode_gives_the_command_a_terminal(call: Call, backend: str, workspace: Path) -> None:
+    (workspace / "isatty.py").write_text(ISATTY + "\nopen('/dev/tty', 'w').write('controlling terminal\\n')\n")
+    result = call("terminal", command="python3 isatty.py", pty=True)
+    if backend == "ssh":
+        assert result["error"] == "the ssh backend cannot run commands in a pseudo-terminal (pty=true)"
+        return
+    assert result["output"] == "True True True os.terminal_size(columns=80, lines=24)\ncontrolling terminal\n"
+    assert call("terminal", command="[ -t 0 ] || [ -t 1 ] || echo no terminal")["output"] == "no terminal\n"
+    started = call("terminal", command="[ -t 0 ] && [ -t 1 ] && echo terminal", pty=True, background=True)
+    assert started["pty"] is True
+    assert call("process", action="wait", session_id=started["session_id"], timeout=20)["output"] == "terminal\n"
