@@ -54,7 +54,8 @@ def test_a_host_key_that_does_not_match_known_hosts_is_refused(ssh_runtime, sshd
     impostor = tmp_path / "impostor"
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(impostor)], check=True)
     known_hosts = tmp_path / "known_hosts"
-    known_hosts.write_text(f"[127.0.0.1]:{sshd.port} {' '.join(impostor.with_suffix('.pub').read_text().split()[:2])}\n")
+    key = " ".join(impostor.with_suffix(".pub").read_text().split()[:2])
+    known_hosts.write_text(f"[127.0.0.1]:{sshd.port} {key}\n")
     for policy in ("strict", "accept-new"):
         runtime = ssh_runtime(**sshd.settings(known_hosts=str(known_hosts), host_key_policy=policy))
         error = terminal(runtime, "touch ran")["error"]
