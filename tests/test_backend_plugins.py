@@ -145,8 +145,7 @@ def test_invalid_terminal_config_names_the_key(isolated_home: Path) -> None:
 @pytest.fixture(scope="module")
 def venv(make_venv):
     env = make_venv("backends")
-    # the venv holds the core already: the packs and the example are installed without resolving it again
-    env.install("hermes-plugin-terminal", "hermes-tools-ssh", "hermes-backend-ulimit", extra=("--no-deps",))
+    env.install("hermes-tools-terminal", "hermes-tools-ssh", "hermes-backend-ulimit")
     return env
 
 
