@@ -489,6 +489,22 @@ def block_terminal_rules() -> str:
     return table(["rule key", "level", "matches when"], rows)
 
 
+#: The example backend plugin of docs/backends.md: the files of the distribution the tests install.
+BACKEND_EXAMPLE = ROOT / "tests" / "fixtures" / "dists" / "ulimit-backend"
+BACKEND_EXAMPLE_FILES = ("pyproject.toml", "hermes_backend_ulimit/plugin.yaml", "hermes_backend_ulimit/__init__.py",
+                         "hermes_backend_ulimit/backend.py")
+
+
+def block_backend_example() -> str:
+    """Every file of the example backend plugin, as the tests build and install it."""
+    fences = []
+    for name in BACKEND_EXAMPLE_FILES:
+        language = {".toml": "toml", ".yaml": "yaml", ".py": "python"}[Path(name).suffix]
+        text = (BACKEND_EXAMPLE / name).read_text(encoding="utf-8").rstrip("\n")
+        fences.append(f'```{language} title="{name}"\n{text}\n```')
+    return "\n\n".join(fences)
+
+
 BLOCKS: dict[str, Callable[[], str]] = {
     "manifest-models": block_manifest_models,
     "manifest-schema": block_manifest_schema,
@@ -501,6 +517,7 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "toolsets-presets": block_toolsets_presets,
     "toolsets-legacy": block_toolsets_legacy,
     "terminal-rules": block_terminal_rules,
+    "backend-example": block_backend_example,
 }
 
 

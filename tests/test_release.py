@@ -15,7 +15,8 @@ from hermes_core._version import __version__
 from hermes_core.scaffold import render
 
 ROOT = Path(__file__).resolve().parent.parent
-DISTRIBUTIONS = ("hermes_tools", *(f"hermes_tools_{pack}" for pack in ("agent", "code", "file", "ssh", "terminal", "web")))
+PACKS = ("agent", "code", "file", "ssh", "terminal", "web")
+DISTRIBUTIONS = ("hermes_tools", *(f"hermes_tools_{pack}" for pack in PACKS))
 ACTIONLINT = Path(sys.executable).parent / "actionlint"
 
 
