@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -196,6 +197,8 @@ class ExecutionBackends:
         self._assignments: dict[str, _Assignment] = {}
         self._instances: dict[tuple[str, str], ExecutionBackend] = {}
         self._lock = threading.Lock()
+        # a runtime that is never closed still closes its backends (ssh masters, sandbox folders) at exit
+        weakref.finalize(self, _close_all, self._instances)
 
     def assign(self, task_id: str, backend: str, settings: Mapping[str, Any] | None = None) -> None:
         """Run ``task_id``'s commands on ``backend``, with ``settings`` over its ``terminal.<backend>`` section."""
@@ -249,9 +252,14 @@ class ExecutionBackends:
     def close(self) -> None:
         """Close every backend made so far."""
         with self._lock:
-            instances, self._instances = list(self._instances.values()), {}
-        for backend in instances:
-            try:
-                backend.close()
-            except Exception:
-                log.exception("closing the terminal backend %r failed", getattr(backend, "name", backend))
+            _close_all(self._instances)
+
+
+def _close_all(instances: dict[tuple[str, str], ExecutionBackend]) -> None:
+    made = list(instances.values())
+    instances.clear()
+    for backend in made:
+        try:
+            backend.close()
+        except Exception:
+            log.exception("closing the terminal backend %r failed", getattr(backend, "name", backend))

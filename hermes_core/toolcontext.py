@@ -67,10 +67,6 @@ class ToolContext:
         to the task); raises :class:`~hermes_core.BackendError` when it is unavailable, saying why."""
         return self._backends.get(task_id)
 
-    def execution_backend_name(self, task_id: str | None = None) -> str:
-        """The name of the backend ``task_id``'s commands run on, without making it."""
-        return self._backends.selected(task_id)[0]
-
     def invoke_hook(self, hook_name: str, **kwargs: Any) -> list[Any]:
         """Call the plugins' ``hook_name`` implementations (isolated, with their deadline); their return values."""
         return self._hooks(hook_name, **kwargs)

@@ -328,3 +328,39 @@ def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
     server.terminate()
     server.wait(10)
     log.close()
+
+
+# -- runtimes of the packs, for the execution-backend tests ---------------------------------------------------
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """The workspace of ``pack_runtime``: where local commands start."""
+    folder = tmp_path / "workspace"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def pack_runtime(isolated_home: Path, workspace: Path) -> Iterator[Any]:
+    """``pack_runtime(config, *plugins)``: a runtime of this test's home and workspace whose config.yaml is
+    ``config``, with ``plugins`` (``(module, plugin id)`` pairs, e.g. the packs of the repository) loaded as
+    their manifests declare them; closed after the test."""
+    made: list[Runtime] = []
+
+    def make(config: dict[str, Any], *plugins: tuple[str, str]) -> Runtime:
+        import yaml
+
+        from hermes_core.discovery import candidate_from_module
+
+        (isolated_home / "config.yaml").write_text(yaml.safe_dump(config))
+        runtime = Runtime(home=isolated_home, workspace=workspace, entry_points=())
+        made.append(runtime)
+        for module, plugin_id in plugins:
+            record = runtime.load_candidate(candidate_from_module(module, plugin_id))
+            assert record.state == "declared", record.reason
+        return runtime
+
+    yield make
+    for runtime in made:
+        runtime.close()

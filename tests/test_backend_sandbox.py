@@ -15,36 +15,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from hermes_plugin_terminal.sandbox import sandbox_problem
 
 from hermes_core import Runtime
-from hermes_core.discovery import candidate_from_module
 
 PROBLEM = sandbox_problem()
 pytestmark = pytest.mark.skipif(PROBLEM is not None, reason=f"bubblewrap cannot run on this machine: {PROBLEM}")
 
 
-def sandbox_runtime(home: Path, workspace: Path, **sandbox: Any) -> Runtime:
-    (home / "config.yaml").write_text(yaml.safe_dump({"terminal": {"backend": "sandbox", "sandbox": sandbox}}))
-    runtime = Runtime(home=home, workspace=workspace, entry_points=())
-    for module, plugin_id in (("hermes_plugin_terminal", "terminal"), ("hermes_plugin_code", "code")):
-        assert runtime.load_candidate(candidate_from_module(module, plugin_id)).state == "declared"
-    return runtime
+@pytest.fixture
+def sandbox_runtime(pack_runtime: Any) -> Any:
+    """``sandbox_runtime(**terminal.sandbox)``: the terminal and code packs on the sandbox backend."""
+    return lambda **sandbox: pack_runtime({"terminal": {"backend": "sandbox", "sandbox": sandbox}},
+                                          ("hermes_plugin_terminal", "terminal"), ("hermes_plugin_code", "code"))
 
 
 @pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    folder = tmp_path / "workspace"
-    folder.mkdir()
-    return folder
-
-
-@pytest.fixture
-def runtime(isolated_home: Path, workspace: Path) -> Iterator[Runtime]:
-    runtime = sandbox_runtime(isolated_home, workspace)
-    yield runtime
-    runtime.close()
+def runtime(sandbox_runtime: Any) -> Runtime:
+    return sandbox_runtime()
 
 
 def terminal(runtime: Runtime, command: str, **args: Any) -> dict[str, Any]:
@@ -94,15 +82,12 @@ def test_a_write_inside_the_workspace_succeeds_and_outside_it_fails(runtime: Run
 
 
 def test_no_connection_reaches_the_host_unless_the_network_is_enabled(runtime: Runtime, server: int,
-                                                                      isolated_home: Path, workspace: Path) -> None:
+                                                                      sandbox_runtime: Any, workspace: Path) -> None:
     refused = terminal(runtime, connect_command(workspace, server))
     assert refused["exit_code"] != 0
     assert "ConnectionRefusedError" in refused["output"] or "Network is unreachable" in refused["output"]
-    networked = sandbox_runtime(isolated_home, workspace, network=True)
-    try:
-        assert terminal(networked, connect_command(workspace, server))["output"] == "hello from the host\n"
-    finally:
-        networked.close()
+    networked = sandbox_runtime(network=True)
+    assert terminal(networked, connect_command(workspace, server))["output"] == "hello from the host\n"
 
 
 def test_tmp_is_private_and_kept_between_commands(runtime: Runtime) -> None:
@@ -135,7 +120,7 @@ def test_execute_code_runs_in_the_sandbox_and_its_tool_calls_come_back(runtime: 
     assert (workspace / "tool.txt").exists() and not outside.exists()
 
 
-def test_without_bwrap_the_backend_is_unavailable_and_nothing_runs(isolated_home: Path, workspace: Path,
+def test_without_bwrap_the_backend_is_unavailable_and_nothing_runs(sandbox_runtime: Any, workspace: Path,
                                                                    tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     bin_dir = tmp_path / "bin"  # a PATH with a shell but no bwrap
@@ -143,11 +128,7 @@ def test_without_bwrap_the_backend_is_unavailable_and_nothing_runs(isolated_home
     for tool in ("sh", "bash"):
         (bin_dir / tool).symlink_to(shutil.which(tool) or "/bin/sh")
     monkeypatch.setenv("PATH", str(bin_dir))
-    runtime = sandbox_runtime(isolated_home, workspace)
-    try:
-        error = terminal(runtime, "touch ran")["error"]
-    finally:
-        runtime.close()
+    error = terminal(sandbox_runtime(), "touch ran")["error"]
     assert error.startswith("the terminal backend 'sandbox' is unavailable: bubblewrap (bwrap) is not installed")
     assert not (workspace / "ran").exists()
 

@@ -6,43 +6,21 @@ from __future__ import annotations
 import json
 import socket
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from hermes_core import Runtime
-from hermes_core.discovery import candidate_from_module
 
 
 @pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    folder = tmp_path / "workspace"
-    folder.mkdir()
-    return folder
-
-
-@pytest.fixture
-def ssh_runtime(isolated_home: Path, workspace: Path) -> Iterator[Any]:
+def ssh_runtime(pack_runtime: Any, workspace: Path) -> Any:
     """``ssh_runtime(**terminal.ssh)``: a runtime of the terminal, code and ssh packs on the ssh backend."""
-    made: list[Runtime] = []
-
-    def make(**ssh: Any) -> Runtime:
-        config = {"terminal": {"backend": "ssh", "ssh": ssh},
-                  "plugins": {"entries": {"terminal": {"settings": {"workdir": str(workspace)}}}}}
-        (isolated_home / "config.yaml").write_text(yaml.safe_dump(config))
-        runtime = Runtime(home=isolated_home, workspace=workspace, entry_points=())
-        for module, plugin_id in (("hermes_plugin_terminal", "terminal"), ("hermes_plugin_code", "code"),
-                                  ("hermes_plugin_ssh", "ssh")):
-            assert runtime.load_candidate(candidate_from_module(module, plugin_id)).state == "declared"
-        made.append(runtime)
-        return runtime
-
-    yield make
-    for runtime in made:
-        runtime.close()
+    return lambda **ssh: pack_runtime(
+        {"terminal": {"backend": "ssh", "ssh": ssh},
+         "plugins": {"entries": {"terminal": {"settings": {"workdir": str(workspace)}}}}},
+        ("hermes_plugin_terminal", "terminal"), ("hermes_plugin_code", "code"), ("hermes_plugin_ssh", "ssh"))
 
 
 def terminal(runtime: Runtime, command: str, **args: Any) -> dict[str, Any]:

@@ -13,10 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from hermes_core import Runtime
-from hermes_core.discovery import candidate_from_module
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 BACKENDS = ["local", "sandbox", "ssh", "ulimit"]
@@ -32,30 +30,16 @@ def sandbox_problem() -> str | None:
     return sandbox_problem()
 
 
-def backend_runtime(home: Path, workspace: Path, backend: str, request: pytest.FixtureRequest,
-                    **terminal: Any) -> Runtime:
+def backend_runtime(pack_runtime: Any, workspace: Path, backend: str, request: pytest.FixtureRequest) -> Runtime:
     """A runtime of the terminal, ssh and example packs whose ``terminal.backend`` is ``backend``."""
-    config: dict[str, Any] = {"terminal": {"backend": backend, **terminal}}
+    config: dict[str, Any] = {"terminal": {"backend": backend}}
     if backend == "sandbox" and (problem := sandbox_problem()):
         pytest.skip(f"bubblewrap cannot run on this machine: {problem}")
     if backend == "ssh":
-        server = request.getfixturevalue("sshd")
-        config["terminal"]["ssh"] = server.settings(**terminal.get("ssh", {}))
+        config["terminal"]["ssh"] = request.getfixturevalue("sshd").settings()
         # sshd runs on this machine: its tasks start in the same workspace as the others'
         config["plugins"] = {"entries": {"terminal": {"settings": {"workdir": str(workspace)}}}}
-    (home / "config.yaml").write_text(yaml.safe_dump(config))
-    runtime = Runtime(home=home, workspace=workspace, entry_points=())
-    for module, plugin_id in PLUGINS:
-        record = runtime.load_candidate(candidate_from_module(module, plugin_id))
-        assert record.state == "declared", record.reason
-    return runtime
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    folder = tmp_path / "workspace"
-    folder.mkdir()
-    return folder
+    return pack_runtime(config, *PLUGINS)
 
 
 @pytest.fixture(autouse=True)
@@ -64,7 +48,7 @@ def example_plugin_importable(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def make_caller(runtime: Runtime) -> tuple[Call, Callable[[], None]]:
-    """``call(tool, task=..., **args)`` (JSON decoded), and a clean-up that kills what is still running."""
+    """``call(tool, task=..., **args)`` (JSON decoded), and a clean-up that kills what still runs."""
     unique = uuid.uuid4().hex[:8]
     tasks: set[str] = set()
 
@@ -80,7 +64,6 @@ def make_caller(runtime: Runtime) -> tuple[Call, Callable[[], None]]:
                 if entry["status"] == "running":
                     runtime.handle_function_call("process", {"action": "kill", "session_id": entry["session_id"]},
                                                  task_id=task)
-        runtime.close()
 
     return call, clean_up
 
@@ -91,8 +74,8 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def call(backend: str, isolated_home: Path, workspace: Path, request: pytest.FixtureRequest) -> Iterator[Call]:
-    call, clean_up = make_caller(backend_runtime(isolated_home, workspace, backend, request))
+def call(backend: str, pack_runtime: Any, workspace: Path, request: pytest.FixtureRequest) -> Iterator[Call]:
+    call, clean_up = make_caller(backend_runtime(pack_runtime, workspace, backend, request))
     yield call
     clean_up()
 
@@ -208,7 +191,7 @@ def test_background_wait_returns_the_exit_code_and_output_in_the_task_directory(
 # -- hooks ----------------------------------------------------------------------------------------------------
 
 
-def test_transform_terminal_output_names_the_backend(call: Call, backend: str, isolated_home: Path,
+def test_transform_terminal_output_names_the_backend(call: Call, backend: str, pack_runtime: Any,
                                                      workspace: Path, request: pytest.FixtureRequest,
                                                      tmp_path: Path) -> None:
     plugin = tmp_path / "compactor"
@@ -216,7 +199,7 @@ def test_transform_terminal_output_names_the_backend(call: Call, backend: str, i
     (plugin / "__init__.py").write_text(
         "def register(ctx):\n"
         "    ctx.register_hook('transform_terminal_output', lambda output, env_type, **kw: f'{env_type}: {output}')\n")
-    runtime = backend_runtime(isolated_home, workspace, backend, request)
+    runtime = backend_runtime(pack_runtime, workspace, backend, request)
     assert runtime.load_plugin_from_path(plugin).state == "loaded"
     hooked, clean_up = make_caller(runtime)
     try:
