@@ -9,6 +9,7 @@ import logging
 import sys
 import time
 import warnings
+import weakref
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import PurePosixPath
@@ -20,7 +21,7 @@ from .budget import ResultBudget
 from .contributions import Middleware
 from .deadline import DeadlineExceeded
 from .hooks import HookRunner
-from .registry import UNLIMITED, ToolEntry, ToolRegistry, acall_handler, async_handler, call_handler
+from .registry import UNLIMITED, ToolEntry, ToolRegistry, acall_handler, as_text, async_handler, call_handler
 from .toolcalls import ToolCall, ToolCallLike, ToolReply, read_tool_call, tool_reply
 from .toolcontext import CURRENT, ToolContext
 
@@ -63,6 +64,8 @@ class Dispatcher:
         self.contexts = contexts
         self._validators: dict[ToolEntry, ArgumentValidator] = {}
         self._validators_generation = -1
+        self._async_handlers: weakref.WeakKeyDictionary[ToolEntry, Callable[..., Any] | None] = \
+            weakref.WeakKeyDictionary()
 
     # -- one call ----------------------------------------------------------------------------
 
@@ -112,15 +115,13 @@ class Dispatcher:
         """:meth:`handle_function_call` without blocking the running loop: an async handler is awaited on it, a
         synchronous one (and hooks and middleware) runs on a worker thread. Cancelling the awaiting task cancels
         the async handler; a synchronous one runs to its end and its result is dropped."""
-        import asyncio
-
-        from .asyncbridge import CallerLoop, in_worker
 
         entry = self.registry.get(function_name)
         try:
-            if entry is not None and entry.is_lazy:
-                await in_worker(async_handler, entry)  # the plugin's import, off the loop
-            if entry is None or async_handler(entry) is None:
+            function = None if entry is None else await self._async_handler(entry)
+            if function is None:
+                from .asyncbridge import in_worker
+
                 return await in_worker(self.handle_function_call, function_name, function_args, task_id,
                                        tool_call_id, session_id, user_task, enabled_tools)
             prepared = self._prepare(function_name, function_args, enabled_tools)
@@ -128,25 +129,54 @@ class Dispatcher:
                 return prepared
             entry, args = prepared
             if self.middleware or not self.hooks.active.isdisjoint(TOOL_HOOKS):
-                # The hook phases are synchronous and may wait (deadlines, approvals): they run exactly as in
-                # the sync path, on a worker thread, and only the handler comes back to this loop.
-                context = {"task_id": task_id, "session_id": session_id, "tool_call_id": tool_call_id}
-                loop = CallerLoop(asyncio.get_running_loop())
-                try:
-                    return await in_worker(self._call_with_hooks, entry, args, context, user_task,
-                                           _on_loop(loop))
-                except asyncio.CancelledError:
-                    loop.cancel()
-                    raise
+                return await self._acall_with_hooks(entry, args, task_id, tool_call_id, session_id, user_task)
             token = CURRENT.set(self.contexts(entry.plugin))
             try:
-                result = await acall_handler(entry, args, task_id=task_id, session_id=session_id,
-                                             user_task=user_task)
+                result = function(args, task_id=task_id, session_id=session_id, user_task=user_task)
+                if hasattr(result, "__await__"):
+                    result = await result
             finally:
                 CURRENT.reset(token)
-            return result if self._fits(entry, result) else await in_worker(self._fit, entry, result)
+            if type(result) is not str:
+                result = as_text(result)
+            if self._fits(entry, result):
+                return result
+            from .asyncbridge import in_worker
+
+            return await in_worker(self._fit, entry, result)
         except Exception as exc:
             return _failed(function_name, exc)
+
+    async def _async_handler(self, entry: ToolEntry) -> Callable[..., Any] | None:
+        """The entry's coroutine function (None for a synchronous handler); a lazy one is imported off the loop."""
+        try:
+            return self._async_handlers[entry]
+        except KeyError:
+            pass
+        if entry.is_lazy:
+            from .asyncbridge import in_worker
+
+            function = await in_worker(async_handler, entry)
+        else:
+            function = async_handler(entry)
+        self._async_handlers[entry] = function
+        return function
+
+    async def _acall_with_hooks(self, entry: ToolEntry, args: dict[str, Any], task_id: str | None,
+                                tool_call_id: str | None, session_id: str | None, user_task: str | None) -> str:
+        """The hook phases are synchronous and may wait (deadlines, approvals): they run exactly as in the sync
+        path, on a worker thread, and only the async handler comes back to this loop to be awaited."""
+        import asyncio
+
+        from .asyncbridge import CallerLoop, in_worker
+
+        context = {"task_id": task_id, "session_id": session_id, "tool_call_id": tool_call_id}
+        loop = CallerLoop(asyncio.get_running_loop())
+        try:
+            return await in_worker(self._call_with_hooks, entry, args, context, user_task, _on_loop(loop))
+        except asyncio.CancelledError:
+            loop.cancel()
+            raise
 
     def _validator(self, entry: ToolEntry) -> ArgumentValidator:
         """The compiled argument check of ``entry`` (compiled once per entry; forgotten when tools change)."""

@@ -26,6 +26,7 @@ __all__ = [
     "ToolEntry",
     "ToolRegistry",
     "acall_handler",
+    "as_text",
     "async_handler",
     "call_handler",
     "tool_entry",
@@ -280,7 +281,7 @@ def call_handler(entry: ToolEntry, args: dict[str, Any], **kwargs: Any) -> str:
         from .asyncbridge import run_sync  # asyncio is imported only by the first async handler
 
         result = run_sync(result)
-    return _as_text(result)
+    return as_text(result)
 
 
 def async_handler(entry: ToolEntry) -> Callable[..., Awaitable[Any]] | None:
@@ -304,10 +305,11 @@ async def acall_handler(entry: ToolEntry, args: dict[str, Any], **kwargs: Any) -
     result = function(args, **kwargs)
     if hasattr(result, "__await__"):
         result = await result
-    return _as_text(result)
+    return as_text(result)
 
 
-def _as_text(result: Any) -> str:
+def as_text(result: Any) -> str:
+    """A handler's result as the string a tool call returns (JSON for anything else JSON can encode)."""
     if type(result) is str:
         return result
     try:

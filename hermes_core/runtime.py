@@ -266,7 +266,7 @@ class Runtime:
     async def ahandle_function_call(self, function_name: str, function_args: Any, task_id: str | None = None,
                                     tool_call_id: str | None = None, session_id: str | None = None,
                                     user_task: str | None = None, enabled_tools: Iterable[str] | None = None) -> str:
-        """:meth:`handle_function_call` for async code: never blocks the running event loop (async handlers are
+        """``handle_function_call`` for async code: never blocks the running event loop (async handlers are
         awaited on it, synchronous ones run on worker threads); cancelling the awaiting task cancels an async
         handler, while a synchronous one runs to its end and its result is dropped."""
         return await self.dispatcher.ahandle_function_call(function_name, function_args, task_id, tool_call_id,
@@ -283,17 +283,17 @@ class Runtime:
         return self.dispatcher.run_tool_calls(calls, **context)
 
     def answer_tool_calls(self, calls: Iterable[ToolCallLike], **context: Any) -> list[ToolReply]:
-        """Run the calls as :meth:`run_tool_calls` does and return, in call order, the reply each provider expects:
+        """Run the calls as ``run_tool_calls`` does and return, in call order, the reply each provider expects:
         a Chat Completions ``tool`` message, a Responses ``function_call_output`` item, an Anthropic ``tool_result``
         block or a Gemini ``function_response`` Part."""
         return self.dispatcher.answer_tool_calls(calls, **context)
 
     async def arun_tool_calls(self, calls: Iterable[ToolCallLike], **context: Any) -> list[str]:
-        """:meth:`run_tool_calls` for async code (parallel-safe batches run concurrently)."""
+        """``run_tool_calls`` for async code (parallel-safe batches run concurrently)."""
         return await self.dispatcher.arun_tool_calls(calls, **context)
 
     async def aanswer_tool_calls(self, calls: Iterable[ToolCallLike], **context: Any) -> list[ToolReply]:
-        """:meth:`answer_tool_calls` for async code."""
+        """``answer_tool_calls`` for async code."""
         return await self.dispatcher.aanswer_tool_calls(calls, **context)
 
     def enforce_turn_budget(self, results: list[str], budget: int | None = None) -> list[str]:
