@@ -6,13 +6,14 @@ from __future__ import annotations
 import difflib
 import json
 import logging
+import os
 import sys
 import time
 import warnings
 import weakref
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from .approval import ApprovalRequest, Approvals
@@ -43,7 +44,22 @@ TOOL_HOOKS = frozenset({"pre_tool_call", "post_tool_call", "transform_tool_resul
 
 def tool_error(message: str, **extra: Any) -> str:
     """The JSON error text every failure becomes: ``{"error": message, ...}`` (handlers return it too)."""
-    return json.dumps({"error": message, **extra}, ensure_ascii=False)
+    return valid_text(json.dumps({"error": message, **extra}, ensure_ascii=False))
+
+
+def valid_text(text: str) -> str:
+    """``text`` as valid Unicode: lone surrogates (a file name that is not UTF-8, read with Python's
+    ``surrogateescape``) become U+FFFD, so every result can be encoded and sent on."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        try:  # the bytes a surrogateescape'd name stood for, each one that is not UTF-8 shown as U+FFFD
+            return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        except UnicodeEncodeError:  # other lone surrogates
+            return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return text
 
 
 class _Blocked(Exception):
@@ -137,8 +153,7 @@ class Dispatcher:
                     result = await result
             finally:
                 CURRENT.reset(token)
-            if type(result) is not str:
-                result = as_text(result)
+            result = valid_text(result if type(result) is str else as_text(result))
             if self._fits(entry, result):
                 return result
             from .asyncbridge import in_worker
@@ -196,11 +211,14 @@ class Dispatcher:
         return self.budget.per_tool if limit is None else limit
 
     def _fit(self, entry: ToolEntry, result: str) -> str:
-        """``result`` within the tool's size limit (a larger one is saved and previewed, or truncated)."""
+        """``result`` as valid text within the tool's size limit (a larger one is saved and previewed, or
+        truncated)."""
+        result = valid_text(result)
         limit = self._limit(entry)
         return result if limit is None or len(result) <= limit else self.budget.fit(entry.name, result, limit)
 
     def _fits(self, entry: ToolEntry, result: str) -> bool:
+        """Whether ``result`` (valid text) is within the tool's size limit."""
         limit = self._limit(entry)
         return limit is None or len(result) <= limit
 
@@ -371,7 +389,8 @@ class Dispatcher:
                 args = parse_arguments(call.arguments)
             except ArgumentError:
                 return False
-            paths = [PurePosixPath(str(args[a])) for a in entry.path_args if args.get(a)]
+            workspace = self.contexts(entry.plugin).workspace
+            paths = [_resolved(workspace, str(args[a])) for a in entry.path_args if args.get(a)]
             if not paths:
                 return False
             for path in paths:
@@ -399,6 +418,12 @@ def _warn_if_on_a_loop(name: str) -> None:
     if asyncio is not None and asyncio._get_running_loop() is not None:
         warnings.warn(f"{name}() blocks the running event loop until every call is done; "
                       f"await a{name}() instead", RuntimeWarning, stacklevel=3)
+
+
+def _resolved(workspace: Path, path: str) -> PurePosixPath:
+    """The real path ``path`` names from ``workspace`` (``..``, ``./``, ``~``, symlinks and absolute spellings
+    of one file all give the same answer)."""
+    return PurePosixPath(os.path.realpath(os.path.join(workspace, os.path.expanduser(path))))
 
 
 def _overlaps(a: PurePosixPath, b: PurePosixPath) -> bool:

@@ -15,6 +15,8 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from .deadline import DeadlineExceeded, call_with_deadline
+from .exitguard import refusing_exit
 from .references import LazyReference
 
 __all__ = [
@@ -142,11 +144,13 @@ class Refusal:
 class ToolRegistry:
     """Tools by name; thread-safe; ``generation`` changes whenever the set of tools does."""
 
-    def __init__(self, check_ttl: float = 30.0) -> None:
+    def __init__(self, check_ttl: float = 30.0, check_timeout: float | None = None) -> None:
         self._tools: dict[str, ToolEntry] = {}
         self._lock = threading.RLock()
         self._checks: dict[str, tuple[float, Availability]] = {}
         self.check_ttl = check_ttl
+        #: Seconds one run of a ``check_fn`` may take (on a worker thread); ``None``: no limit, inline.
+        self.check_timeout = check_timeout
         self.generation = 0
         self.refusals: list[Refusal] = []
 
@@ -232,20 +236,24 @@ class ToolRegistry:
         cached = self._checks.get(name)
         if cached and cached[0] > now:
             return cached[1]
-        result = self._evaluate(entry)
+        result = self._evaluate(entry, self.check_timeout)
         self._checks[name] = (now + self.check_ttl, result)
         return result
 
     @staticmethod
-    def _evaluate(entry: ToolEntry) -> Availability:
+    def _evaluate(entry: ToolEntry, timeout: float | None) -> Availability:
         missing = entry.requirements.missing()
         if missing:
             return Availability(False, "; ".join(missing))
         if entry.check_fn is None:
             return Availability(True)
+        # on a worker thread (with a deadline) anything the check raises is its own doing, KeyboardInterrupt too
+        caught = BaseException if timeout else Exception
         try:
-            ok = entry.check_fn()
-        except Exception as exc:
+            ok = call_with_deadline(_checked, timeout, entry.check_fn)
+        except DeadlineExceeded:
+            return Availability(False, f"its check did not answer within {timeout:g} s (plugins.load_timeout)")
+        except caught as exc:
             return Availability(False, str(exc) or f"check raised {type(exc).__name__}")
         return Availability(True) if ok else Availability(False, "its check reported it unavailable")
 
@@ -270,6 +278,11 @@ class ToolRegistry:
     def dispatch(self, name: str, args: dict[str, Any], **kwargs: Any) -> str:
         """Call a tool's handler directly (no hooks); raises ``KeyError`` for an unknown tool."""
         return call_handler(self._tools[name], args, **kwargs)
+
+
+def _checked(check_fn: Callable[[], Any]) -> Any:
+    with refusing_exit():
+        return check_fn()
 
 
 def call_handler(entry: ToolEntry, args: dict[str, Any], **kwargs: Any) -> str:

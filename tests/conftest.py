@@ -8,8 +8,10 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import threading
 import venv
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib.metadata import EntryPoint, distributions
 from pathlib import Path
 from typing import Any
@@ -20,8 +22,6 @@ from hermes_core import Runtime
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-PACKS = ("file", "terminal", "web", "code", "agent")
-
 
 
 def _load_support(name: str, path: Path) -> None:
@@ -49,16 +49,27 @@ def pip(*args: str, python: str = sys.executable, **kwargs) -> subprocess.Comple
 
 
 @pytest.fixture(scope="session")
-def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Wheels of hermes-core, every first-party pack and every fixture distribution, built once."""
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """What `make dist` makes: sdists and wheels of hermes-tools and the five packs, checked by twine, built once."""
+    out = tmp_path_factory.mktemp("dist")
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "build_dist.py"), str(out), "--no-isolation"],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return out
+
+
+@pytest.fixture(scope="session")
+def wheelhouse(tmp_path_factory: pytest.TempPathFactory, dist: Path) -> Path:
+    """The wheels of `dist` plus one of every fixture distribution."""
     house = tmp_path_factory.mktemp("wheelhouse")
+    for wheel in dist.glob("*.whl"):
+        (house / wheel.name).symlink_to(wheel)
     # Fixture distributions are built from copies: setuptools builds in the source tree, and xdist workers
     # building the same tree at once break each other's build/ folders (and would litter the repository).
     sources = tmp_path_factory.mktemp("dist-sources")
     fixtures = [shutil.copytree(d, sources / d.name, ignore=shutil.ignore_patterns("build", "*.egg-info"))
                 for d in sorted((FIXTURES / "dists").iterdir()) if (d / "pyproject.toml").exists()]
-    projects = [ROOT, *(ROOT / "hermes_plugins" / p for p in PACKS), *fixtures]
-    pip("wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(house), *map(str, projects))
+    pip("wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(house), *map(str, fixtures))
     return house
 
 
@@ -80,7 +91,7 @@ def shared_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 class Venv:
-    """A real virtual environment with hermes-core installed from its wheel."""
+    """A real virtual environment, with hermes-tools installed from its wheel unless asked otherwise."""
 
     def __init__(self, path: Path, wheelhouse: Path) -> None:
         self.path = path
@@ -88,9 +99,10 @@ class Venv:
         self.python = str(path / "bin" / "python")
         self.hermes = str(path / "bin" / "hermes")
 
-    def install(self, *requirements: str, extra: tuple[str, ...] = ()) -> None:
-        pip("install", "-q", "--no-index", "--find-links", str(self.wheelhouse), *extra, *requirements,
-            python=self.python)
+    def install(self, *requirements: str, extra: tuple[str, ...] = (), find_links: tuple[Path, ...] = ()) -> None:
+        """pip install offline, from ``find_links`` (default: the session's wheelhouse)."""
+        links = [arg for folder in find_links or (self.wheelhouse,) for arg in ("--find-links", str(folder))]
+        pip("install", "-q", "--no-index", *links, *extra, *requirements, python=self.python)
 
     def uninstall(self, *names: str) -> None:
         pip("uninstall", "-y", "-q", *names, python=self.python)
@@ -114,15 +126,16 @@ class Venv:
 
 @pytest.fixture(scope="session")
 def make_venv(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path, shared_site: Path):
-    """Factory of fresh venvs holding hermes-core (real pip install of its wheel)."""
+    """Factory of fresh venvs holding hermes-tools (real pip install of its wheel), or nothing with ``core=False``."""
 
-    def make(name: str = "venv") -> Venv:
+    def make(name: str = "venv", *, core: bool = True) -> Venv:
         path = tmp_path_factory.mktemp(name)
         venv.EnvBuilder(with_pip=False, symlinks=True).create(path)
         purelib = next((path / "lib").glob("python3*/site-packages"))
         (purelib / "_hermes_shared.pth").write_text(str(shared_site) + "\n")
         env = Venv(path, wheelhouse)
-        env.install("hermes-core", extra=("--no-deps",))
+        if core:
+            env.install("hermes-tools", extra=("--no-deps",))
         return env
 
     return make
@@ -213,3 +226,31 @@ def plugins(isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     for name, module in list(sys.modules.items()):
         if str(getattr(module, "__file__", "") or "").startswith(str(tmp_path)):
             del sys.modules[name]
+
+
+@pytest.fixture
+def http_server() -> Iterator[tuple[str, dict[str, tuple[int, bytes]]]]:
+    """A server on 127.0.0.1 answering from a dict of path -> (status, body)."""
+    routes: dict[str, tuple[int, bytes]] = {}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            status, body = routes.get(self.path, (404, b"not found"))
+            self.send_response(status)
+            self.send_header("Content-Type", "text/html; charset=utf-8" if body.lstrip().startswith(b"<")
+                             else "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", routes
+    finally:
+        server.shutdown()
+        server.server_close()
