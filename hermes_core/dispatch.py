@@ -203,24 +203,20 @@ class Dispatcher:
             validator = self._validators[entry] = ArgumentValidator(entry.schema["parameters"])
         return validator
 
-    def _limit(self, entry: ToolEntry) -> int | None:
-        """The tool's result size limit (its own, else the configured default), or None for no limit."""
+    def _fit(self, entry: ToolEntry, result: str) -> str:
+        """``result`` as valid text within the tool's size limit (its own, else the configured default); a larger
+        one is saved and previewed, or truncated."""
+        result = valid_text(result)
         limit = entry.max_result_size_chars
         if limit is UNLIMITED:
-            return None
-        return self.budget.per_tool if limit is None else limit
-
-    def _fit(self, entry: ToolEntry, result: str) -> str:
-        """``result`` as valid text within the tool's size limit (a larger one is saved and previewed, or
-        truncated)."""
-        result = valid_text(result)
-        limit = self._limit(entry)
-        return result if limit is None or len(result) <= limit else self.budget.fit(entry.name, result, limit)
+            return result
+        limit = self.budget.per_tool if limit is None else limit
+        return result if len(result) <= limit else self.budget.fit(entry.name, result, limit)
 
     def _fits(self, entry: ToolEntry, result: str) -> bool:
-        """Whether ``result`` (valid text) is within the tool's size limit."""
-        limit = self._limit(entry)
-        return limit is None or len(result) <= limit
+        """Whether :meth:`_fit` returns ``result`` (valid text) as it is, without writing a file."""
+        limit = entry.max_result_size_chars
+        return limit is UNLIMITED or len(result) <= (self.budget.per_tool if limit is None else limit)
 
     def _unknown(self, name: str) -> str:
         close = difflib.get_close_matches(name, self.registry.names(), n=3, cutoff=0.6)
@@ -417,7 +413,7 @@ def _warn_if_on_a_loop(name: str) -> None:
     asyncio = sys.modules.get("asyncio")  # no running loop is possible before asyncio is imported
     if asyncio is not None and asyncio._get_running_loop() is not None:
         warnings.warn(f"{name}() blocks the running event loop until every call is done; "
-                      f"await a{name}() instead", RuntimeWarning, stacklevel=3)
+                      f"await a{name}() instead", RuntimeWarning, stacklevel=4)
 
 
 def _resolved(workspace: Path, path: str) -> PurePosixPath:
