@@ -8,6 +8,16 @@ from typing import Any
 from ._version import __version__
 from .approval import ApprovalRequest, Approvals, request_approval, set_approval_callback
 from .arguments import ArgumentError
+from .backends import (
+    BackendError,
+    BackendSetup,
+    BackendUnavailable,
+    CommandResult,
+    ExecutionBackend,
+    MissingDirectory,
+    Process,
+    Staged,
+)
 from .config import ConfigError, HermesConfig, load_config
 from .context import PluginContext
 from .discovery import PluginCandidate
@@ -17,6 +27,7 @@ from .formats import FORMATS
 from .home import HermesHome, hermes_home
 from .hooks import hookimpl, hookspec
 from .manifest import ManifestError, PluginManifest
+from .output import OutputBuffer
 from .records import PluginRecord
 from .registry import UNLIMITED, Availability, ToolEntry, ToolRegistry, tool_entry
 from .runtime import Runtime, default_runtime, reset_default_runtime
@@ -48,23 +59,35 @@ __all__ = [
     "Approvals",
     "ArgumentError",
     "Availability",
+    "BackendError",
+    "BackendSetup",
+    "BackendUnavailable",
     "ChatCompletionsToolCall",
     "ChatCompletionsToolMessage",
+    "CommandResult",
     "ConfigError",
+    "ExecutionBackend",
     "GeminiFunctionCall",
     "GeminiFunctionResponsePart",
     "HermesConfig",
     "HermesError",
     "HermesHome",
+    "LocalBackend",
     "ManifestError",
+    "MissingDirectory",
+    "OutputBuffer",
     "PlainToolCall",
     "PluginCandidate",
     "PluginContext",
     "PluginManifest",
     "PluginRecord",
+    "Process",
     "ResponsesFunctionCall",
     "ResponsesFunctionCallOutput",
     "Runtime",
+    "ShellBackend",
+    "ShellProcess",
+    "Staged",
     "ToolCallLike",
     "ToolContext",
     "ToolEntry",
@@ -149,3 +172,15 @@ def enforce_turn_budget(results: list[str], budget: int | None = None) -> list[s
 def resolve_toolset(name: str) -> list[str]:
     """The tools of a toolset in the default runtime."""
     return default_runtime().resolve_toolset(name)
+
+
+#: Exported from :mod:`hermes_core.shellbackend`, imported on first use (it is off the start-up path).
+_SHELL_NAMES = frozenset({"LocalBackend", "ShellBackend", "ShellProcess"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SHELL_NAMES:
+        from . import shellbackend
+
+        return getattr(shellbackend, name)
+    raise AttributeError(f"module 'hermes_core' has no attribute {name!r}")
