@@ -7,6 +7,7 @@ from typing import Any
 from ._version import __version__
 from .approval import ApprovalRequest, Approvals, request_approval, set_approval_callback
 from .arguments import ArgumentError
+from .authoring import ToolError, ToolSpec, tool, tool_spec
 from .config import ConfigError, HermesConfig, load_config
 from .context import PluginContext
 from .discovery import PluginCandidate
@@ -42,7 +43,9 @@ __all__ = [
     "Runtime",
     "ToolContext",
     "ToolEntry",
+    "ToolError",
     "ToolRegistry",
+    "ToolSpec",
     "Toolset",
     "ToolsetCycleError",
     "UnknownToolsetError",
@@ -60,9 +63,11 @@ __all__ = [
     "resolve_toolset",
     "run_tool_calls",
     "set_approval_callback",
+    "tool",
     "tool_context",
     "tool_entry",
     "tool_error",
+    "tool_spec",
 ]
 
 

@@ -23,6 +23,7 @@ from typing import Literal
 from packaging.specifiers import SpecifierSet
 
 from ._version import __version__
+from .authoring import tool_handler
 from .context import PluginContext
 from .contributions import Contributions
 from .deadline import DeadlineExceeded, call_with_deadline
@@ -165,7 +166,7 @@ def declared_entry(tool: ToolDeclaration, candidate: PluginCandidate, package: s
     limit = tool.result_limit
     origin = candidate.path if candidate.source == "pip" else None
     return tool_entry(
-        tool.name, tool.toolset, LazyReference(tool.handler, package, candidate.id, origin),
+        tool.name, tool.toolset, LazyReference(tool.handler, package, candidate.id, origin, adapt=tool_handler),
         description=tool.description, parameters=tool.parameters,
         check_fn=LazyReference(tool.check_fn, package, candidate.id, origin) if tool.check_fn else None,
         requirements=Requirements(tuple(check.env), tuple(check.bins), tuple(check.modules)) if check else None,
