@@ -17,7 +17,7 @@ from typing import Any, Final, TypeVar, cast, overload
 
 from pydantic import TypeAdapter, ValidationError
 from pydantic.json_schema import GenerateJsonSchema
-from pydantic_core import ArgsKwargs, to_json
+from pydantic_core import ArgsKwargs, to_jsonable_python
 
 from .manifest import TOOL_NAME
 from .registry import UNLIMITED, ResultLimit
@@ -33,11 +33,15 @@ class ToolError(Exception):
     """Raised by a tool function to fail the call: the model gets ``{"error": message}`` and nothing else."""
 
 
-class _NoTitles(GenerateJsonSchema):
-    """Property titles are the parameter names again: noise in what the model reads."""
+class _ToolSchema(GenerateJsonSchema):
+    """Without property titles (the parameter names again: noise for the model), in the order pydantic builds
+    it (``type`` first, parameters as the signature has them), which reads best in ``plugin.yaml``."""
 
     def field_title_should_be_set(self, schema: Any) -> bool:
         return False
+
+    def sort(self, value: Any, parent_key: str | None = None) -> Any:
+        return value
 
 
 def _arguments_of(function: Callable[..., Any], signature: inspect.Signature) -> Callable[..., dict[str, Any]]:
@@ -92,7 +96,7 @@ class ToolSpec:
     @functools.cached_property
     def parameters(self) -> dict[str, Any]:
         """The JSON Schema of the function's parameters (an object schema)."""
-        return self._adapter.json_schema(schema_generator=_NoTitles)
+        return self._adapter.json_schema(schema_generator=_ToolSchema)
 
     def validate(self, args: dict[str, Any]) -> dict[str, Any]:
         """The model's arguments converted to the annotated types; raises pydantic's ``ValidationError``."""
@@ -140,7 +144,7 @@ def _error(message: str, **extra: Any) -> str:
 
 def _encoded(result: Any) -> str:
     """Text as it is; anything else as JSON (pydantic encodes models, dataclasses, dates and the like)."""
-    return result if isinstance(result, str) else to_json(result).decode("utf-8")
+    return result if isinstance(result, str) else json.dumps(to_jsonable_python(result), ensure_ascii=False)
 
 
 def _check(function: Callable[..., Any], name: str, description: str, path_args: tuple[str, ...]) -> None:
