@@ -2,7 +2,7 @@
 
 ``registry-index/plugins/<id>.yaml`` holds one plugin each; ``hermes index fetch`` writes them from the
 plugin's wheel (read as a zip, never installed or imported), ``hermes index validate`` checks them and
-``hermes index build`` turns them into ``registry-index/index.json`` and the copy bundled with hermes-core.
+``hermes index build`` turns them into ``registry-index/index.json`` and the copy bundled with hermes-tools.
 """
 
 from __future__ import annotations

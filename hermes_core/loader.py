@@ -123,7 +123,7 @@ def load_plugin(candidate: PluginCandidate, contributions: Contributions, contex
     manifest = candidate.manifest
     if manifest is not None and manifest.requires_hermes and \
             not SpecifierSet(manifest.requires_hermes).contains(__version__, prereleases=True):
-        return LoadResult("error", f"requires hermes-core {manifest.requires_hermes}, but this is {__version__}",
+        return LoadResult("error", f"requires hermes-tools {manifest.requires_hermes}, but this is {__version__}",
                           candidate.module)
     module = candidate.module if candidate.source == "pip" else mount_directory_plugin(candidate, contributions)
     timings: dict[str, float] = {}

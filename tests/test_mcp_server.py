@@ -31,6 +31,8 @@ def server_home(tmp_path: Path) -> Path:
     """The HERMES_HOME of the served process: a user plugin with tools and a pre_tool_call hook."""
     home = tmp_path / "server-home"
     support.write_demo_plugin(home)
+    # just the demo plugin, whatever else the test environment has installed
+    (home / "config.yaml").write_text("plugins:\n  enabled: [demo]\n")
     return home
 
 
