@@ -24,6 +24,7 @@ from .discovery import GROUPS, PluginCandidate, candidate_for_validation, candid
 from .errors import HermesError
 from .loader import importable_package
 from .manifest import ManifestError, ToolDeclaration, parse_manifest
+from .yamlmodel import round_trip_node
 
 __all__ = ["CompileError", "CompileResult", "compile_manifest", "manifest_drift"]
 
@@ -416,7 +417,9 @@ def _is_stale(source: PluginSource, handler: Any) -> bool:
     if located is None:
         return False
     file = source.module_file(located[0])
-    names = _top_level_names(file) if file is not None else set()
+    if file is None:  # a module that is not there at all: `validate --imports` says why it cannot be imported
+        return False
+    names = _top_level_names(file)
     return names is not None and located[1].split(".")[0] not in names
 
 
@@ -479,25 +482,7 @@ def _plain(value: Any) -> Any:
 
 
 def _node(value: Any) -> Any:
-    """A round-trip node for ``value``: lists of scalars in flow style (``[a, b]``), long text as a block."""
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
-    from ruamel.yaml.scalarstring import LiteralScalarString
-
-    if isinstance(value, dict):
-        mapping = CommentedMap()
-        for key, item in value.items():
-            mapping[key] = _node(item)
-        if not mapping:
-            mapping.fa.set_flow_style()
-        return mapping
-    if isinstance(value, list):
-        sequence = CommentedSeq(_node(item) for item in value)
-        if all(not isinstance(item, dict | list) for item in value):
-            sequence.fa.set_flow_style()
-        return sequence
-    if isinstance(value, str) and "\n" in value:
-        return LiteralScalarString(value)
-    return value
+    return round_trip_node(value)
 
 
 def _new_manifest(plugin_id: str) -> Any:

@@ -312,3 +312,23 @@ def test_cli_compile_and_validate(tmp_path: Path):
     missing = runner.invoke(plugins_cli, ["compile", str(tmp_path / "nowhere")])
     assert missing.exit_code == 1 and missing.output.strip().splitlines() == \
         [f"Error: {tmp_path / 'nowhere'}: no such file or folder"]
+
+
+def test_text_that_yaml_1_1_reads_as_something_else_is_quoted(tmp_path: Path):
+    folder = folder_plugin(tmp_path, tools=textwrap.dedent('''
+        from typing import Literal
+
+        from hermes_core import tool
+
+
+        @tool
+        def switch(state: Literal["on", "off", "yes"] = "off") -> str:
+            """Switch it."""
+            return state
+    '''))
+
+    compile_manifest(folder)
+
+    [declared] = load_manifest(folder / "plugin.yaml").tools or []
+    assert declared.parameters["properties"]["state"] == {"enum": ["on", "off", "yes"], "type": "string",
+                                                          "default": "off"}

@@ -125,7 +125,7 @@ def claude_desktop_config() -> Path:
     return folder / "claude_desktop_config.json"
 
 
-def serve_entry(workspace: Path, toolsets: list[str], home: Path | None) -> dict[str, Any]:
+def serve_entry(workspace: Path, toolsets: list[str], env: dict[str, str]) -> dict[str, Any]:
     """The ``mcpServers`` entry that starts ``hermes mcp serve`` with this interpreter (Claude Desktop starts
     servers with a bare ``PATH``, in ``/``: the command is absolute, the workspace given)."""
     script = Path(sys.executable).with_name("hermes")
@@ -134,8 +134,8 @@ def serve_entry(workspace: Path, toolsets: list[str], home: Path | None) -> dict
     if toolsets:
         args += ["--toolsets", ",".join(toolsets)]
     entry: dict[str, Any] = {"command": command, "args": args}
-    if home is not None:
-        entry["env"] = {"HERMES_HOME": str(home)}
+    if env:
+        entry["env"] = env
     return entry
 
 
