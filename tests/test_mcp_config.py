@@ -52,6 +52,21 @@ def config_text(home: Path) -> str:
     return (home / "config.yaml").read_text()
 
 
+async def stdio_session(stack: AsyncExitStack, command: list[str], env: dict[str, str], logs: Path,
+                        cwd: str | None = None) -> Any:
+    """An initialized MCP SDK client session on the stdio server ``command`` starts."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    params = StdioServerParameters(command=command[0], args=command[1:], env=env, cwd=cwd)
+    errlog = stack.enter_context(open(logs / "stderr.log", "w"))  # noqa: SIM115 - closed by the stack
+    read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
+    session = await stack.enter_async_context(ClientSession(read, write))
+    with anyio.fail_after(WAIT):
+        await session.initialize()
+    return session
+
+
 # -- entries as they are ------------------------------------------------------------------------
 
 
@@ -326,17 +341,10 @@ def test_the_installed_entry_starts_a_working_server(isolated_home: Path, tmp_pa
     entry = json.loads(config.read_text())["mcpServers"]["hermes"]
 
     async def main() -> int:
-        from mcp import ClientSession, StdioServerParameters
-        from mcp.client.stdio import stdio_client
-
         # as Claude Desktop starts it: the entry's command, args and env, in /
-        params = StdioServerParameters(command=entry["command"], args=entry["args"], env=entry["env"], cwd="/")
         async with AsyncExitStack() as stack:
-            errlog = stack.enter_context(open(tmp_path / "stderr.log", "w"))  # noqa: SIM115
-            read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
-            session = await stack.enter_async_context(ClientSession(read, write))
+            session = await stdio_session(stack, [entry["command"], *entry["args"]], entry["env"], tmp_path, cwd="/")
             with anyio.fail_after(WAIT):
-                await session.initialize()
                 return len((await session.list_tools()).tools)
 
     assert anyio.run(main) == 0  # an empty home serves no tools, but it serves
@@ -394,17 +402,10 @@ def relay_home(tmp_path: Path) -> Path:
 
 def test_hermes_mcp_serve_serves_mcp_tools_as_server__tool(relay_home: Path, tmp_path: Path):
     async def main() -> tuple[set[str], str, str]:
-        from mcp import ClientSession, StdioServerParameters
-        from mcp.client.stdio import stdio_client
-
         command = [*support.hermes_command(), "mcp", "serve", "--workspace", str(tmp_path)]
-        params = StdioServerParameters(command=command[0], args=command[1:], env={"HERMES_HOME": str(relay_home)})
         async with AsyncExitStack() as stack:
-            errlog = stack.enter_context(open(tmp_path / "stderr.log", "w"))  # noqa: SIM115
-            read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
-            session = await stack.enter_async_context(ClientSession(read, write))
+            session = await stdio_session(stack, command, {"HERMES_HOME": str(relay_home)}, tmp_path)
             with anyio.fail_after(WAIT):
-                await session.initialize()
                 names = {tool.name for tool in (await session.list_tools()).tools}
                 echoed = await session.call_tool("peer__echo", {"text": "through two hops"})
                 plugin = await session.call_tool("peer__pid", {})
