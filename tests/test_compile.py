@@ -11,7 +11,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from hermes_core.cli.plugins import plugins as plugins_cli
+from hermes_core.cli import cli
 from hermes_core.compile import CompileError, compile_manifest, manifest_drift
 from hermes_core.discovery import candidate_for_validation
 from hermes_core.manifest import load_manifest
@@ -293,23 +293,23 @@ def test_cli_compile_and_validate(tmp_path: Path):
     folder = folder_plugin(tmp_path, manifest=DRIFTED)
     runner = CliRunner()
 
-    drift = runner.invoke(plugins_cli, ["validate", str(folder)])
+    drift = runner.invoke(cli, ["plugins", "validate", str(folder)])
     assert drift.exit_code == 1
     assert "parameter 'precision' is in plugin.yaml but not in the handler's signature" in drift.output
     assert f"`hermes plugins compile {folder}` updates plugin.yaml" in drift.output
 
-    compiled = runner.invoke(plugins_cli, ["compile", str(folder)])
+    compiled = runner.invoke(cli, ["plugins", "compile", str(folder)])
     assert compiled.exit_code == 0, compiled.output
     assert compiled.output.startswith(f"{folder / 'plugin.yaml'}: updated (added unit_list; updated convert)")
     assert "warning: tool gone: its handler does not exist" in compiled.output
 
     (folder / "plugin.yaml").write_text((folder / "plugin.yaml").read_text().split("  - name: gone")[0] +
                                         (folder / "plugin.yaml").read_text().split("handler: .tools:deleted\n")[1])
-    valid = runner.invoke(plugins_cli, ["validate", str(folder), "--imports"])
+    valid = runner.invoke(cli, ["plugins", "validate", str(folder), "--imports"])
     assert valid.exit_code == 0, valid.output
     assert "valid (3 declared tools" in valid.output
 
-    missing = runner.invoke(plugins_cli, ["compile", str(tmp_path / "nowhere")])
+    missing = runner.invoke(cli, ["plugins", "compile", str(tmp_path / "nowhere")])
     assert missing.exit_code == 1 and missing.output.strip().splitlines() == \
         [f"Error: {tmp_path / 'nowhere'}: no such file or folder"]
 

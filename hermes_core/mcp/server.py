@@ -214,6 +214,7 @@ class HermesMcpServer:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
+            sock.listen(2048)  # before the URL is printed: a client that reads it and connects is not refused
         except OSError:
             sock.close()
             raise
