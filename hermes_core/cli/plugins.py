@@ -59,7 +59,21 @@ def describe(rt: Runtime, record: PluginRecord) -> dict[str, Any]:
         "path": record.path, "manifest": record.manifest_path, "tools": record.tools, "hooks": record.hooks,
         "imported": record.imported, "import_ms": _ms(record.import_ms), "register_ms": _ms(record.register_ms),
         "refused_tools": refused, "warnings": record.warnings,
+        "backends": sorted(name for name, backend in rt.contributions.backends.items()
+                           if backend.plugin == record.id and record.active),
     }
+
+
+def backend_report(rt: Runtime, record: PluginRecord) -> list[dict[str, Any]]:
+    """The execution backends of ``record``: availability (its check runs: this may import plugin code)."""
+    selected = rt.config.terminal.backend
+    report = []
+    for name in describe(rt, record)["backends"]:
+        backend = rt.contributions.backends[name]
+        availability = backend.availability()
+        report.append({"name": name, "description": backend.description, "selected": name == selected,
+                       "available": availability.available, "reason": availability.reason or None})
+    return report
 
 
 def _ms(value: float | None) -> float | None:
@@ -112,6 +126,7 @@ def info(plugin_id: str, as_json: bool) -> None:
     data["manifest_data"] = record.manifest.model_dump(mode="json", exclude_unset=True) if record.manifest else None
     data["tool_availability"] = {name: {"available": a.available, "reason": a.reason or None}
                                  for name in record.tools for a in [rt.registry.check(name)]}
+    data["backend_availability"] = backend_report(rt, record)
     data["requires_env"] = [{"name": env.name, "set": bool(os.environ.get(env.name)), "secret": env.secret,
                              "description": env.description}
                             for env in (record.manifest.requires_env if record.manifest else [])]
@@ -135,6 +150,10 @@ def info(plugin_id: str, as_json: bool) -> None:
         click.echo(f"  tool {name}: {status}")
     for hook in record.hooks:
         click.echo(f"  hook {hook}")
+    for backend in data["backend_availability"]:
+        status = "available" if backend["available"] else f"unavailable: {backend['reason']}"
+        selected = " (selected: terminal.backend)" if backend["selected"] else ""
+        click.echo(f"  backend {backend['name']}{selected}: {status}")
     for env in data["requires_env"]:
         click.echo(f"  env {env['name']}: {'set' if env['set'] else 'NOT SET'}"
                    f"{' — ' + env['description'] if env['description'] else ''}")
@@ -422,12 +441,22 @@ def doctor(strict: bool, as_json: bool) -> None:
             if not availability.available:
                 problems.append(f"tool {name} unavailable: {availability.reason}")
         problems += [f"warning: {w}" for w in record.warnings]
+        for backend in backend_report(rt, record):
+            if not backend["available"]:  # a problem only when config.yaml selects it
+                (problems if backend["selected"] else notes).append(
+                    f"backend {backend['name']} unavailable: {backend['reason']}")
         report.append({**describe(rt, record), "problems": problems, "notes": notes})
     config_problem = None
     try:
         rt.config  # noqa: B018 - read to report a problem with it
     except Exception as exc:  # the report must still come out
         config_problem = str(exc)
+    else:
+        selected = rt.config.terminal.backend
+        if selected not in rt.contributions.backends:
+            known = ", ".join(sorted(rt.contributions.backends))
+            config_problem = (f"terminal.backend: no loaded plugin provides the backend {selected!r} "
+                              f"(known: {known})")
     command = hermes_command()
     if as_json:
         echo_json({"plugins": report, "config_error": config_problem, "hermes_command": command})
