@@ -215,7 +215,7 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
     result = mkdocs_build(MKDOCS_YML, tmp_path / "site")
 
     assert result.returncode == 0, result.stdout + result.stderr
-    assert (tmp_path / "site" / "cli" / "index.html").is_file()
+    assert (tmp_path / "site" / "cli.html").is_file()  # pages that work opened from disk (tests/test_docs_site.py)
 
 
 def test_a_broken_link_or_a_page_outside_the_nav_fails_the_build(tmp_path: Path) -> None:
