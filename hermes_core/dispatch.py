@@ -70,7 +70,8 @@ class Dispatcher:
     """Runs one tool call through arguments, hooks, middleware, the handler and the result budget."""
 
     def __init__(self, registry: ToolRegistry, hooks: HookRunner, middleware: Middleware, budget: ResultBudget,
-                 approvals: Approvals, contexts: Callable[[str | None], ToolContext]) -> None:
+                 approvals: Approvals, contexts: Callable[[str | None], ToolContext],
+                 why_missing: Callable[[str], str | None] | None = None) -> None:
         self.registry = registry
         self.hooks = hooks
         self.middleware = middleware
@@ -78,6 +79,8 @@ class Dispatcher:
         self.approvals = approvals
         #: The handler context of a plugin (made current while its handler runs).
         self.contexts = contexts
+        #: Why a tool is not registered (its plugin is disabled, its MCP server failed, ...), if it can tell.
+        self.why_missing = why_missing
         self._validators: dict[ToolEntry, ArgumentValidator] = {}
         self._validators_generation = -1
         self._async_handlers: weakref.WeakKeyDictionary[ToolEntry, Callable[..., Any] | None] = \
@@ -219,9 +222,16 @@ class Dispatcher:
         return limit is UNLIMITED or len(result) <= (self.budget.per_tool if limit is None else limit)
 
     def _unknown(self, name: str) -> str:
-        close = difflib.get_close_matches(name, self.registry.names(), n=3, cutoff=0.6)
+        explained, close = self.unknown_tool(name)
+        return tool_error(f"Unknown tool {explained}", suggestions=close)
+
+    def unknown_tool(self, name: str) -> tuple[str, list[str]]:
+        """``'name'`` followed by why it is not registered, when that is known, and the closest available tool
+        names (an unavailable tool is never suggested); and those names."""
+        why = self.why_missing(name) if self.why_missing is not None else None
+        close = difflib.get_close_matches(name, self.registry.get_available_tool_names(), n=3, cutoff=0.6)
         hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-        return tool_error(f"Unknown tool '{name}'{hint}", suggestions=close)
+        return f"'{name}'" + (f": {why}" if why else "") + hint, close
 
     def _call_with_hooks(self, entry: ToolEntry, args: dict[str, Any], context: dict[str, Any],
                          user_task: str | None, call: Callable[..., str] = call_handler) -> str:

@@ -40,6 +40,7 @@ __all__ = [
     "InstallRefused",
     "InstallTarget",
     "InstallerError",
+    "PipRun",
     "changed",
     "check_environment",
     "describe_versions",
@@ -85,10 +86,24 @@ def _editable_in(purelib: Path) -> bool:
     return any(canonicalize_name(d.metadata["Name"]) == CORE_DISTRIBUTION for d in distributions(path=[str(purelib)]))
 
 
-def pip(args: Sequence[str]) -> int:
-    """Run ``python -m pip ARGS`` with its output shown as it comes; returns pip's exit code."""
+@dataclass(frozen=True)
+class PipRun:
+    """How a pip command ended: its exit code, and what it printed when that was captured."""
+
+    returncode: int
+    #: pip's stdout and stderr, interleaved ("" when they were shown as they came).
+    output: str = ""
+
+
+def pip(args: Sequence[str], *, show_output: bool = True) -> PipRun:
+    """Run ``python -m pip ARGS``: its output shown as it comes, or, without ``show_output``, captured."""
     command = [sys.executable, "-m", "pip", *args]
-    return subprocess.call(command, env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
+    env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    if show_output:
+        return PipRun(subprocess.call(command, env=env))
+    done = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          errors="replace", check=False)
+    return PipRun(done.returncode, done.stdout)
 
 
 def plugin_distributions() -> dict[str, Distribution]:

@@ -93,7 +93,7 @@ class Runtime:
         self.budget = ResultBudget(self.home.results_dir, tool_output.max_result_size_chars,
                                    tool_output.turn_budget_chars)
         self.dispatcher = Dispatcher(self.registry, self.hooks, self.middleware, self.budget, self.approvals,
-                                     self.tool_context)
+                                     self.tool_context, self.why_missing)
         self.formatter = DefinitionFormatter()
 
     @property
@@ -171,6 +171,15 @@ class Runtime:
         """The active record of ``plugin_id`` (or its first record when none is active)."""
         matches = [r for r in self.plugins if r.id == plugin_id]
         return next((r for r in matches if r.state != "shadowed"), matches[0] if matches else None)
+
+    def why_missing(self, name: str) -> str | None:
+        """Why no tool ``name`` is registered, when the plugins, the project folder or the MCP servers tell."""
+        from .missing import why_missing
+
+        servers = {status.name: status for status in self.mcp.status()} if self.mcp is not None else {}
+        project = None if truthy(self.environ.get("HERMES_ENABLE_PROJECT_PLUGINS")) else \
+            (self.cwd or Path.cwd()) / ".hermes" / "plugins"
+        return why_missing(name, self.plugins, servers, project)
 
     def context(self, plugin_id: str | None = None, candidate: PluginCandidate | None = None) -> PluginContext:
         """A ``PluginContext`` for registering tools and hooks (the host program's own when ``plugin_id`` is None)."""

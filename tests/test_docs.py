@@ -292,7 +292,8 @@ def test_getting_started_runs_as_written(make_venv, wheelhouse: Path, tmp_path: 
     work = tmp_path / "getting-started"
     work.mkdir()
     env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "VIRTUAL_ENV": str(venv.path),
-           "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheelhouse), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+           "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheelhouse), "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+           "COLUMNS": "100"}  # tables as a terminal of 100 columns shows them
 
     shell = venv.run("bash", "-c", "set -eux\n" + "\n".join(commands), env=env, cwd=work, timeout=600)
     assert shell.returncode == 0, shell.stdout + shell.stderr
@@ -312,7 +313,9 @@ JSON_COMMANDS = {
     "hermes plugins info ID --json": ["plugins", "info", "demo", "--json"],
     "hermes plugins doctor --json": ["plugins", "doctor", "--json"],
     "hermes plugins freeze --json": ["plugins", "freeze", "--json"],
+    "hermes plugins validate TARGET --json": ["plugins", "validate", "demo", "--json"],
     "hermes tools list --json": ["tools", "list", "--all", "--json"],
+    "hermes tools show NAME --json": ["tools", "show", "demo_echo", "--json"],
     "hermes toolsets list --json": ["toolsets", "list", "--json"],
     "hermes toolsets show NAME --json": ["toolsets", "show", "demo-all", "--json"],
     "hermes plugins search --json": ["plugins", "search", "web", "--json", "--limit", "1"],
@@ -376,8 +379,7 @@ def test_every_listing_with_json_output_is_documented() -> None:
 
     for name, (module, _) in hermes_core.cli._GROUPS.items():
         walk(getattr(importlib.import_module(module), name), ["hermes", name])
-    documented = {heading.split(" --json")[0].removesuffix(" ID").removesuffix(" NAME") for heading in
-                  json_sections()}
+    documented = {re.sub(r" (ID|NAME|TARGET)$", "", heading.split(" --json")[0]) for heading in json_sections()}
 
     assert set(JSON_COMMANDS) == set(json_sections())
     assert sorted(set(listed) - set(JSON_ELSEWHERE)) == sorted(documented)
@@ -389,6 +391,7 @@ def test_json_examples_have_the_keys_the_commands_print(isolated_home: Path, mon
     (folder / "plugin.yaml").write_text(DEMO_MANIFEST)
     (folder / "tools.py").write_text("def echo(args, **kwargs):\n    return args['text']\n")
     monkeypatch.setenv("HERMES_LOAD_PLUGINS", "demo")
+    monkeypatch.setenv("DEMO_KEY", "set")  # `tools show` shows an available tool
     part = (DOCS / "cli.md").read_text().split("\n## JSON output\n", 1)[1]
     in_tables = {key for cell in re.findall(r"^\| ([^|]*) \|", part, re.M) for key in re.findall(r"`([^`]+)`", cell)}
     problems = []

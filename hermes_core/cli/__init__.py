@@ -13,6 +13,7 @@ import click
 from .._version import __version__
 from ..errors import HermesError
 from ._common import plugin_cli_command
+from .table import colour_enabled
 
 __all__ = ["cli", "main"]
 
@@ -29,6 +30,8 @@ class HermesGroup(click.Group):
     """Built-in groups load lazily; commands that plugins register are added after them."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
+        if ctx.resilient_parsing:  # shell completion: plugins' commands are known only once their code has run
+            return [*_GROUPS]
         from ._common import runtime
 
         return [*_GROUPS, *sorted(runtime().cli_commands)]
@@ -37,7 +40,7 @@ class HermesGroup(click.Group):
         if name in _GROUPS:
             module = importlib.import_module(_GROUPS[name][0])
             return getattr(module, name)
-        return plugin_cli_command(name)
+        return None if ctx.resilient_parsing else plugin_cli_command(name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         from ._common import runtime
@@ -65,7 +68,8 @@ def main(argv: list[str] | None = None) -> NoReturn:
 def _run(argv: list[str] | None) -> int:
     try:
         # without standalone mode click returns the code of a click.exceptions.Exit instead of raising it
-        returned = cli.main(args=argv, prog_name="hermes", standalone_mode=False)
+        returned = cli.main(args=argv, prog_name="hermes", standalone_mode=False,
+                            color=None if colour_enabled() else False)
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)
         return 1

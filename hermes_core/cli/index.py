@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,6 +13,7 @@ from ..index import IndexEntry, PluginIndex, PluginIndexError, load_index
 if TYPE_CHECKING:
     from ..indexbuild import IndexLayout
 from ._common import UserError, echo_json, home
+from .table import Column, clip, echo_table
 
 __all__ = ["describe_entry", "entry_record", "index", "search_command", "show_entry"]
 
@@ -60,7 +60,7 @@ def describe_entry(entry: IndexEntry) -> list[str]:
     if entry.tools:
         lines.append(f"  tools ({len(entry.tools)}):")
         width = max(len(tool.name) for tool in entry.tools)
-        lines += [f"    {tool.name:<{width}}  {_clip(tool.description, 100)}".rstrip() for tool in entry.tools]
+        lines += [f"    {tool.name:<{width}}  {clip(tool.description, 100)}".rstrip() for tool in entry.tools]
     if entry.requires_env:
         lines.append("  environment:")
         for env in entry.requires_env:
@@ -73,10 +73,6 @@ def describe_entry(entry: IndexEntry) -> list[str]:
 
 def _count(n: int, noun: str, plural: str | None = None) -> str:
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
-
-
-def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
 
 
 def show_entry(entry: IndexEntry, as_json: bool) -> None:
@@ -107,16 +103,10 @@ def search_command(query: tuple[str, ...], as_json: bool, limit: int, index_url:
     if not results:
         click.echo(f"No plugin in the index matches {text!r}.")
         return
-    width = max(len(entry.id) for _, entry in results)
-    columns = shutil.get_terminal_size((100, 20)).columns
-    any_installed = False
-    for _, entry in results:
-        installed = installed_version(entry) is not None
-        any_installed |= installed
-        head = f"{'*' if installed else ' '} {entry.id:<{width}}  {entry.version:<9} "
-        click.echo(head + _clip(entry.summary, max(20, columns - len(head) - 1)))
-    legend = "* installed.  " if any_installed else ""
-    click.echo(f"\n{legend}`hermes plugins info ID` for details, `hermes plugins install ID` to install.")
+    echo_table([Column("ID"), Column("VERSION"), Column("INSTALLED", colour=lambda v: "green" if v else None),
+                Column("SUMMARY", shrink=True)],
+               [[entry.id, entry.version, installed_version(entry) or "", entry.summary] for _, entry in results])
+    click.echo("\n`hermes plugins info ID` for details, `hermes plugins install ID` to install.")
 
 
 @click.group()

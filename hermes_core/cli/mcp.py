@@ -17,6 +17,8 @@ from ..config import add_to_mapping, remove_from_mapping
 from ..runtime import Runtime
 from ..yamlmodel import round_trip_node
 from ._common import UserError, echo_json, home, runtime
+from .completion import mcp_server_names, toolset_lists
+from .table import Column, echo_table, state_colour
 
 #: The environment variable that holds ``hermes mcp serve --auth-token``.
 TOKEN_ENV = "HERMES_MCP_AUTH_TOKEN"
@@ -51,14 +53,13 @@ def list_servers(as_json: bool) -> None:
     if as_json:
         echo_json(rows)
         return
-    width = max(len(row["name"]) for row in rows)
-    click.echo(f"{'NAME':<{width}}  {'STATE':<11}  {'TOOLS':>5}  {'TRANSPORT':<9}  LAST ERROR")
+    echo_table([Column("NAME"), Column("STATE", colour=state_colour), Column("TOOLS", align=">"),
+                Column("TRANSPORT"), Column("LAST ERROR", shrink=True)],
+               [[row["name"], row["state"], str(len(row["tools"])), row["transport"], row["last_error"] or ""]
+                for row in rows])
     for row in rows:
-        error = row["last_error"] or ""
-        click.echo(f"{row['name']:<{width}}  {row['state']:<11}  {len(row['tools']):>5}  {row['transport']:<9}  "
-                   f"{error}".rstrip())
         for tool, reason in row["skipped"].items():
-            click.echo(f"{'':<{width}}  skipped {tool}: {reason}")
+            click.echo(f"{row['name']}: skipped {tool}: {reason}")
 
 
 def _claim_stdout() -> Any:
@@ -74,7 +75,7 @@ def _claim_stdout() -> Any:
 
 
 @mcp.command("serve", short_help="Serve the installed tools to MCP clients.")
-@click.option("--toolsets", multiple=True, metavar="A,B",
+@click.option("--toolsets", multiple=True, metavar="A,B", shell_complete=toolset_lists,
               help="Serve only these toolsets (default: `toolsets` in config.yaml, else every tool).")
 @click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True,
               help="stdio for a client that starts this command; http for streamable HTTP.")
@@ -225,7 +226,7 @@ def add(name: str, command: tuple[str, ...], url: str | None, transport: str, en
 
 
 @mcp.command("remove", short_help="Remove an MCP server from config.yaml.")
-@click.argument("name")
+@click.argument("name", shell_complete=mcp_server_names)
 def remove(name: str) -> None:
     """Remove MCP server NAME from config.yaml (its comments and the rest of the file are kept)."""
     removed: list[str] = []
@@ -272,7 +273,8 @@ def import_servers(file: Path, only: tuple[str, ...], replace: bool) -> None:
 
 
 @mcp.command("install-claude", short_help="Add `hermes mcp serve` to Claude Desktop.")
-@click.option("--toolsets", multiple=True, metavar="A,B", help="Serve only these toolsets.")
+@click.option("--toolsets", multiple=True, metavar="A,B", shell_complete=toolset_lists,
+              help="Serve only these toolsets.")
 @click.option("--workspace", type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="The folder the file tools may use (default: the current folder, unless it is / or your home).")
 @click.option("--name", default="hermes", show_default=True, help="The server's name in Claude Desktop.")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -32,8 +33,10 @@ from ..loader import reference_problems
 from ..records import PluginRecord
 from ..runtime import Runtime
 from ._common import UserError, echo_json, home, runtime
+from .completion import enabled_plugin_ids, installed_plugin_ids, plugin_ids, switched_off_plugin_ids
 from .index import search_command, show_entry
 from .scaffold import new
+from .table import Column, echo_table, state_colour
 
 __all__ = ["plugins"]
 
@@ -95,25 +98,28 @@ def list_plugins(show_all: bool, as_json: bool) -> None:
         click.echo("No plugins loaded." + (f" {hidden} more with --all." if hidden else
                                           " Install one with `hermes plugins install ID`."))
         return
-    for row in rows:
-        took = (row["import_ms"] or 0) + (row["register_ms"] or 0)
-        timing = f" {took:.1f} ms" if row["imported"] else " (not imported)"
-        shown = timing if row["state"] in ("loaded", "declared") else ""
-        click.echo(f"{row['id']} {row['version'] or '?'} [{row['source']}] {row['state']}{shown}")
-        if row["tools"]:
-            click.echo(f"    tools: {', '.join(row['tools'])}")
-        if row["hooks"]:
-            click.echo(f"    hooks: {', '.join(row['hooks'])}")
-        if row["reason"]:
-            click.echo(f"    reason: {row['reason']}")
-        for refusal in row["refused_tools"]:
-            click.echo(f"    refused tool {refusal['tool']}: {refusal['reason']}")
-        for warning in row["warnings"]:
-            click.echo(f"    warning: {warning}")
+    echo_table([Column("ID"), Column("VERSION"), Column("SOURCE"), Column("STATE", colour=state_colour),
+                Column("LOAD"), Column("TOOLS", shrink=True)],
+               [[row["id"], row["version"] or "?", row["source"], row["state"], _load_time(row),
+                 ", ".join([*row["tools"], *(f"hook {hook}" for hook in row["hooks"])])] for row in rows])
+    for row in rows:  # what a table cell cannot hold
+        details = ([f"reason: {row['reason']}"] if row["reason"] else []) + \
+            [f"refused tool {r['tool']}: {r['reason']}" for r in row["refused_tools"]] + \
+            [f"warning: {warning}" for warning in row["warnings"]]
+        for detail in details:
+            click.echo(f"{row['id']}: {detail}")
+
+
+def _load_time(row: dict[str, Any]) -> str:
+    if row["state"] not in ("loaded", "declared"):
+        return "-"
+    if not row["imported"]:
+        return "not imported"
+    return f"{(row['import_ms'] or 0) + (row['register_ms'] or 0):.1f} ms"
 
 
 @plugins.command("info")
-@click.argument("plugin_id")
+@click.argument("plugin_id", shell_complete=plugin_ids)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def info(plugin_id: str, as_json: bool) -> None:
     """Everything about one plugin: manifest, distribution, files, tools, hooks and config."""
@@ -182,38 +188,58 @@ def _index_info(plugin_id: str, as_json: bool) -> None:
 @click.option("--pre", is_flag=True, help="Allow pre-releases.")
 @click.option("-f", "--find-links", "find_links", metavar="DIR", multiple=True, help="Look for wheels here too.")
 @click.option("--index-url", metavar="URL", help="Use this package index instead of PyPI.")
+@click.option("-v", "--verbose", is_flag=True, help="Show pip's output as it comes.")
 def install(spec: str, as_pip: bool, upgrade: bool, force_reinstall: bool, editable: bool, pre: bool,
-            find_links: tuple[str, ...], index_url: str | None) -> None:
+            find_links: tuple[str, ...], index_url: str | None, verbose: bool) -> None:
     """Install a plugin: an id from the plugin index, or a path, a URL or a pinned requirement (NAME==1.0).
 
     A bare NAME the index does not list is refused (pip would install whatever PyPI project has that
     name); --pip installs it anyway. What pip installs without providing a plugin is uninstalled again.
+    Each step prints one line on stderr; pip's own output only with -v (or when pip fails).
     """
     try:
         check_environment()
         target = _install_target(spec, as_pip or editable)
     except InstallerError as exc:
         raise UserError(str(exc)) from None
+    if target.requirement != spec:
+        _step(f"{spec}: the plugin index says {target.requirement}")
     before = snapshot()
     args = ["install", *(["-U"] if upgrade else []), *(["--force-reinstall", "--no-deps"] if force_reinstall else []),
             *(["--pre"] if pre else []), *(f"--find-links={d}" for d in find_links),
             *([f"--index-url={index_url}"] if index_url else []), *(["-e"] if editable else []), target.requirement]
-    click.echo(f"Installing {target.requirement} with pip ...", err=True)
-    if pip(args) != 0:
-        raise UserError(f"pip could not install {target.requirement!r} (its output is above)")
+    _step(f"Installing {target.requirement} with pip" + ("" if verbose else " (-v shows pip's output)"))
+    _run_pip(args, verbose, f"pip could not install {target.requirement!r}")
     importlib.invalidate_caches()
     after = snapshot()
     touched = set(changed(before, after))
     if target.distribution:
         touched.add(canonicalize_name(target.distribution))
+    if touched:
+        _step(f"pip installed or changed {describe_versions(sorted(touched & set(after)), after)}")
+    _step("Loading the plugins it provides")
     fresh = Runtime()
     fresh.load_plugins()
     records = [r for r in fresh.plugins if r.source == "pip" and r.state != "shadowed" and r.distribution
                and canonicalize_name(r.distribution) in touched]
     if not records:
-        _roll_back(target, before, after)
+        _roll_back(target, before, after, verbose)
     for record in records:
         _report_installed(record, before.get(canonicalize_name(record.distribution or "")), force_reinstall)
+
+
+def _step(message: str) -> None:
+    """One line of progress, on stderr (stdout says what was done)."""
+    click.echo(click.style("· ", fg="cyan") + message, err=True)
+
+
+def _run_pip(args: list[str], verbose: bool, failure: str) -> None:
+    """Run pip (its output shown only when ``verbose``, or when it fails); a failure is a user error."""
+    run = pip(args, show_output=verbose)
+    if run.returncode != 0:
+        if run.output:
+            click.echo(run.output.rstrip(), err=True)
+        raise UserError(f"{failure} (its output is above)")
 
 
 def _install_target(spec: str, as_pip: bool) -> InstallTarget:
@@ -225,15 +251,17 @@ def _install_target(spec: str, as_pip: bool) -> InstallTarget:
         return install_target(spec, None, index_problem=str(exc))
 
 
-def _roll_back(target: InstallTarget, before: dict[str, str], after: dict[str, str]) -> None:
+def _roll_back(target: InstallTarget, before: dict[str, str], after: dict[str, str], verbose: bool) -> None:
     """Nothing pip installed provides a plugin: uninstall what this command added, and say so."""
     added = newly_installed(before, after)
     upgraded = [name for name in changed(before, after) if name in before]
     what = f"{target.requirement} provides no Hermes plugin (no `hermes_agent.plugins` entry point)"
     if not added and not upgraded:
         raise UserError(f"{what}; it was already installed, nothing was changed")
-    if added and pip(["uninstall", "-y", *added]) != 0:
-        raise UserError(f"{what}; rolling back failed: uninstall {describe_versions(added, after)} by hand")
+    if added:
+        _step(f"Rolling back: uninstalling {describe_versions(added, after)}")
+        if pip(["uninstall", "-y", *added], show_output=verbose).returncode != 0:
+            raise UserError(f"{what}; rolling back failed: uninstall {describe_versions(added, after)} by hand")
     undone = f"rolled back: uninstalled {describe_versions(added, after)}" if added else "nothing to uninstall"
     kept = f"; pip also upgraded {describe_versions(upgraded, after)}, which stays" if upgraded else ""
     raise UserError(f"{what}; {undone}{kept}")
@@ -258,26 +286,40 @@ def _report_installed(record: PluginRecord, version_before: str | None, force_re
 
 
 @plugins.command("uninstall")
-@click.argument("plugin_id")
+@click.argument("plugin_ids", nargs=-1, required=True, metavar="PLUGIN_ID...", shell_complete=installed_plugin_ids)
 @click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
-def uninstall(plugin_id: str, yes: bool) -> None:
-    """Uninstall the distribution that provides a plugin (broken plugins too)."""
-    dist = plugin_distributions().get(plugin_id)
-    if dist is None:
-        folder = next((r for r in runtime().plugins if r.id == plugin_id and r.source != "pip"), None)
-        if folder is not None:
-            raise UserError(f"{plugin_id!r} is a {folder.source} plugin at {folder.path}; remove that folder")
-        raise UserError(f"no installed distribution provides plugin {plugin_id!r}; see `hermes plugins list --all`")
-    name = dist.metadata["Name"]
+@click.option("-v", "--verbose", is_flag=True, help="Show pip's output as it comes.")
+def uninstall(plugin_ids: tuple[str, ...], yes: bool, verbose: bool) -> None:
+    """Uninstall the distributions that provide these plugins (broken plugins too), after one confirmation.
+
+    Every id is checked before anything is uninstalled: an id no distribution provides changes nothing.
+    """
+    installed = plugin_distributions()
+    chosen: dict[str, tuple[str, str, list[str]]] = {}  # distribution -> (name, version, plugin ids)
+    for plugin_id in dict.fromkeys(plugin_ids):
+        dist = installed.get(plugin_id)
+        if dist is None:
+            folder = next((r for r in runtime().plugins if r.id == plugin_id and r.source != "pip"), None)
+            if folder is not None:
+                raise UserError(f"{plugin_id!r} is a {folder.source} plugin at {folder.path}; remove that folder")
+            raise UserError(f"no installed distribution provides plugin {plugin_id!r}; "
+                            "see `hermes plugins list --all`")
+        name = dist.metadata["Name"]
+        chosen.setdefault(canonicalize_name(name), (name, dist.version, []))[2].append(plugin_id)
+    described = [f"{name} {version} (plugin{'s' if len(ids) > 1 else ''} {', '.join(ids)})"
+                 for name, version, ids in chosen.values()]
     if not yes:
-        click.confirm(f"Uninstall {name} {dist.version} (plugin {plugin_id})?", abort=True)
+        click.confirm(f"Uninstall {'; '.join(described)}?", abort=True)
     try:
         check_environment()
     except InstallerError as exc:
         raise UserError(str(exc)) from None
-    if pip(["uninstall", "-y", name]) != 0:
-        raise UserError(f"pip could not uninstall {name} (its output is above)")
-    click.echo(f"Uninstalled {name}; plugin {plugin_id} is gone.")
+    names = [name for name, _, _ in chosen.values()]
+    _step(f"Uninstalling {', '.join(names)} with pip")
+    _run_pip(["uninstall", "-y", *names], verbose, f"pip could not uninstall {', '.join(names)}")
+    for name, _, ids in chosen.values():
+        click.echo(f"Uninstalled {name}; plugin{'s' if len(ids) > 1 else ''} {', '.join(ids)} "
+                   f"{'are' if len(ids) > 1 else 'is'} gone.")
 
 
 def _require_known(plugin_id: str) -> None:
@@ -286,7 +328,7 @@ def _require_known(plugin_id: str) -> None:
 
 
 @plugins.command("enable")
-@click.argument("plugin_id")
+@click.argument("plugin_id", shell_complete=switched_off_plugin_ids)
 def enable(plugin_id: str) -> None:
     """Enable a plugin: drop it from plugins.disabled, and add it to an allow-list if one exists."""
     _require_known(plugin_id)
@@ -303,7 +345,7 @@ def enable(plugin_id: str) -> None:
 
 
 @plugins.command("disable")
-@click.argument("plugin_id")
+@click.argument("plugin_id", shell_complete=enabled_plugin_ids)
 def disable(plugin_id: str) -> None:
     """Disable a plugin (it is never imported while disabled)."""
     _require_known(plugin_id)
@@ -344,10 +386,11 @@ def freeze(as_json: bool) -> None:
 
 
 @plugins.command("validate")
-@click.argument("target")
+@click.argument("target", shell_complete=plugin_ids)
 @click.option("--imports", is_flag=True, help="Also import every handler and check_fn (runs plugin code, not "
                                               "register()), and compare the schemas derived from @tool functions.")
-def validate(target: str, imports: bool) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (the exit status is the same).")
+def validate(target: str, imports: bool, as_json: bool) -> None:
     """Validate a plugin's manifest (a folder, a plugin.yaml, a project, or an installed id). Exit 1 if invalid.
 
     Also reports drift between plugin.yaml and the plugin's @tool functions (a parameter missing from either
@@ -355,25 +398,38 @@ def validate(target: str, imports: bool) -> None:
     """
     candidate = _validation_candidate(target)
     manifest = candidate.manifest
+    errors: list[str] = []
+    warnings = list(candidate.warnings)
+    drifted = False
     if candidate.error or manifest is None:
-        problem = (candidate.error or "").removeprefix("invalid manifest: ") or "; ".join(candidate.warnings)
-        click.echo(f"invalid: {problem or 'no plugin.yaml'}")
-        raise click.exceptions.Exit(1)
-    problems = [f"warning: {w}" for w in candidate.warnings]
-    if imports:
-        problems += reference_problems(candidate)
-    drift, drift_warnings = manifest_drift(candidate, imports)
-    problems += [*drift, *(f"warning: {w}" for w in drift_warnings)]
-    errors = [p for p in problems if not p.startswith("warning:")]
-    for problem in problems:
-        click.echo(problem)
-    if drift or drift_warnings:
-        click.echo(f"`hermes plugins compile {target}` updates plugin.yaml from the @tool functions")
+        errors.append((candidate.error or "").removeprefix("invalid manifest: ") or "; ".join(warnings)
+                      or "no plugin.yaml")
+        warnings = []
+    else:
+        if imports:
+            errors += reference_problems(candidate)
+        drift, drift_warnings = manifest_drift(candidate, imports)
+        errors += drift
+        warnings += drift_warnings
+        drifted = bool(drift or drift_warnings)
+    tools = len(manifest.tools or []) if manifest else 0
+    toolsets = len(manifest.toolsets) if manifest else 0
+    if as_json:
+        echo_json({"manifest": candidate.manifest_path, "valid": not errors, "errors": errors, "warnings": warnings,
+                   "tools": tools, "toolsets": toolsets})
+    elif manifest is None or candidate.error:
+        click.echo(f"invalid: {errors[0]}")
+    else:
+        for line in [*(f"warning: {w}" for w in candidate.warnings), *errors,
+                     *(f"warning: {w}" for w in warnings[len(candidate.warnings):])]:
+            click.echo(line)
+        if drifted:
+            click.echo(f"`hermes plugins compile {target}` updates plugin.yaml from the @tool functions")
+        if not errors:
+            click.echo(f"{candidate.manifest_path}: valid ({tools} declared tool{'s' if tools != 1 else ''}, "
+                       f"{toolsets} toolset{'s' if toolsets != 1 else ''})")
     if errors:
         raise click.exceptions.Exit(1)
-    tools = len(manifest.tools or [])
-    click.echo(f"{candidate.manifest_path}: valid ({tools} declared tool{'s' if tools != 1 else ''}, "
-               f"{len(manifest.toolsets)} toolset{'s' if len(manifest.toolsets) != 1 else ''})")
 
 
 def _validation_candidate(target: str) -> PluginCandidate:
@@ -422,7 +478,8 @@ def doctor(strict: bool, as_json: bool) -> None:
     """Check every plugin: state, import time, missing env vars and binaries, refused tools, shadowing.
 
     Also says when the `hermes` on PATH is another package's (Hermes Agent installs one; `hermes-tools`
-    is this CLI too). Unset variables of a plugin's requires_env are notes; --strict fails only on problems.
+    is this CLI too). An unset variable of a plugin's requires_env is noted when it makes a tool unavailable;
+    --strict fails only on problems.
     """
     rt = runtime()
     report = []
@@ -433,13 +490,12 @@ def doctor(strict: bool, as_json: bool) -> None:
         if record.state == "shadowed":
             problems.append(record.reason)
         problems += [f"refused tool {r.tool}: {r.reason}" for r in rt.registry.refusals if r.plugin == record.id]
-        # requires_env is information, not a gate: an unset variable is a note; an unavailable tool a problem
-        notes = [f"environment variable {env.name} is not set" + (f" ({env.description})" if env.description else "")
-                 for env in (record.manifest.requires_env if record.manifest else []) if not os.environ.get(env.name)]
-        for name in record.tools:
-            availability = rt.registry.check(name)
-            if not availability.available:
-                problems.append(f"tool {name} unavailable: {availability.reason}")
+        unavailable = {name: a.reason for name in record.tools if not (a := rt.registry.check(name)).available}
+        problems += [f"tool {name} unavailable: {reason}" for name, reason in unavailable.items()]
+        # requires_env is information, not a gate: an unset variable is worth a note only when it is why a tool
+        # is unavailable (an optional one, such as HERMES_WORKSPACE, is not noted on every run)
+        notes = [_env_note(env) for env in (record.manifest.requires_env if record.manifest else [])
+                 if not os.environ.get(env.name) and any(_names(env.name, reason) for reason in unavailable.values())]
         problems += [f"warning: {w}" for w in record.warnings]
         for backend in backend_report(rt, record):
             if not backend["available"]:  # a problem only when config.yaml selects it
@@ -480,6 +536,15 @@ def doctor(strict: bool, as_json: bool) -> None:
             click.echo("No plugins found.")
     if strict and (config_problem or command["problem"] or any(row["problems"] for row in report)):
         raise click.exceptions.Exit(1)
+
+
+def _names(variable: str, reason: str) -> bool:
+    return re.search(rf"\b{re.escape(variable)}\b", reason) is not None
+
+
+def _env_note(env: Any) -> str:
+    detail = ", ".join(part for part in (env.description, env.url) if part)
+    return f"environment variable {env.name} is not set" + (f" ({detail})" if detail else "")
 
 
 def hermes_command() -> dict[str, Any]:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 from typing import Any
 
 import click
 
 from ._common import UserError, echo_json, runtime
+from .completion import tool_names, toolset_lists
+from .table import Column, echo_table, state_colour
 
 __all__ = ["tools"]
 
@@ -23,8 +24,10 @@ def tools() -> None:
 
 
 @tools.command("list")
-@click.option("--toolsets", "enabled", metavar="A,B", help="Only the tools of these toolsets.")
-@click.option("--disable", "disabled", metavar="A,B", help="Leave out the tools of these toolsets.")
+@click.option("--toolsets", "enabled", metavar="A,B", help="Only the tools of these toolsets.",
+              shell_complete=toolset_lists)
+@click.option("--disable", "disabled", metavar="A,B", help="Leave out the tools of these toolsets.",
+              shell_complete=toolset_lists)
 @click.option("--all", "show_all", is_flag=True, help="Include unavailable tools, with the reason.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def list_tools(enabled: str | None, disabled: str | None, show_all: bool, as_json: bool) -> None:
@@ -49,33 +52,71 @@ def list_tools(enabled: str | None, disabled: str | None, show_all: bool, as_jso
     if not rows:
         click.echo("No tools. Install a tool pack, e.g. `hermes plugins install file` (hermes-tools-file).")
         return
-    width = max(len(row["name"]) for row in rows)
-    for row in rows:
-        status = "" if row["available"] else f"  [unavailable: {row['reason']}]"
-        click.echo(f"{row['name']:<{width}}  {row['toolset']:<16} {row['description'][:70]}{status}")
+    columns = [Column("NAME"), Column("TOOLSET"), Column("DESCRIPTION", shrink=True)]
+    if show_all:
+        columns.insert(2, Column("STATUS", shrink=True, colour=state_colour))
+    echo_table(columns, [[row["name"], row["toolset"],
+                          *([_status(row["available"], row["reason"])] if show_all else []), row["description"]]
+                         for row in rows])
+
+
+def _status(available: bool, reason: str | None) -> str:
+    return "available" if available else f"unavailable: {reason}"
 
 
 def _entry_or_fail(name: str) -> Any:
     rt = runtime()
     entry = rt.registry.get(name)
     if entry is None:
-        close = difflib.get_close_matches(name, rt.registry.names(), n=3)
-        hint = f"; did you mean {', '.join(close)}?" if close else "; see `hermes tools list --all`"
-        raise UserError(f"unknown tool {name!r}{hint}")
+        explained, close = rt.dispatcher.unknown_tool(name)
+        known = close or explained != repr(name)  # it says why, or what is close
+        raise UserError(f"unknown tool {explained}" + ("" if known else "; see `hermes tools list --all`"))
     return entry
 
 
 @tools.command("show")
-@click.argument("name")
-def show_tool(name: str) -> None:
-    """Print a tool's definition exactly as the model sees it."""
-    _entry_or_fail(name)
+@click.argument("name", shell_complete=tool_names)
+@click.option("--json", "as_json", is_flag=True, help="Print the definition exactly as the model sees it.")
+def show_tool(name: str, as_json: bool) -> None:
+    """Show a tool: its toolset, plugin, description and parameters (--json: the definition the model sees)."""
+    entry = _entry_or_fail(name)
     rt = runtime()
     definition = next((d for d in rt.get_tool_definitions(quiet_mode=True) if d["function"]["name"] == name), None)
     if definition is None:
         reason = rt.registry.check(name).reason
         raise UserError(f"tool {name!r} is unavailable: {reason}")
-    echo_json(definition)
+    if as_json:
+        echo_json(definition)
+        return
+    function = definition["function"]
+    click.echo(click.style(name, bold=True) + f"  (toolset {entry.toolset}, "
+               + (f"plugin {entry.plugin})" if entry.plugin else "registered by the host program)"))
+    click.echo(function["description"])
+    parameters = function["parameters"]
+    properties: dict[str, Any] = parameters.get("properties") or {}
+    if not properties:
+        click.echo("\nNo parameters.")
+        return
+    required = set(parameters.get("required") or ())
+    click.echo()
+    echo_table([Column("PARAMETER"), Column("TYPE"), Column("REQUIRED"), Column("DESCRIPTION", shrink=True)],
+               [[key, _type_of(schema), "yes" if key in required else "no",
+                 str(schema.get("description", "")).split("\n")[0]] for key, schema in properties.items()])
+
+
+def _type_of(schema: Any) -> str:
+    if not isinstance(schema, dict):
+        return "any"
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        return " | ".join(map(str, kind))
+    if kind == "array" and isinstance(schema.get("items"), dict):
+        return f"array of {_type_of(schema['items'])}"
+    if "enum" in schema:
+        return " | ".join(json.dumps(value) for value in schema["enum"])
+    if kind is None and any(key in schema for key in ("anyOf", "oneOf")):
+        return " | ".join(_type_of(option) for option in schema.get("anyOf") or schema.get("oneOf") or [])
+    return str(kind or "any")
 
 
 def _parse_arg(item: str) -> tuple[str, Any]:
@@ -89,7 +130,7 @@ def _parse_arg(item: str) -> tuple[str, Any]:
 
 
 @tools.command("call")
-@click.argument("name")
+@click.argument("name", shell_complete=tool_names)
 @click.argument("arguments", required=False)
 @click.option("--arg", "pairs", multiple=True, metavar="KEY=VALUE",
               help="One argument; VALUE is read as JSON when it parses, else as text. Repeatable.")

@@ -8,6 +8,8 @@ import click
 
 from ..toolsets import LEGACY_TOOLSETS, PRESETS
 from ._common import UserError, echo_json, runtime
+from .completion import toolset_names
+from .table import Column, echo_table
 
 __all__ = ["toolsets"]
 
@@ -51,12 +53,13 @@ def list_toolsets(as_json: bool) -> None:
         return
     if not rows:
         click.echo("No toolsets: no tools are installed.")
-    for row in rows:
-        click.echo(f"{row['name']:<24} {row['kind']:<9} {len(row['tools']):>3} tools  {row['description']}")
+        return
+    echo_table([Column("NAME"), Column("KIND"), Column("TOOLS", align=">"), Column("DESCRIPTION", shrink=True)],
+               [[row["name"], row["kind"], str(len(row["tools"])), row["description"]] for row in rows])
 
 
 @toolsets.command("show")
-@click.argument("name")
+@click.argument("name", shell_complete=toolset_names)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def show_toolset(name: str, as_json: bool) -> None:
     """Show the tools a toolset resolves to, what it includes and the legacy names that map to it."""

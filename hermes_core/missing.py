@@ -1,0 +1,86 @@
+"""Why a tool is not in the registry, when Hermes can tell: its plugin is switched off or failed, it is a
+project plugin's and project plugins are not enabled, or its MCP server is not ready.
+
+Read from the plugin records, the project's manifests and the MCP servers' statuses: nothing is imported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .manifest import ManifestError, PluginManifest, load_manifest
+from .mcp.naming import PREFIX, sanitize
+
+if TYPE_CHECKING:
+    from .records import PluginRecord
+
+__all__ = ["declared_tools", "why_missing"]
+
+
+def declared_tools(manifest: PluginManifest | None) -> set[str]:
+    """The tools a manifest says its plugin provides (its ``tools:`` and ``provides_tools``)."""
+    if manifest is None:
+        return set()
+    return {*(tool.name for tool in manifest.tools or []), *manifest.provides_tools}
+
+
+def why_missing(name: str, records: Iterable[PluginRecord], servers: Mapping[str, Any],
+                project_plugins: Path | None) -> str | None:
+    """Why tool ``name`` is not registered, or None when nothing explains it.
+
+    ``servers`` maps each configured MCP server's name to its status (``state``, ``last_error``, ``skipped``);
+    ``project_plugins`` is the project's plugin folder when project plugins are not enabled (None when they are).
+    """
+    for record in records:
+        if record.active or name not in declared_tools(record.manifest):
+            continue
+        plugin = f"its plugin {record.id!r}"
+        if record.state == "disabled":
+            fix = "" if "HERMES_SAFE_MODE" in record.reason else f"; `hermes plugins enable {record.id}` enables it"
+            return f"{plugin} is disabled ({record.reason}){fix}"
+        if record.state == "not enabled":
+            return f"{plugin} is not enabled ({record.reason})"
+        if record.state == "error":
+            return f"{plugin} failed to load: {record.reason}"
+    mcp = _mcp_reason(name, servers)
+    if mcp:
+        return mcp
+    return _project_reason(name, project_plugins) if project_plugins is not None else None
+
+
+def _mcp_reason(name: str, servers: Mapping[str, Any]) -> str | None:
+    for server, status in servers.items():
+        prefix = f"{PREFIX}{sanitize(server)}__"
+        if not name.startswith(prefix):
+            continue
+        where = f"its MCP server {server!r}"
+        if status.state == "unavailable":
+            return f"{where} failed to start: {status.last_error or 'no reason given'}"
+        if status.state == "disabled":
+            return f"{where} is not running: {status.last_error or 'disabled in config.yaml'}"
+        if status.state == "connecting":
+            return f"{where} is still connecting"
+        skipped = {f"{prefix}{sanitize(tool)}": reason for tool, reason in status.skipped.items()}
+        if name in skipped:
+            return f"{where} offers it, but it was not registered: {skipped[name]}"
+        return f"{where} offers no such tool ({len(status.tools)} tools: `hermes mcp list` shows them)"
+    return None
+
+
+def _project_reason(name: str, folder: Path) -> str | None:
+    """The project plugin that declares ``name``, read from its manifest (parsing YAML runs no plugin code)."""
+    try:
+        manifests = sorted(folder.glob("*/plugin.yaml"))
+    except OSError:
+        return None
+    for path in manifests:
+        try:
+            declares = name in declared_tools(load_manifest(path))
+        except ManifestError:
+            continue
+        if declares:
+            return (f"it belongs to the project plugin {path.parent.name!r} ({path.parent}), and project plugins "
+                    "run only when HERMES_ENABLE_PROJECT_PLUGINS=1 is set")
+    return None
