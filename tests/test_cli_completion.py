@@ -83,11 +83,31 @@ def test_toolset_names_cover_plugins_presets_legacy_names_and_comma_lists(notes)
     assert "notes" not in offered("hermes tools list --disable notes,")
 
 
-def test_mcp_server_names_are_read_from_config(isolated_home):
-    (isolated_home / "config.yaml").write_text("mcp_servers:\n  time: {command: no-such-command}\n"
-                                               "  tickets: {url: 'http://127.0.0.1:9/mcp'}\n")
+def test_mcp_server_names_are_read_from_config_and_no_server_is_started(isolated_home, tmp_path):
+    started = tmp_path / "started"
+    server = tmp_path / "server.py"
+    server.write_text(f"open({str(started)!r}, 'w')\n")
+    (isolated_home / "config.yaml").write_text(
+        f"mcp_servers:\n  time: {{command: {sys.executable}, args: [{server}]}}\n"
+        "  tickets: {url: 'http://127.0.0.1:9/mcp'}\n")
     assert offered("hermes mcp remove ti") == ["tickets", "time"]
     assert "mcp-time" in offered("hermes mcp serve --toolsets mcp-")
+    offered("hermes tools call ")
+    assert not started.exists(), "completion started an MCP server"
+
+
+def test_install_and_index_show_offer_the_plugin_indexs_ids():
+    assert "file" in offered("hermes plugins install fi")
+    assert offered("hermes index show fil") == ["file"]
+
+
+def test_an_index_on_the_network_is_not_fetched_on_tab(http_server):
+    from hermes_core.index import bundled_index_path
+
+    url, routes = http_server
+    routes["/index.json"] = (200, bundled_index_path().read_bytes())  # would offer "file" if it were fetched
+    assert offered("hermes plugins install fi", {"HERMES_INDEX_URL": f"{url}/index.json"}) == []
+    assert "file" in offered("hermes plugins install fi", {"HERMES_INDEX_URL": str(bundled_index_path())})
 
 
 def test_zsh_and_fish_get_each_value_with_its_description(notes):

@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from ..runtime import Runtime
     from ..selection import PluginSelection
 
-__all__ = ["enabled_plugin_ids", "installed_plugin_ids", "mcp_server_names", "plugin_ids", "switched_off_plugin_ids",
-           "tool_names", "toolset_lists", "toolset_names"]
+__all__ = ["enabled_plugin_ids", "index_ids", "installed_plugin_ids", "mcp_server_names", "plugin_ids",
+           "switched_off_plugin_ids", "tool_names", "toolset_lists", "toolset_names"]
 
 log = logging.getLogger(__name__)
 
@@ -126,6 +126,19 @@ def _servers(ctx: click.Context, param: click.Parameter) -> Values:
     return [(name, "") for name in _runtime().config.mcp_servers]
 
 
+def _index_entries(ctx: click.Context, param: click.Parameter) -> Values:
+    """The plugin index's ids, when the index is a local file (a Tab never waits for the network)."""
+    from ..home import HermesHome
+    from ..index import index_source, load_index
+
+    source, _ = index_source(HermesHome.from_env())
+    if "://" in str(source) and not str(source).startswith("file:"):
+        return []
+    return [(entry.id, entry.summary) for entry in load_index(source)]
+
+
+#: The plugin index's ids (``plugins install``, ``index show``).
+index_ids = _completer(_index_entries)
 #: Tool names the selected plugins declare (``tools show``, ``tools call``).
 tool_names = _completer(_tools)
 #: One toolset name (``toolsets show``).

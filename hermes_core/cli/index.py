@@ -13,6 +13,7 @@ from ..index import IndexEntry, PluginIndex, PluginIndexError, load_index
 if TYPE_CHECKING:
     from ..indexbuild import IndexLayout
 from ._common import UserError, echo_json, home
+from .completion import index_ids
 from .table import Column, clip, echo_table
 
 __all__ = ["describe_entry", "entry_record", "index", "search_command", "show_entry"]
@@ -198,7 +199,7 @@ def build_command(root: Path | None) -> None:
 
 
 @index.command("show")
-@click.argument("plugin_id")
+@click.argument("plugin_id", shell_complete=index_ids)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @_INDEX_OPTION
 def show_command(plugin_id: str, as_json: bool, index_url: str | None) -> None:

@@ -33,7 +33,7 @@ from ..loader import reference_problems
 from ..records import PluginRecord
 from ..runtime import Runtime
 from ._common import UserError, echo_json, home, runtime
-from .completion import enabled_plugin_ids, installed_plugin_ids, plugin_ids, switched_off_plugin_ids
+from .completion import enabled_plugin_ids, index_ids, installed_plugin_ids, plugin_ids, switched_off_plugin_ids
 from .index import search_command, show_entry
 from .scaffold import new
 from .table import Column, echo_table, state_colour
@@ -178,7 +178,7 @@ def _index_info(plugin_id: str, as_json: bool) -> None:
 
 
 @plugins.command("install")
-@click.argument("spec")
+@click.argument("spec", shell_complete=index_ids)
 @click.option("--pip", "as_pip", is_flag=True,
               help="Hand SPEC to pip as it is, even a bare name the plugin index does not list.")
 @click.option("-U", "--upgrade", is_flag=True, help="Upgrade to the newest version.")
