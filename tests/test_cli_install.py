@@ -1,6 +1,6 @@
-"""``hermes plugins install`` and ``uninstall`` in a real venv with real wheels: one progress line per step on stderr,
-pip's own output only with ``-v`` (or when pip fails), and ``uninstall`` of several plugins at once, with ``-y``
-or one confirmation, checking every id before anything is removed."""
+"""``hermes plugins install`` and ``uninstall`` in a real venv with real wheels (under the test's own HERMES_HOME):
+one progress line per step on stderr, pip's own output only with ``-v`` (or when pip fails), and ``uninstall``
+of several plugins at once, with ``-y`` or one confirmation, checking every id before anything is removed."""
 
 from __future__ import annotations
 
@@ -14,15 +14,8 @@ def env(make_venv):
     return make_venv("cli-install")
 
 
-@pytest.fixture
-def home(tmp_path):
-    home = tmp_path / "home"
-    home.mkdir()
-    return {"HERMES_HOME": str(home), "HERMES_MARKER_DIR": str(tmp_path)}
-
-
-def installed_ids(env, home) -> set[str]:
-    result = env.hermes_cli("plugins", "list", "--all", "--json", env=home)
+def installed_ids(env) -> set[str]:
+    result = env.hermes_cli("plugins", "list", "--all", "--json")
     assert result.returncode == 0, result.stderr
     return {row["id"] for row in json.loads(result.stdout)}
 
@@ -32,9 +25,9 @@ def wheel(wheelhouse, name: str) -> str:
     return str(found)
 
 
-def test_install_shows_a_line_per_step_and_pip_only_with_verbose(env, home, wheelhouse, tmp_path):
+def test_install_shows_a_line_per_step_and_pip_only_with_verbose(env, wheelhouse, tmp_path):
     no_index = f"--index-url={(tmp_path / 'no-index').as_uri()}"
-    quiet = env.hermes_cli("plugins", "install", wheel(wheelhouse, "hermes_fixture_declared"), no_index, env=home)
+    quiet = env.hermes_cli("plugins", "install", wheel(wheelhouse, "hermes_fixture_declared"), no_index)
     try:
         assert quiet.returncode == 0, quiet.stderr
         steps = quiet.stderr.splitlines()
@@ -44,48 +37,48 @@ def test_install_shows_a_line_per_step_and_pip_only_with_verbose(env, home, whee
         assert quiet.stdout.strip() == "Installed plugin declared-fixture 1.2.0: fixture_echo"
 
         verbose = env.hermes_cli("plugins", "install", "-v", "--force-reinstall",
-                                 wheel(wheelhouse, "hermes_fixture_declared"), no_index, env=home)
+                                 wheel(wheelhouse, "hermes_fixture_declared"), no_index)
         assert verbose.returncode == 0, verbose.stderr
         assert "Successfully installed hermes-fixture-declared" in verbose.stdout + verbose.stderr
     finally:
         env.uninstall("hermes-fixture-declared")
 
 
-def test_a_pip_failure_shows_pips_output_even_without_verbose(env, home, tmp_path):
+def test_a_pip_failure_shows_pips_output_even_without_verbose(env, tmp_path):
     failed = env.hermes_cli("plugins", "install", "hermes-fixture-declared==99.0",
-                            f"--index-url={(tmp_path / 'no-index').as_uri()}", env=home)
+                            f"--index-url={(tmp_path / 'no-index').as_uri()}")
     assert failed.returncode == 1 and "Traceback" not in failed.stderr
     assert "No matching distribution found for hermes-fixture-declared==99.0" in failed.stderr
     assert failed.stderr.strip().splitlines()[-1] == \
         "Error: pip could not install 'hermes-fixture-declared==99.0' (its output is above)"
 
 
-def test_uninstall_takes_several_ids_and_yes(env, home):
+def test_uninstall_takes_several_ids_and_yes(env):
     env.install("hermes-fixture-declared", "hermes-fixture-hooked", extra=("--no-deps",))
     try:
-        assert {"declared-fixture", "hooked-fixture"} <= installed_ids(env, home)
-        done = env.hermes_cli("plugins", "uninstall", "declared-fixture", "hooked-fixture", "-y", env=home)
+        assert {"declared-fixture", "hooked-fixture"} <= installed_ids(env)
+        done = env.hermes_cli("plugins", "uninstall", "declared-fixture", "hooked-fixture", "-y")
         assert done.returncode == 0, done.stderr
         assert done.stdout.splitlines() == ["Uninstalled hermes-fixture-declared; plugin declared-fixture is gone.",
                                             "Uninstalled hermes-fixture-hooked; plugin hooked-fixture is gone."]
         assert "Successfully uninstalled" not in done.stdout + done.stderr
-        assert not {"declared-fixture", "hooked-fixture"} & installed_ids(env, home)
+        assert not {"declared-fixture", "hooked-fixture"} & installed_ids(env)
     finally:
         env.uninstall("hermes-fixture-declared", "hermes-fixture-hooked")
 
 
-def test_uninstall_checks_every_id_first_and_asks_once(env, home):
+def test_uninstall_checks_every_id_first_and_asks_once(env):
     env.install("hermes-fixture-declared", "hermes-fixture-hooked", extra=("--no-deps",))
     try:
-        unknown = env.hermes_cli("plugins", "uninstall", "declared-fixture", "nope", "-y", env=home)
+        unknown = env.hermes_cli("plugins", "uninstall", "declared-fixture", "nope", "-y")
         assert unknown.returncode == 1 and "no installed distribution provides plugin 'nope'" in unknown.stderr
-        assert "declared-fixture" in installed_ids(env, home), "an unknown id must change nothing"
+        assert "declared-fixture" in installed_ids(env), "an unknown id must change nothing"
 
-        refused = env.run(env.hermes, "plugins", "uninstall", "declared-fixture", "hooked-fixture", env=home,
+        refused = env.run(env.hermes, "plugins", "uninstall", "declared-fixture", "hooked-fixture",
                           input="n\n")
         assert refused.returncode == 1
         assert refused.stdout.count("?") == 1 and "hermes-fixture-declared 1.2.0 (plugin declared-fixture); " \
             "hermes-fixture-hooked" in refused.stdout
-        assert {"declared-fixture", "hooked-fixture"} <= installed_ids(env, home)
+        assert {"declared-fixture", "hooked-fixture"} <= installed_ids(env)
     finally:
         env.uninstall("hermes-fixture-declared", "hermes-fixture-hooked")

@@ -213,10 +213,9 @@ def install(spec: str, as_pip: bool, upgrade: bool, force_reinstall: bool, edita
     importlib.invalidate_caches()
     after = snapshot()
     touched = set(changed(before, after))
+    _step(f"pip installed {describe_versions(sorted(touched), after)}" if touched else "pip changed nothing")
     if target.distribution:
         touched.add(canonicalize_name(target.distribution))
-    if touched:
-        _step(f"pip installed or changed {describe_versions(sorted(touched & set(after)), after)}")
     _step("Loading the plugins it provides")
     fresh = Runtime()
     fresh.load_plugins()
