@@ -162,7 +162,6 @@ def declared_entry(tool: ToolDeclaration, candidate: PluginCandidate, package: s
         parameters=tool.parameters,
         check_fn=LazyReference(tool.check_fn, package, candidate.id) if tool.check_fn else None,
         requirements=Requirements(tuple(check.env), tuple(check.bins), tuple(check.modules)) if check else None,
-        requires_env=[env.name for env in (candidate.manifest.requires_env if candidate.manifest else [])],
         is_async=tool.is_async, emoji=tool.emoji, max_result_size_chars=UNLIMITED if limit == "unlimited" else limit,
         plugin=candidate.id, parallel_safe=tool.parallel_safe, path_args=tool.path_args,
     )

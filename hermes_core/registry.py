@@ -25,6 +25,7 @@ __all__ = [
     "ToolEntry",
     "ToolRegistry",
     "call_handler",
+    "env_names",
     "tool_entry",
 ]
 
@@ -106,6 +107,16 @@ class ToolEntry:
     def definition(self) -> dict[str, Any]:
         """The OpenAI function-calling definition of this tool."""
         return {"type": "function", "function": dict(self.schema)}
+
+
+def env_names(requires_env: Iterable[Any]) -> list[str]:
+    """The variable names of a ``requires_env`` list: names, or ``{"name": ...}`` mappings as manifests write them."""
+    names = []
+    for item in requires_env:
+        name = item.get("name") if isinstance(item, dict) else getattr(item, "name", item)
+        if isinstance(name, str) and name.strip():
+            names.append(name.strip())
+    return names
 
 
 def tool_entry(name: str, toolset: str, handler: Callable[..., Any], *, description: str = "",
@@ -237,13 +248,18 @@ class ToolRegistry:
         missing = entry.requirements.missing()
         if missing:
             return Availability(False, "; ".join(missing))
+        unset = [f"environment variable {name} is not set" for name in env_names(entry.requires_env)
+                 if not os.environ.get(name)]
         if entry.check_fn is None:
-            return Availability(True)
+            return Availability(False, "; ".join(unset)) if unset else Availability(True)
+        # A check_fn has the last word: a plugin may know another way to its credentials.
         try:
             ok = entry.check_fn()
         except Exception as exc:
             return Availability(False, str(exc) or f"check raised {type(exc).__name__}")
-        return Availability(True) if ok else Availability(False, "its check reported it unavailable")
+        if ok:
+            return Availability(True)
+        return Availability(False, "; ".join(unset) if unset else "its check reported it unavailable")
 
     def invalidate_checks(self) -> None:
         """Forget cached check results (the next pass runs every check again)."""

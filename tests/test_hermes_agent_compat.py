@@ -152,7 +152,8 @@ def test_calculator_wheel_ships_the_guide_files_unchanged(wheelhouse):
 # -- tools: async handlers, check_fn, requires_env, emoji ---------------------------------------------------
 
 
-def test_async_tool_handlers_run_with_or_without_a_running_event_loop(isolated_home):
+def test_async_tool_handlers_run_with_or_without_a_running_event_loop(isolated_home, monkeypatch):
+    monkeypatch.setenv("FORECAST_API_KEY", "k")
     runtime = user_plugins(isolated_home, "async-forecast")
     result = call(runtime, "forecast", {"city": "Oslo"}, task_id="a1")
     assert (result["city"], result["sky"], result["task_id"]) == ("Oslo", "clear", "a1")
@@ -171,11 +172,15 @@ def test_check_fn_requires_env_and_emoji_keep_hermes_agent_meaning(isolated_home
     assert (forecast.is_async, forecast.emoji, forecast.requires_env) == (True, "⛅", ["FORECAST_API_KEY"])
     assert (forecast.toolset, radar.toolset, radar.emoji) == ("weather", "weather", "🌧")
 
-    # requires_env is information; check_fn decides availability.
-    assert [d["function"]["name"] for d in runtime.get_tool_definitions()] == ["forecast"]
-    assert "unavailable" in call(runtime, "radar", {})["error"]
+    # requires_env passed to register_tool is part of availability, with the variable as the reason.
+    assert runtime.get_tool_definitions() == []
+    assert call(runtime, "forecast", {"city": "Oslo"}) == {
+        "error": "Tool 'forecast' is unavailable: environment variable FORECAST_API_KEY is not set"}
+    assert call(runtime, "radar", {}) == {"error": "Tool 'radar' is unavailable: its check reported it unavailable"}
     monkeypatch.setenv("RADAR_URL", "https://radar.example/now.png")
+    monkeypatch.setenv("FORECAST_API_KEY", "k")
     runtime.registry.invalidate_checks()
+    assert [d["function"]["name"] for d in runtime.get_tool_definitions()] == ["forecast", "radar"]
     assert call(runtime, "radar", {}) == {"radar": "https://radar.example/now.png"}
 
 

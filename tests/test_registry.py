@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from hermes_core import HermesHome, Runtime, ToolEntry, ToolRegistry, tool_entry
-from hermes_core.registry import Requirements
+from hermes_core.registry import Availability, Requirements
 
 
 def echo(args, **kwargs):
@@ -91,6 +91,29 @@ def test_check_fn_result_is_cached_until_invalidated():
     registry.invalidate_checks()
     registry.check("t")
     assert len(calls) == 2
+
+
+def test_unset_requires_env_makes_a_tool_unavailable_naming_the_variable(monkeypatch):
+    monkeypatch.delenv("HERMES_TEST_TOKEN", raising=False)
+    monkeypatch.setenv("HERMES_TEST_URL", "https://example.org")
+    registry = ToolRegistry()
+    registry.register(entry(requires_env=["HERMES_TEST_URL", {"name": "HERMES_TEST_TOKEN", "secret": True}]))
+    assert registry.check("t").reason == "environment variable HERMES_TEST_TOKEN is not set"
+    assert registry.get_definitions() == []
+    monkeypatch.setenv("HERMES_TEST_TOKEN", "t")
+    registry.invalidate_checks()
+    assert registry.check("t").available
+
+
+@pytest.mark.parametrize(("check", "available", "reason"), [
+    (lambda: True, True, ""),
+    (lambda: False, False, "environment variable HERMES_TEST_TOKEN is not set"),
+])
+def test_a_check_fn_has_the_last_word_over_requires_env(monkeypatch, check, available, reason):
+    monkeypatch.delenv("HERMES_TEST_TOKEN", raising=False)
+    registry = ToolRegistry()
+    registry.register(entry(requires_env=["HERMES_TEST_TOKEN"], check_fn=check))
+    assert registry.check("t") == Availability(available, reason)
 
 
 def test_requirements_name_what_is_missing(monkeypatch):
