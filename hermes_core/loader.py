@@ -114,7 +114,7 @@ def load_plugin(candidate: PluginCandidate, contributions: Contributions, contex
     if candidate.error:
         return LoadResult("error", candidate.error, candidate.module)
     manifest = candidate.manifest
-    if manifest is not None and manifest.requires_hermes and \
+    if manifest is not None and manifest.requires_hermes and not candidate.foreign_manifest and \
             not SpecifierSet(manifest.requires_hermes).contains(__version__, prereleases=True):
         return LoadResult("error", f"requires hermes-core {manifest.requires_hermes}, but this is {__version__}",
                           candidate.module)
