@@ -12,9 +12,11 @@ from typing import Any
 import yaml
 
 from .contributions import MIDDLEWARE_KINDS, CliCommand, Command, Contributions, Skill
+from .home import HermesHome
 from .hooks import accepted_keywords
 from .manifest import PluginManifest
-from .registry import ResultLimit, ToolEntry, tool_entry
+from .registry import ResultLimit, ToolEntry, ToolRegistry, tool_entry
+from .websearch import RegisteredWebSearchProvider, web_search_provider_problem
 
 __all__ = ["PluginContext", "normalize_command_name"]
 
@@ -69,7 +71,7 @@ class PluginContext:
     def __init__(self, plugin_id: str | None, contributions: Contributions, settings: Callable[[], dict[str, Any]],
                  dispatch: Callable[..., str], manifest: PluginManifest | None = None, *,
                  override_granted: Callable[[], bool] = lambda: False,
-                 inject: Callable[[str, str], bool] | None = None) -> None:
+                 inject: Callable[[str, str], bool] | None = None, home: HermesHome | None = None) -> None:
         #: The plugin id (entry-point name or folder name); ``None`` for the host program itself.
         self.plugin_id = plugin_id
         #: The parsed ``plugin.yaml``; plugins without one (as Hermes Agent's pip plugins are) get one
@@ -80,9 +82,13 @@ class PluginContext:
         self._dispatch = dispatch
         self._override_granted = override_granted
         self._inject = inject
+        #: The home of the runtime (the Hermes Agent compatibility shims read its config.yaml and .env).
+        self.home = home
         self._undo: list[Callable[[], None]] = []
         #: Names of the tools registered through this context, in order.
         self.registered_tools: list[str] = []
+        #: What the plugin registered that Hermes set aside (shown on its record).
+        self.warnings: list[str] = []
 
     def __getattr__(self, name: str) -> Any:
         # Only reached for attributes this class lacks: name the gap instead of a bare AttributeError, while
@@ -91,7 +97,8 @@ class PluginContext:
             raise AttributeError(name)
         raise AttributeError(
             f"PluginContext has no {name!r}: Hermes provides the tool-layer part of Hermes Agent's plugin API "
-            "(tools, hooks, middleware, commands, skills, dispatch_tool, get_config, inject_message); probe "
+            "(tools, hooks, middleware, commands, skills, web search providers, dispatch_tool, get_config, "
+            "inject_message); probe "
             f"optional features with getattr(ctx, {name!r}, None)")
 
     # -- tools -------------------------------------------------------------------------------
@@ -130,6 +137,11 @@ class PluginContext:
         self._undo.append(undo)
         self.registered_tools.append(entry.name)
         return True
+
+    @property
+    def registry(self) -> ToolRegistry:
+        """The runtime's tools, for lookups (register through :meth:`register_tool`)."""
+        return self._contributions.registry
 
     def unregister_tool(self, name: str) -> bool:
         """Remove a tool this plugin registered; False when it has no tool of that name."""
@@ -171,6 +183,19 @@ class PluginContext:
                 middleware.pop(kind, None)
 
         self._undo.append(undo)
+
+    def register_web_search_provider(self, provider: Any) -> None:
+        """Add a web search backend (Hermes Agent's provider protocol: ``name``, ``is_available()``,
+        ``search(query, limit)``); ``web_search`` asks registered providers before its own."""
+        problem = web_search_provider_problem(provider)
+        if problem is not None:
+            # Hermes Agent ignores such a provider and loads the plugin; so does Hermes, saying so.
+            self.warnings.append(f"web search provider {type(provider).__name__} ignored: {problem}")
+            log.warning("plugin %r: web search provider ignored: %s", self.plugin_id, problem)
+            return
+        name = provider.name.strip()
+        self._add(self._contributions.web_search_providers, name,
+                  RegisteredWebSearchProvider(name, provider, self.plugin_id))
 
     # -- commands and skills ------------------------------------------------------------------
 

@@ -20,8 +20,7 @@ from typing import Any, Literal
 
 import yaml
 
-from .manifest import (ManifestError, PluginManifest, is_hermes_agent_manifest, load_manifest,
-                       parse_foreign_manifest)
+from .manifest import ManifestError, PluginManifest, is_hermes_agent_manifest, load_manifest, parse_foreign_manifest
 
 __all__ = [
     "ENTRY_POINT_GROUP",

@@ -13,13 +13,13 @@ from .errors import HermesError
 from .yamlmodel import describe_validation_error, validate_yaml
 
 __all__ = [
+    "HERMES_AGENT_FIELDS",
     "EnvRequirement",
     "ManifestError",
     "PluginManifest",
     "ToolCheck",
     "ToolDeclaration",
     "ToolsetDeclaration",
-    "HERMES_AGENT_FIELDS",
     "is_hermes_agent_manifest",
     "load_manifest",
     "manifest_json_schema",

@@ -73,6 +73,7 @@ class Runtime:
         self.commands = self.contributions.commands
         self.cli_commands = self.contributions.cli_commands
         self.skills = self.contributions.skills
+        self.web_search_providers = self.contributions.web_search_providers
         self.approvals = Approvals(self.home.config, self.home.edit_config)
         self.plugins: list[PluginRecord] = []
         #: Where ``ctx.inject_message(content, role)`` goes; the agent loop sets it.
@@ -81,6 +82,7 @@ class Runtime:
         self._loaded = False
         self._load_lock = threading.Lock()
         self._tool_contexts: dict[str | None, ToolContext] = {}
+        self._plugin_contexts: list[PluginContext] = []
         tool_output = self.config.tool_output
         self.budget = ResultBudget(self.home.results_dir, tool_output.max_result_size_chars,
                                    tool_output.turn_budget_chars)
@@ -152,7 +154,10 @@ class Runtime:
         return record
 
     def _load(self, candidate: PluginCandidate) -> LoadResult:
-        return load_plugin(candidate, self.contributions, self.context(candidate.id, candidate))
+        context = self.context(candidate.id, candidate)
+        # Kept as long as the runtime: the compatibility shims act for a plugin through its context.
+        self._plugin_contexts.append(context)
+        return load_plugin(candidate, self.contributions, context)
 
     def plugin(self, plugin_id: str) -> PluginRecord | None:
         """The active record of ``plugin_id`` (or its first record when none is active)."""
@@ -166,7 +171,7 @@ class Runtime:
             settings=lambda: self.config.plugin_settings(plugin_id) if plugin_id else {},
             dispatch=self.handle_function_call, manifest=candidate.manifest if candidate else None,
             override_granted=lambda: plugin_id is None or self.config.override_granted(plugin_id),
-            inject=self._inject)
+            inject=self._inject, home=self.home)
 
     def _inject(self, content: str, role: str) -> bool:
         sink = self.message_sink
@@ -181,7 +186,8 @@ class Runtime:
         if context is None:
             context = self._tool_contexts.setdefault(plugin_id, ToolContext(
                 plugin_id, self.home, self.workspace, self.approvals, _config=self.home.config,
-                _dispatch=self.handle_function_call, _available_tools=self.registry.get_available_tool_names))
+                _dispatch=self.handle_function_call, _available_tools=self.registry.get_available_tool_names,
+                _web_search_providers=lambda: list(self.web_search_providers.values())))
         return context
 
     def register_tool(self, name: str, toolset: str, schema: dict[str, Any], handler: Callable[..., Any],

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from .approval import Approvals
 from .config import HermesConfig
 from .home import HermesHome
+from .websearch import RegisteredWebSearchProvider
 
 __all__ = ["ToolContext", "tool_context"]
 
@@ -38,6 +39,7 @@ class ToolContext:
     _config: Callable[[], HermesConfig] = field(repr=False)
     _dispatch: Callable[..., str] = field(repr=False)
     _available_tools: Callable[[], list[str]] = field(repr=False)
+    _web_search_providers: Callable[[], list[RegisteredWebSearchProvider]] = field(default=list, repr=False)
     _state: dict[str, Any] = field(default_factory=dict, repr=False)
     _state_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -58,6 +60,10 @@ class ToolContext:
     def available_tools(self) -> list[str]:
         """Names of the tools the runtime can call now."""
         return self._available_tools()
+
+    def web_search_providers(self) -> list[RegisteredWebSearchProvider]:
+        """The web search backends plugins registered in the runtime, in registration order."""
+        return self._web_search_providers()
 
     @contextlib.contextmanager
     def activate(self) -> Iterator[ToolContext]:

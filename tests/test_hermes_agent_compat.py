@@ -388,29 +388,37 @@ def test_legacy_group_callable_value_and_foreign_wheel_manifest_load_with_warnin
     assert out["observed"] == [["feet_to_meters", "ok"], ["roll_dice", "ok"]]
 
 
-@pytest.mark.parametrize(("plugin", "module"), [("uses-tools-registry", "tools"),
-                                                 ("uses-hermes-cli", "hermes_cli")])
-def test_plugin_importing_hermes_agent_internals_fails_with_a_message_naming_the_module(isolated_home, plugin,
-                                                                                       module):
-    runtime = user_plugins(isolated_home, plugin, "calculator")
-    record = runtime.plugin(plugin)
-    assert record.state == "error"
-    assert f"imports {module!r}, a Hermes Agent internal module" in record.reason
-    assert "Traceback" not in record.reason and record.tools == []
-    assert runtime.plugin("calculator").state == "loaded"
+def test_plugins_using_shimmed_internals_load_and_run(isolated_home):
+    HermesHome.from_env().edit_config(lambda doc: doc.update({"model": "hermes-4-70b"}))
+    runtime = user_plugins(isolated_home, "uses-tools-registry", "uses-hermes-cli")
+    assert [runtime.plugin(pid).state for pid in ("uses-tools-registry", "uses-hermes-cli")] == ["loaded", "loaded"]
+    assert (runtime.plugin("uses-tools-registry").tools, runtime.registry.get("ping").plugin) == (
+        ["ping"], "uses-tools-registry")
+    assert call(runtime, "ping", {}) == {"pong": True}
+    assert call(runtime, "whoami", {}) == {"model": "hermes-4-70b"}
 
 
-@pytest.mark.parametrize("statement", ["from agent.memory_provider import MemoryProvider",
-                                       "import gateway.platforms.base", "from tools.interrupt import is_interrupted",
-                                       "from hermes_cli.plugins import PluginContext"])
-def test_each_hermes_agent_internal_is_named(isolated_home, statement):
+@pytest.mark.parametrize(("statement", "dotted"), [
+    ("from agent.memory_provider import MemoryProvider", "agent.memory_provider"),
+    ("import gateway.platforms.base", "gateway.platforms.base"),
+    ("from tools.approval import check_dangerous_command", "tools.approval"),
+    ("from hermes_cli.plugins import PluginContext", "hermes_cli.plugins"),
+    ("import json\nfrom hermes_cli.config import (\n    load_config,\n    save_config,\n)",
+     "hermes_cli.config.save_config"),
+])
+def test_an_internal_without_a_shim_is_named_with_the_file_and_line(isolated_home, statement, dotted):
     folder = isolated_home / "plugins" / "internal"
     folder.mkdir(parents=True)
-    (folder / "__init__.py").write_text(f"{statement}\n\ndef register(ctx):\n    pass\n")
+    (folder / "__init__.py").write_text("from . import impl\n\ndef register(ctx):\n    pass\n")
+    (folder / "impl.py").write_text(f'"""Uses internals."""\n{statement}\n')
     runtime = Runtime()
     runtime.load_plugins()
-    top = statement.split()[1].split(".")[0]
-    assert f"imports {top!r}, a Hermes Agent internal module" in runtime.plugin("internal").reason
+    reason = runtime.plugin("internal").reason
+    line = 3 if dotted.endswith("save_config") else 2
+    assert reason.startswith(f"imports {dotted!r} (internal/impl.py:{line}), ")
+    assert ("does not provide (it has get_config_path" if dotted.endswith("save_config") else
+            "a Hermes Agent internal module that is not part of the plugin contract and has no compatibility shim"
+            ) in reason
 
 
 # -- published plugins from PyPI -----------------------------------------------------------------------------

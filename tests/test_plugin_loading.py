@@ -7,9 +7,8 @@ import sys
 
 import pytest
 
-from hermes_core._version import __version__
-
 from hermes_core import HermesHome, Runtime, get_tool_definitions, handle_function_call
+from hermes_core._version import __version__
 
 DECLARED = """\
 name: {id}
@@ -207,7 +206,7 @@ BAD_PLUGINS = {
                  "    handler: a.b:c\n", "", "tools.0.name"),
     "toonew": ("manifest_version: 1\nname: toonew\nrequires_hermes: '>=99'\n", "def register(ctx): pass\n",
                "requires hermes-core >=99"),
-    "internals": (None, "from tools.registry import registry\n", "Hermes Agent internal"),
+    "internals": (None, "from gateway.config import load_gateway_config\n", "Hermes Agent internal"),
 }
 
 
