@@ -20,6 +20,7 @@ from .registry import UNLIMITED, Availability, ToolEntry, ToolRegistry, tool_ent
 from .runtime import Runtime, default_runtime, reset_default_runtime
 from .toolcontext import ToolContext, tool_context
 from .toolsets import LEGACY_TOOLSETS, PRESETS, Toolset, ToolsetCycleError, UnknownToolsetError
+from .websearch import WebSearchProvider
 
 __all__ = [
     "AGENT_LOOP_TOOLS",
@@ -46,6 +47,7 @@ __all__ = [
     "Toolset",
     "ToolsetCycleError",
     "UnknownToolsetError",
+    "WebSearchProvider",
     "__version__",
     "default_runtime",
     "enforce_turn_budget",

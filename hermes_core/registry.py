@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from .references import LazyReference
+from .toolcontext import CURRENT, ToolContext
 
 __all__ = [
     "UNLIMITED",
@@ -149,7 +150,10 @@ class Refusal:
 class ToolRegistry:
     """Tools by name; thread-safe; ``generation`` changes whenever the set of tools does."""
 
-    def __init__(self, check_ttl: float = 30.0) -> None:
+    def __init__(self, check_ttl: float = 30.0,
+                 contexts: Callable[[str | None], ToolContext] | None = None) -> None:
+        #: The handler context of a plugin; its checks run inside it, as its handlers do.
+        self.contexts = contexts
         self._tools: dict[str, ToolEntry] = {}
         self._lock = threading.RLock()
         self._checks: dict[str, tuple[float, Availability]] = {}
@@ -243,8 +247,7 @@ class ToolRegistry:
         self._checks[name] = (now + self.check_ttl, result)
         return result
 
-    @staticmethod
-    def _evaluate(entry: ToolEntry) -> Availability:
+    def _evaluate(self, entry: ToolEntry) -> Availability:
         missing = entry.requirements.missing()
         if missing:
             return Availability(False, "; ".join(missing))
@@ -253,10 +256,14 @@ class ToolRegistry:
         if entry.check_fn is None:
             return Availability(False, "; ".join(unset)) if unset else Availability(True)
         # A check_fn has the last word: a plugin may know another way to its credentials.
+        token = CURRENT.set(self.contexts(entry.plugin)) if self.contexts is not None else None
         try:
             ok = entry.check_fn()
         except Exception as exc:
             return Availability(False, str(exc) or f"check raised {type(exc).__name__}")
+        finally:
+            if token is not None:
+                CURRENT.reset(token)
         if ok:
             return Availability(True)
         return Availability(False, "; ".join(unset) if unset else "its check reported it unavailable")

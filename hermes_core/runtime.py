@@ -65,7 +65,7 @@ class Runtime:
         self.cwd = cwd
         self.workspace = Path(workspace or self.environ.get("HERMES_WORKSPACE") or os.getcwd()).expanduser().absolute()
         self._entry_points = None if entry_points is None else list(entry_points)
-        self.registry = ToolRegistry()
+        self.registry = ToolRegistry(contexts=self.tool_context)
         self.toolsets = Toolsets(self.registry)
         self.hooks = HookRunner(lambda: self.config.plugins.hook_timeout)
         self.contributions = Contributions(self.registry, self.toolsets, self.hooks)

@@ -189,3 +189,13 @@ def test_dispatch_calls_the_handler_directly_without_hooks():
     assert registry.dispatch("mapping", {}) == '{"n": 1}'
     with pytest.raises(KeyError):
         registry.dispatch("missing", {})
+
+
+def test_a_check_fn_runs_in_its_plugins_tool_context(isolated_home):
+    from hermes_core import tool_context
+
+    HermesHome.from_env().edit_config(lambda doc: doc.update({"plugins": {"entries": {"checked": {"enforce": True}}}}))
+    runtime = Runtime()
+    runtime.context("checked").register_tool("t", "a", {"description": "x"}, echo,
+                                             check_fn=lambda: tool_context().settings["enforce"])
+    assert runtime.registry.check("t").available
