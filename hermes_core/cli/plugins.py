@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import importlib
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import click
+import yaml
 
+from ..config import ConfigError, HermesConfig, PluginsConfig
 from ..discovery import PluginCandidate, candidate_for_validation
+from ..home import HermesHome
 from ..index import PluginIndexError, load_index
 from ..installer import InstallerError, check_environment, freeze_lines, pip, plugin_distributions
 from ..loader import reference_problems
@@ -37,13 +41,30 @@ def describe(rt: Runtime, record: PluginRecord) -> dict[str, Any]:
     """The JSON record of one plugin (the stable shape of ``plugins list --json``)."""
     refused = [{"tool": r.tool, "toolset": r.toolset, "reason": r.reason}
                for r in rt.registry.refusals if r.plugin == record.id and record.active]
+    contributed = rt.contributions.of_plugin(record.id) if record.active else {key: [] for key in CONTRIBUTIONS}
     return {
         "id": record.id, "version": record.version, "source": record.source, "state": record.state,
         "reason": record.reason or None, "distribution": record.distribution, "module": record.module,
         "path": record.path, "manifest": record.manifest_path, "tools": record.tools, "hooks": record.hooks,
+        **{key: contributed[key] for key in CONTRIBUTIONS},
         "imported": record.imported, "import_ms": _ms(record.import_ms), "register_ms": _ms(record.register_ms),
         "refused_tools": refused, "warnings": record.warnings,
     }
+
+
+#: What a plugin contributes besides tools and hooks: record key -> label in the text listings.
+CONTRIBUTIONS = {"commands": "slash commands", "cli_commands": "CLI commands", "skills": "skills",
+                 "middleware": "middleware", "web_search_providers": "web search providers"}
+
+
+def _contribution_lines(row: dict[str, Any]) -> list[str]:
+    """``label: a, b`` for each kind of contribution the record has (slash commands shown as ``/name``)."""
+    lines = []
+    for key, label in CONTRIBUTIONS.items():
+        if row[key]:
+            names = [f"/{name}" for name in row[key]] if key == "commands" else row[key]
+            lines.append(f"{label}: {', '.join(names)}")
+    return lines
 
 
 def _ms(value: float | None) -> float | None:
@@ -74,6 +95,8 @@ def list_plugins(show_all: bool, as_json: bool) -> None:
             click.echo(f"    tools: {', '.join(row['tools'])}")
         if row["hooks"]:
             click.echo(f"    hooks: {', '.join(row['hooks'])}")
+        for line in _contribution_lines(row):
+            click.echo(f"    {line}")
         if row["reason"]:
             click.echo(f"    reason: {row['reason']}")
         for refusal in row["refused_tools"]:
@@ -119,6 +142,11 @@ def info(plugin_id: str, as_json: bool) -> None:
         click.echo(f"  tool {name}: {status}")
     for hook in record.hooks:
         click.echo(f"  hook {hook}")
+    for line in _contribution_lines(data):
+        click.echo(f"  {line}")
+    if manifest and manifest.requires_hermes:
+        checked = "not checked: a Hermes Agent version" if record.candidate.foreign_manifest else "checked"
+        click.echo(f"  requires_hermes: {manifest.requires_hermes} ({checked})")
     for env in data["requires_env"]:
         click.echo(f"  env {env['name']}: {'set' if env['set'] else 'NOT SET'}"
                    f"{' — ' + env['description'] if env['description'] else ''}")
@@ -296,15 +324,56 @@ def _validation_candidate(target: str) -> PluginCandidate:
     return record.candidate
 
 
+@dataclass(frozen=True)
+class _SalvagedHome(HermesHome):
+    """A home whose invalid config.yaml is replaced by what could be read of it (for ``doctor`` only)."""
+
+    salvaged: HermesConfig = field(default_factory=HermesConfig)
+
+    def config(self) -> HermesConfig:
+        return self.salvaged
+
+
+def _runtime_despite_invalid_config() -> tuple[Runtime, str]:
+    """A runtime for ``doctor`` when config.yaml is invalid, and what it did about it.
+
+    Which plugins the user disabled is read from the file when that part of it is readable; otherwise no
+    plugin is imported at all, so nothing runs that the user may have switched off.
+    """
+    root = home().root
+    try:
+        data = yaml.safe_load((root / "config.yaml").read_text(encoding="utf-8")) or {}
+        section = data.get("plugins") or {}
+        salvaged = HermesConfig(plugins=PluginsConfig.model_validate(
+            {key: section[key] for key in ("enabled", "disabled") if key in section}))
+    except Exception:  # unreadable, not YAML, or the selection itself is what is invalid
+        rt = Runtime(_SalvagedHome(root), environ={**os.environ, "HERMES_SAFE_MODE": "1"})
+        rt.load_plugins()
+        return rt, ("plugins.enabled and plugins.disabled cannot be read from it, so no plugin was imported; "
+                    "the plugins below are as found on disk")
+    rt = Runtime(_SalvagedHome(root, salvaged))
+    rt.load_plugins()
+    return rt, "plugins.enabled and plugins.disabled were read from it; every other setting is at its default"
+
+
 @plugins.command("doctor")
 @click.option("--strict", is_flag=True, help="Exit non-zero when any problem is found.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def doctor(strict: bool, as_json: bool) -> None:
     """Check every plugin: state, import time, missing env vars and binaries, refused tools, shadowing.
 
-    Unset variables of a plugin's requires_env are notes; --strict fails only on problems.
+    Unset variables of a plugin's requires_env are notes; --strict fails only on problems. An invalid
+    config.yaml is reported first, and the report of every plugin still follows.
     """
-    rt = runtime()
+    config_problem = fallback = None
+    try:
+        home().config()
+    except ConfigError as exc:  # the report must still come out, the config problem first
+        config_problem = str(exc)
+    if config_problem is None:
+        rt = runtime()
+    else:
+        rt, fallback = _runtime_despite_invalid_config()
     report = []
     for record in rt.plugins:
         problems: list[str] = []
@@ -322,16 +391,12 @@ def doctor(strict: bool, as_json: bool) -> None:
                 problems.append(f"tool {name} unavailable: {availability.reason}")
         problems += [f"warning: {w}" for w in record.warnings]
         report.append({**describe(rt, record), "problems": problems, "notes": notes})
-    config_problem = None
-    try:
-        rt.config  # noqa: B018 - read to report a problem with it
-    except Exception as exc:  # the report must still come out
-        config_problem = str(exc)
     if as_json:
-        echo_json({"plugins": report, "config_error": config_problem})
+        echo_json({"plugins": report, "config_error": config_problem, "config_fallback": fallback})
     else:
         if config_problem:
             click.echo(f"config: {config_problem}")
+            click.echo(f"config: {fallback}")
         for row in report:
             took = (row["import_ms"] or 0) + (row["register_ms"] or 0)
             timing = f", import+register {took:.1f} ms" if row["imported"] else ""
