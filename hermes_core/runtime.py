@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
@@ -26,6 +27,7 @@ from .records import PluginRecord
 from .registry import ToolRegistry
 from .schema_patches import patch_definitions
 from .selection import PluginSelection, SelectionPolicy, select, truthy
+from .sessions import session
 from .toolcontext import ToolContext
 from .toolsets import LEGACY_TOOLSETS, Toolsets
 
@@ -74,7 +76,7 @@ class Runtime:
         self.cli_commands = self.contributions.cli_commands
         self.skills = self.contributions.skills
         self.web_search_providers = self.contributions.web_search_providers
-        self.approvals = Approvals(self.home.config, self.home.edit_config)
+        self.approvals = Approvals(self.home.config, self.home.edit_config, observe=self.hooks.call)
         self.plugins: list[PluginRecord] = []
         #: Where ``ctx.inject_message(content, role)`` goes; the agent loop sets it.
         self.message_sink: Callable[[str, str], None] | None = None
@@ -260,6 +262,12 @@ class Runtime:
     def enforce_turn_budget(self, results: list[str], budget: int | None = None) -> list[str]:
         """Keep one turn's results under the turn budget by saving the largest first."""
         return self.budget.enforce_turn_budget(results, budget)
+
+    def session(self, platform: str, model: str | None = None,
+                session_id: str | None = None) -> contextlib.AbstractContextManager[str]:
+        """A session of this runtime: ``on_session_start`` now, ``on_session_end`` and ``on_session_finalize``
+        when the ``with`` block ends; the block gets the session id to pass to its calls."""
+        return session(self.hooks, platform, model, session_id)
 
     # -- commands and skills ---------------------------------------------------------------------
 

@@ -71,7 +71,11 @@ def _claim_stdout() -> Any:
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (http).")
 @click.option("--port", type=int, default=8000, show_default=True, help="Port to listen on (http); 0 picks one.")
 def serve(toolsets: tuple[str, ...], transport: str, host: str, port: int) -> None:
-    """Serve the installed tools to MCP clients (Claude Desktop, editors, other agents)."""
+    """Serve the installed tools to MCP clients (Claude Desktop, editors, other agents).
+
+    The server is one session: plugins' on_session_start hooks fire before the first call, on_session_end
+    when it stops.
+    """
     wire = _claim_stdout() if transport == "stdio" else None
     import anyio
 
@@ -79,14 +83,15 @@ def serve(toolsets: tuple[str, ...], transport: str, host: str, port: int) -> No
 
     rt = runtime()
     try:
-        server = HermesMcpServer(rt, _split(toolsets) or rt.config.toolsets)
-        if transport == "stdio":
-            anyio.run(server.serve_stdio, wire)
-        else:
-            try:
-                anyio.run(server.serve_http, host, port)
-            except OSError as exc:
-                raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        with rt.session(platform="mcp") as session_id:  # one session for the server's life; its calls belong to it
+            server = HermesMcpServer(rt, _split(toolsets) or rt.config.toolsets, session_id=session_id)
+            if transport == "stdio":
+                anyio.run(server.serve_stdio, wire)
+            else:
+                try:
+                    anyio.run(server.serve_http, host, port)
+                except OSError as exc:
+                    raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     except KeyboardInterrupt:
         pass
     finally:
