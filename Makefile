@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 DEMO_VENV ?= .demo-venv
 PACKS := file terminal web code agent
 
-.PHONY: install demo test lint bench docs clean
+.PHONY: install demo test lint bench docs dist clean
 
 $(BIN)/hermes: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,11 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
+# sdists and wheels of hermes-tools and the five packs, checked with twine --strict (what a release publishes)
+dist: install
+	rm -rf dist
+	$(BIN)/python scripts/build_dist.py dist --no-isolation
+
 docs: install
 	$(BIN)/mkdocs build --strict
 
@@ -36,4 +41,4 @@ bench: install
 	$(BIN)/python bench/mcp.py
 
 clean:
-	rm -rf $(VENV) $(DEMO_VENV) site
+	rm -rf $(VENV) $(DEMO_VENV) site dist

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -18,6 +20,7 @@ __all__ = [
     "HermesConfig",
     "edit_config",
     "load_config",
+    "remove_from_list",
 ]
 
 
@@ -49,6 +52,8 @@ class PluginsConfig(_Section):
     disabled: list[str] = Field(default_factory=list, description="Plugin ids never loaded; always wins.")
     entries: dict[str, PluginEntryConfig] = Field(default_factory=dict)
     hook_timeout: float = Field(30.0, gt=0, description="Seconds a hook implementation may take.")
+    load_timeout: float = Field(30.0, ge=0, description="Seconds a plugin's import and register(), or one run "
+                                                        "of a tool's check_fn, may take; 0 = no limit.")
 
 
 class ApprovalsConfig(_Section):
@@ -154,7 +159,9 @@ _edit_lock = threading.Lock()
 def edit_config(mutate: Callable[[Any], None], path: Path) -> HermesConfig:
     """Apply ``mutate`` to the round-trip document of config.yaml, validate it, and write it back.
 
-    Comments, key order and quoting of the user's file are kept (ruamel.yaml round-trip mode).
+    Comments, key order and quoting of the user's file are kept (ruamel.yaml round-trip mode). The
+    read-modify-write holds a lock on ``config.yaml.lock`` beside the file, so edits from several
+    processes at once are all kept. Nothing is written unless the result is valid YAML of a valid config.
     """
     from io import StringIO
 
@@ -163,21 +170,29 @@ def edit_config(mutate: Callable[[Any], None], path: Path) -> HermesConfig:
 
     rt = YAML()
     rt.preserve_quotes = True
-    with _edit_lock:
+    with _edit_lock, _file_lock(path):
         try:
             original = path.read_text(encoding="utf-8") if path.exists() else ""
-        except OSError as exc:
-            raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+        _parse(path, original)  # a problem with the user's file is reported as one, before any edit
         document = rt.load(original) if original.strip() else None
+        # a file of nothing but comments loads as None: keep them above what the edit adds
+        preamble = original if document is None and original.strip() else ""
         if document is None:
             document = CommentedMap()
         mutate(document)
+        _flow_style_for_empty(document)
         buffer = StringIO()
         rt.dump(document, buffer)
-        text = buffer.getvalue()
+        text = preamble + buffer.getvalue()
+        try:
+            rt.load(text)
+        except Exception as exc:  # ruamel wrote what it cannot read back: keep the user's file as it is
+            raise ConfigError(f"{path}: the edit could not be written without breaking the file's layout "
+                              f"({type(exc).__name__}); nothing was changed — edit the file by hand") from None
         config = _parse(path, text)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
             tmp.write_text(text, encoding="utf-8")
             os.replace(tmp, path)
@@ -186,3 +201,63 @@ def edit_config(mutate: Callable[[Any], None], path: Path) -> HermesConfig:
                 f"{path}: cannot write the configuration ({exc.strerror}); check the folder's permissions"
             ) from None
     return config
+
+
+def remove_from_list(mapping: Any, key: str, value: Any) -> None:
+    """Remove ``value`` from the list ``mapping[key]`` of a round-trip document, keeping the comments that
+    stand on the lines after it (ruamel attaches them to the item above, so a plain ``remove`` loses them)."""
+    from ruamel.yaml.comments import CommentedSeq
+    from ruamel.yaml.error import CommentMark
+    from ruamel.yaml.tokens import CommentToken
+
+    items = mapping[key]
+    index = items.index(value)
+    slot = items.ca.items.pop(index, None) if isinstance(items, CommentedSeq) else None
+    del items[index]
+    token = slot[0] if slot else None
+    following = token.value.split("\n", 1)[1] if token is not None and "\n" in token.value else ""
+    if not following:
+        return
+    if index > 0:  # to the item above
+        above = items.ca.items.setdefault(index - 1, [None, None, None, None])
+        if above[0] is None:
+            above[0] = CommentToken("\n" + following, CommentMark(0), None)
+        else:
+            above[0].value = above[0].value.rstrip("\n") + "\n" + following
+    else:  # to the key that holds the list
+        if not items:
+            items.fa.set_flow_style()
+        holder = mapping.ca.items.setdefault(key, [None, None, None, None])
+        if holder[2] is None:
+            holder[2] = CommentToken("\n" + following, CommentMark(0), None)
+        else:
+            holder[2].value = holder[2].value.rstrip("\n") + "\n" + following
+
+
+def _flow_style_for_empty(node: Any) -> None:
+    """Empty sequences and mappings in flow style (``[]``, ``{}``): in block style ruamel writes an empty one
+    that carries a comment where YAML cannot read it."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    if isinstance(node, CommentedMap | CommentedSeq):
+        if not node:
+            node.fa.set_flow_style()
+        for child in node.values() if isinstance(node, CommentedMap) else node:
+            _flow_style_for_empty(child)
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    """An exclusive lock on ``<path>.lock`` for the read-modify-write of ``path`` (across processes)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock = open(path.with_name(path.name + ".lock"), "a")  # noqa: SIM115 - held for the whole block
+    except OSError as exc:
+        raise ConfigError(
+            f"{path}: cannot write the configuration ({exc.strerror}); check the folder's permissions") from None
+    with lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)

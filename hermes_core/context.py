@@ -17,6 +17,7 @@ from .hooks import accepted_keywords
 from .manifest import PluginManifest
 from .registry import ResultLimit, ToolEntry, ToolRegistry, tool_entry
 from .websearch import RegisteredWebSearchProvider, web_search_provider_problem
+from .yamlmodel import load_untrusted_yaml
 
 __all__ = ["PluginContext", "normalize_command_name"]
 
@@ -37,7 +38,7 @@ def _frontmatter_description(document: Path) -> str:
         text = document.read_text(encoding="utf-8")
         if not text.startswith("---"):
             return ""
-        data = yaml.safe_load(text[3:].split("\n---", 1)[0])
+        data = load_untrusted_yaml(text[3:].split("\n---", 1)[0])
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return ""
     description = data.get("description") if isinstance(data, dict) else None
@@ -85,6 +86,7 @@ class PluginContext:
         #: The home of the runtime (the Hermes Agent compatibility shims read its config.yaml and .env).
         self.home = home
         self._undo: list[Callable[[], None]] = []
+        self._closed = False
         #: Names of the tools registered through this context, in order.
         self.registered_tools: list[str] = []
         #: What the plugin registered that Hermes set aside (shown on its record).
@@ -123,6 +125,7 @@ class PluginContext:
 
     def add_entry(self, entry: ToolEntry, override: bool = False) -> bool:
         """Register a ready-made :class:`ToolEntry` on behalf of this plugin (undone by :meth:`rollback`)."""
+        self._require_open()
         registry = self._contributions.registry
         previous = registry.get(entry.name)
         if not registry.register(entry, override=override, override_granted=override and self._override_granted()):
@@ -162,6 +165,7 @@ class PluginContext:
         """Call ``callback`` with keyword arguments on ``hook_name`` (unknown names: warning, kept)."""
         if not callable(callback):
             raise TypeError(f"hook {hook_name!r}: callback must be callable, not {type(callback).__name__}")
+        self._require_open()
         hooks = self._contributions.hooks
         handle = hooks.add_callback(self.plugin_id or "__main__", hook_name, callback)
         self._undo.append(lambda: hooks.remove(handle))
@@ -172,6 +176,7 @@ class PluginContext:
             raise ValueError(f"unknown middleware kind {kind!r}; expected one of {sorted(MIDDLEWARE_KINDS)}")
         if not callable(callback):
             raise TypeError(f"{kind} middleware must be callable, not {type(callback).__name__}")
+        self._require_open()
         middleware = self._contributions.middleware
         chain = middleware.setdefault(kind, [])
         item = (self.plugin_id or "__main__", _keywords_filtered(callback))
@@ -234,6 +239,7 @@ class PluginContext:
         self._add(self._contributions.skills, skill.name, skill)
 
     def _add(self, table: dict[str, Any], key: str, value: Any) -> None:
+        self._require_open()
         previous = table.get(key)
         table[key] = value
 
@@ -265,6 +271,16 @@ class PluginContext:
     def on_rollback(self, undo: Callable[[], None]) -> None:
         """Run ``undo`` if this context is rolled back (the loader's own registrations use it)."""
         self._undo.append(undo)
+
+    def close(self) -> None:
+        """Undo everything and refuse what comes later (a load that ran out of time goes on, abandoned)."""
+        self._closed = True
+        self.rollback()
+
+    def _require_open(self) -> None:
+        if self._closed:
+            raise RuntimeError(f"plugin {self.plugin_id!r}: its load was abandoned (it ran out of time); "
+                               "nothing more can be registered through this context")
 
     def rollback(self) -> None:
         """Undo everything registered through this context, newest first."""

@@ -21,6 +21,7 @@ from typing import Any, Literal
 import yaml
 
 from .manifest import ManifestError, PluginManifest, is_hermes_agent_manifest, load_manifest, parse_foreign_manifest
+from .yamlmodel import load_untrusted_yaml
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -263,6 +264,10 @@ def _read_manifest(candidate: PluginCandidate) -> PluginCandidate:
         warnings.append(f"requires_hermes {manifest.requires_hermes!r} is shown, not checked: this plugin.yaml is in "
                         "Hermes Agent's format, where it names a Hermes Agent version")
     warnings += [f"unknown manifest field {name!r} ignored" for name in manifest.unknown_fields]
+    if manifest.declarative and defines_register:
+        warnings.append("the manifest declares every tool and no hooks, but the package defines register(): "
+                        "Hermes imports it at load and runs register() (its hooks included); list its hooks in "
+                        "provides_hooks, or remove register() to keep the plugin lazy")
     if manifest.name and manifest.name != candidate.id and slug(manifest.name) != slug(candidate.id):
         warnings.append(f"manifest name {manifest.name!r} differs from the plugin id {candidate.id!r}; the id is used")
     return dataclasses.replace(candidate, manifest=manifest, warnings=(*candidate.warnings, *warnings))
@@ -276,7 +281,7 @@ def _raw_manifest(path: Path) -> tuple[Any, str]:
     """The parsed YAML of a manifest and its text (``None`` and ``""`` when unreadable: validation says why)."""
     try:
         text = path.read_text(encoding="utf-8")
-        return yaml.safe_load(text), text
+        return load_untrusted_yaml(text), text
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return None, ""
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import difflib
 import json
 import logging
+import os
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from .approval import ApprovalRequest, Approvals
@@ -35,7 +36,22 @@ TOOL_HOOKS = frozenset({"pre_tool_call", "post_tool_call", "transform_tool_resul
 
 def tool_error(message: str, **extra: Any) -> str:
     """The JSON error text every failure becomes: ``{"error": message, ...}`` (handlers return it too)."""
-    return json.dumps({"error": message, **extra}, ensure_ascii=False)
+    return valid_text(json.dumps({"error": message, **extra}, ensure_ascii=False))
+
+
+def valid_text(text: str) -> str:
+    """``text`` as valid Unicode: lone surrogates (a file name that is not UTF-8, read with Python's
+    ``surrogateescape``) become U+FFFD, so every result can be encoded and sent on."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        try:  # the bytes a surrogateescape'd name stood for, each one that is not UTF-8 shown as U+FFFD
+            return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        except UnicodeEncodeError:  # other lone surrogates
+            return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return text
 
 
 class _Blocked(Exception):
@@ -104,7 +120,8 @@ class Dispatcher:
         return validator
 
     def _fit(self, entry: ToolEntry, result: str) -> str:
-        """``result`` within the tool's size limit (its own, else the configured default)."""
+        """``result`` as valid text within the tool's size limit (its own, else the configured default)."""
+        result = valid_text(result)
         limit = entry.max_result_size_chars
         if limit is UNLIMITED:
             return result
@@ -236,7 +253,8 @@ class Dispatcher:
                 args = parse_arguments(arguments)
             except ArgumentError:
                 return False
-            paths = [PurePosixPath(str(args[a])) for a in entry.path_args if args.get(a)]
+            workspace = self.contexts(entry.plugin).workspace
+            paths = [_resolved(workspace, str(args[a])) for a in entry.path_args if args.get(a)]
             if not paths:
                 return False
             for path in paths:
@@ -244,6 +262,12 @@ class Dispatcher:
                     return False
                 touched.append(path)
         return True
+
+
+def _resolved(workspace: Path, path: str) -> PurePosixPath:
+    """The real path ``path`` names from ``workspace`` (``..``, ``./``, ``~``, symlinks and absolute spellings
+    of one file all give the same answer)."""
+    return PurePosixPath(os.path.realpath(os.path.join(workspace, os.path.expanduser(path))))
 
 
 def _overlaps(a: PurePosixPath, b: PurePosixPath) -> bool:

@@ -2,7 +2,7 @@
 
 ``registry-index/plugins/<id>.yaml`` holds one plugin each; ``hermes index fetch`` writes them from the
 plugin's wheel (read as a zip, never installed or imported), ``hermes index validate`` checks them and
-``hermes index build`` turns them into ``registry-index/index.json`` and the copy bundled with hermes-core.
+``hermes index build`` turns them into ``registry-index/index.json`` and the copy bundled with hermes-tools.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from .index import (
 )
 from .manifest import EnvRequirement, ManifestError, _env_requirement, parse_manifest
 from .wheelmeta import WheelEntryPoint, WheelError, WheelInfo, build_wheel, download_wheel, read_wheel
-from .yamlmodel import validate_yaml
+from .yamlmodel import load_untrusted_yaml, validate_yaml
 
 __all__ = [
     "IndexLayout",
@@ -258,7 +258,7 @@ def _manifest_of(wheel: WheelInfo, ep: WheelEntryPoint) -> tuple[ManifestFacts, 
                      "where Hermes looks for it")
     text = wheel.read_text(member)
     try:
-        data = yaml.safe_load(text)
+        data = load_untrusted_yaml(text)
     except yaml.YAMLError as exc:
         return ManifestFacts(), [*notes, f"its plugin.yaml is not valid YAML: {_collapse(str(exc))[:NOTE_LIMIT]}"]
     if not isinstance(data, dict):
@@ -320,7 +320,7 @@ def load_entry_file(path: Path) -> IndexEntry:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise PluginIndexError(f"{path}: cannot read: {exc}") from None
-    return validate_yaml(text, path, IndexEntry, PluginIndexError, "an index entry")
+    return validate_yaml(text, path, IndexEntry, PluginIndexError, "an index entry", trusted=False)
 
 
 def _merge_kept(entry: IndexEntry, existing: IndexEntry | None) -> IndexEntry:
@@ -402,7 +402,7 @@ def pack_entry(pack: Path) -> IndexEntry:
     ep = WheelEntryPoint(group, plugin_id, value)
     manifest = pack / ep.module.replace(".", "/") / "plugin.yaml"
     try:
-        data = yaml.safe_load(manifest.read_text(encoding="utf-8")) or {}
+        data = load_untrusted_yaml(manifest.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as exc:
         raise PluginIndexError(f"{manifest}: cannot read: {exc}") from None
     facts = manifest_facts(data if isinstance(data, dict) else {})

@@ -26,8 +26,10 @@ from ._version import __version__
 from .compat import HERMES_AGENT_INTERNALS, claim, import_problem, install_shims, loading
 from .context import PluginContext
 from .contributions import Contributions
+from .deadline import DeadlineExceeded, call_with_deadline
 from .discovery import PluginCandidate
 from .errors import HermesError
+from .exitguard import refusing_exit
 from .hooks import KNOWN_HOOKS
 from .manifest import PluginManifest, ToolDeclaration
 from .references import LazyReference, ReferenceImportError
@@ -107,14 +109,18 @@ class _LoadError(Exception):
     pass
 
 
-def load_plugin(candidate: PluginCandidate, contributions: Contributions, context: PluginContext) -> LoadResult:
-    """Bring one selected plugin into ``contributions`` through ``context``; failures are returned, not raised."""
+def load_plugin(candidate: PluginCandidate, contributions: Contributions, context: PluginContext,
+                timeout: float | None = None) -> LoadResult:
+    """Bring one selected plugin into ``contributions`` through ``context``; failures are returned, not raised.
+
+    ``timeout`` bounds the plugin's import and ``register()`` (``None`` or 0: no bound).
+    """
     if candidate.error:
         return LoadResult("error", candidate.error, candidate.module)
     manifest = candidate.manifest
     if manifest is not None and manifest.requires_hermes and not candidate.foreign_manifest and \
             not SpecifierSet(manifest.requires_hermes).contains(__version__, prereleases=True):
-        return LoadResult("error", f"requires hermes-core {manifest.requires_hermes}, but this is {__version__}",
+        return LoadResult("error", f"requires hermes-tools {manifest.requires_hermes}, but this is {__version__}",
                           candidate.module)
     module = candidate.module if candidate.source == "pip" else mount_directory_plugin(candidate, contributions)
     install_shims()
@@ -123,9 +129,9 @@ def load_plugin(candidate: PluginCandidate, contributions: Contributions, contex
     try:
         if manifest is not None and manifest.tools is not None:
             _register_declared(contributions, context, candidate, manifest, module)
-        if manifest is None or not manifest.declarative:
+        if manifest is None or not manifest.declarative or candidate.defines_register:
             with loading(context):
-                _import_and_register(contributions, context, candidate, module, timings)
+                _import_and_register(contributions, context, candidate, module, timings, timeout)
             state: Literal["loaded", "declared"] = "loaded"
         else:
             state = "declared"
@@ -158,10 +164,11 @@ def declared_entry(tool: ToolDeclaration, candidate: PluginCandidate, package: s
     """A registry entry for a manifest-declared tool; its handler is imported (from ``package``) on first call."""
     check = tool.check
     limit = tool.result_limit
+    origin = candidate.path if candidate.source == "pip" else None
     return tool_entry(
-        tool.name, tool.toolset, LazyReference(tool.handler, package, candidate.id), description=tool.description,
-        parameters=tool.parameters,
-        check_fn=LazyReference(tool.check_fn, package, candidate.id) if tool.check_fn else None,
+        tool.name, tool.toolset, LazyReference(tool.handler, package, candidate.id, origin),
+        description=tool.description, parameters=tool.parameters,
+        check_fn=LazyReference(tool.check_fn, package, candidate.id, origin) if tool.check_fn else None,
         requirements=Requirements(tuple(check.env), tuple(check.bins), tuple(check.modules)) if check else None,
         is_async=tool.is_async, emoji=tool.emoji, max_result_size_chars=UNLIMITED if limit == "unlimited" else limit,
         plugin=candidate.id, parallel_safe=tool.parallel_safe, path_args=tool.path_args,
@@ -180,7 +187,35 @@ def _code_root(candidate: PluginCandidate) -> str | None:
 
 
 def _import_and_register(contributions: Contributions, context: PluginContext, candidate: PluginCandidate,
-                         module_name: str, timings: dict[str, float]) -> None:
+                         module_name: str, timings: dict[str, float], timeout: float | None) -> None:
+    """Import the plugin and call its ``register(ctx)`` on a worker thread, within ``timeout`` seconds.
+
+    Whatever the plugin raises there — ``KeyboardInterrupt`` and ``SystemExit`` included, and an
+    ``os._exit`` call, which is turned into an exception on that thread — is a load error; only a real
+    Ctrl-C of the user, which reaches the waiting thread, aborts. A plugin that does not finish in time is
+    left running, abandoned: its context is closed, so nothing it registers later takes effect.
+    """
+    failure: list[str] = []
+
+    def body() -> None:
+        try:
+            with refusing_exit():
+                _run_plugin_code(contributions, context, candidate, module_name, timings)
+        except _LoadError as exc:
+            failure.append(str(exc))
+
+    try:
+        call_with_deadline(body, timeout or None)
+    except DeadlineExceeded:
+        context.close()
+        raise _LoadError(f"import and register() did not finish within {timeout:g} s (plugins.load_timeout); "
+                         "the plugin is skipped") from None
+    if failure:
+        raise _LoadError(failure[0])
+
+
+def _run_plugin_code(contributions: Contributions, context: PluginContext, candidate: PluginCandidate,
+                     module_name: str, timings: dict[str, float]) -> None:
     prefix, root = _code_prefix(candidate, module_name), _code_root(candidate)
     started = time.perf_counter()
     try:
@@ -188,12 +223,13 @@ def _import_and_register(contributions: Contributions, context: PluginContext, c
     except ImportError as exc:
         raise _LoadError(import_problem(exc, prefix, root) or _import_message(module_name, exc)) from None
     except BaseException as exc:  # a plugin's import may raise anything, SystemExit included
-        if isinstance(exc, KeyboardInterrupt):
-            raise
         where = f" ({exc.filename}:{exc.lineno})" if isinstance(exc, SyntaxError) else ""
         raise _LoadError(f"import of {module_name!r} failed: {type(exc).__name__}: {exc}{where}") from None
     finally:
         timings["import_ms"] = (time.perf_counter() - started) * 1000
+    misplaced = misplaced_module(module, candidate)
+    if misplaced:
+        raise _LoadError(misplaced)
     register = getattr(module, candidate.attr or "register", None)
     if not callable(register):
         raise _LoadError(f"module {module_name!r} has no callable `{candidate.attr or 'register'}`; a plugin "
@@ -213,12 +249,24 @@ def _import_and_register(contributions: Contributions, context: PluginContext, c
         if problem is None and not isinstance(exc, ModuleNotFoundError):
             problem = f"register() raised ImportError: {exc}"
         raise _LoadError(problem or _import_message(module_name, exc)) from None
-    except BaseException as exc:
-        if isinstance(exc, KeyboardInterrupt):
-            raise
+    except BaseException as exc:  # on this thread, even KeyboardInterrupt is the plugin's own doing
         raise _LoadError(f"register() raised {type(exc).__name__}: {exc}") from None
     finally:
         timings["register_ms"] = (time.perf_counter() - started) * 1000
+
+
+def misplaced_module(module: types.ModuleType, candidate: PluginCandidate) -> str | None:
+    """Why ``module`` is not the plugin's own code: a pip plugin's package must come from its distribution's
+    folder, not from a folder of the same name that stands earlier on ``sys.path`` (the working directory)."""
+    if candidate.source != "pip" or not candidate.path:
+        return None
+    origin = getattr(module, "__file__", None)
+    expected = Path(candidate.path).resolve()
+    if origin and not Path(origin).resolve().is_relative_to(expected):
+        return (f"module {candidate.module!r} was imported from {Path(origin).parent}, not from the folder its "
+                f"distribution installed ({expected}): a folder of that name earlier on sys.path shadows the "
+                "plugin, and its code is not run")
+    return None
 
 
 def reference_problems(candidate: PluginCandidate) -> list[str]:

@@ -174,7 +174,7 @@ class PluginManifest(BaseModel):
 
 def parse_manifest(text: str, source: Path | str = "plugin.yaml") -> PluginManifest:
     """Validate manifest text; raises :class:`ManifestError` naming the file, line and field."""
-    return validate_yaml(text, source, PluginManifest, ManifestError, "a manifest")
+    return validate_yaml(text, source, PluginManifest, ManifestError, "a manifest", trusted=False)
 
 
 def is_hermes_agent_manifest(data: Any) -> bool:

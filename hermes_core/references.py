@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import threading
+from pathlib import Path
 from typing import Any
 
 __all__ = ["LazyReference", "ReferenceImportError", "resolve_reference"]
@@ -31,12 +33,15 @@ def resolve_reference(reference: str, package: str | None = None) -> Any:
 class LazyReference:
     """A callable that imports its target on the first call and caches it."""
 
-    __slots__ = ("_lock", "_target", "owner", "package", "reference")
+    __slots__ = ("_lock", "_target", "origin", "owner", "package", "reference")
 
-    def __init__(self, reference: str, package: str | None = None, owner: str | None = None) -> None:
+    def __init__(self, reference: str, package: str | None = None, owner: str | None = None,
+                 origin: str | None = None) -> None:
         self.reference = reference
         self.package = package
         self.owner = owner
+        #: The folder ``package`` must be imported from (a pip plugin's installed package), if known.
+        self.origin = origin
         self._target: Any = None
         self._lock = threading.Lock()
 
@@ -50,6 +55,7 @@ class LazyReference:
             with self._lock:
                 if self._target is None:
                     try:
+                        self._check_origin()
                         self._target = resolve_reference(self.reference, self.package)
                     except Exception as exc:
                         owner = f"plugin {self.owner!r}: " if self.owner else ""
@@ -58,6 +64,23 @@ class LazyReference:
                             f"{owner}cannot import {self.reference!r}: {detail}"
                         ) from exc
         return self._target
+
+    def _check_origin(self) -> None:
+        """Refuse to run a module of the plugin's package that does not come from the plugin's own folder."""
+        if self.origin is None or not self.package:
+            return
+        module_name = self.reference.partition(":")[0]
+        if module_name.startswith("."):
+            module_name = self.package + module_name if module_name != "." else self.package
+        if module_name != self.package and not module_name.startswith(self.package + "."):
+            return
+        spec = importlib.util.find_spec(self.package)
+        location = Path(spec.origin).resolve().parent if spec and spec.origin else None
+        expected = Path(self.origin).resolve()
+        if location is not None and location != expected:
+            raise ReferenceImportError(
+                f"package {self.package!r} resolves to {location}, not to the folder its distribution installed "
+                f"({expected}): a folder of that name earlier on sys.path shadows the plugin, and its code is not run")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return (self._target or self.resolve())(*args, **kwargs)

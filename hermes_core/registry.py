@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from .deadline import DeadlineExceeded, call_with_deadline
+from .exitguard import refusing_exit
 from .references import LazyReference
 from .toolcontext import CURRENT, ToolContext
 
@@ -150,7 +152,7 @@ class Refusal:
 class ToolRegistry:
     """Tools by name; thread-safe; ``generation`` changes whenever the set of tools does."""
 
-    def __init__(self, check_ttl: float = 30.0,
+    def __init__(self, check_ttl: float = 30.0, check_timeout: float | None = None,
                  contexts: Callable[[str | None], ToolContext] | None = None) -> None:
         #: The handler context of a plugin; its checks run inside it, as its handlers do.
         self.contexts = contexts
@@ -158,6 +160,8 @@ class ToolRegistry:
         self._lock = threading.RLock()
         self._checks: dict[str, tuple[float, Availability]] = {}
         self.check_ttl = check_ttl
+        #: Seconds one run of a ``check_fn`` may take (on a worker thread); ``None``: no limit, inline.
+        self.check_timeout = check_timeout
         self.generation = 0
         self.refusals: list[Refusal] = []
 
@@ -243,11 +247,11 @@ class ToolRegistry:
         cached = self._checks.get(name)
         if cached and cached[0] > now:
             return cached[1]
-        result = self._evaluate(entry)
+        result = self._evaluate(entry, self.check_timeout)
         self._checks[name] = (now + self.check_ttl, result)
         return result
 
-    def _evaluate(self, entry: ToolEntry) -> Availability:
+    def _evaluate(self, entry: ToolEntry, timeout: float | None) -> Availability:
         missing = entry.requirements.missing()
         if missing:
             return Availability(False, "; ".join(missing))
@@ -257,9 +261,13 @@ class ToolRegistry:
             return Availability(False, "; ".join(unset)) if unset else Availability(True)
         # A check_fn has the last word: a plugin may know another way to its credentials.
         token = CURRENT.set(self.contexts(entry.plugin)) if self.contexts is not None else None
+        # on a worker thread (with a deadline) anything the check raises is its own doing, KeyboardInterrupt too
+        caught = BaseException if timeout else Exception
         try:
-            ok = entry.check_fn()
-        except Exception as exc:
+            ok = call_with_deadline(_checked, timeout, entry.check_fn)
+        except DeadlineExceeded:
+            return Availability(False, f"its check did not answer within {timeout:g} s (plugins.load_timeout)")
+        except caught as exc:
             return Availability(False, str(exc) or f"check raised {type(exc).__name__}")
         finally:
             if token is not None:
@@ -289,6 +297,11 @@ class ToolRegistry:
     def dispatch(self, name: str, args: dict[str, Any], **kwargs: Any) -> str:
         """Call a tool's handler directly (no hooks); raises ``KeyError`` for an unknown tool."""
         return call_handler(self._tools[name], args, **kwargs)
+
+
+def _checked(check_fn: Callable[[], Any]) -> Any:
+    with refusing_exit():
+        return check_fn()
 
 
 def call_handler(entry: ToolEntry, args: dict[str, Any], **kwargs: Any) -> str:

@@ -67,7 +67,8 @@ class Runtime:
         self.cwd = cwd
         self.workspace = Path(workspace or self.environ.get("HERMES_WORKSPACE") or os.getcwd()).expanduser().absolute()
         self._entry_points = None if entry_points is None else list(entry_points)
-        self.registry = ToolRegistry(contexts=self.tool_context)
+        self.registry = ToolRegistry(check_timeout=self.config.plugins.load_timeout or None,
+                                     contexts=self.tool_context)
         self.toolsets = Toolsets(self.registry)
         self.hooks = HookRunner(lambda: self.config.plugins.hook_timeout)
         self.contributions = Contributions(self.registry, self.toolsets, self.hooks)
@@ -108,8 +109,12 @@ class Runtime:
             if not self._loaded:
                 self._loaded = True
                 config = self.config
-                for selection in select(self.discover(), SelectionPolicy.of(config, self.environ)):
-                    self._add_record(selection)
+                selections = select(self.discover(), SelectionPolicy.of(config, self.environ))
+                # installed distributions first: a plugin folder cannot claim a tool name before them
+                loads = {id(s): self._load(s.candidate) for s in sorted(selections, key=_load_order)
+                         if s.verdict == "selected"}
+                for selection in selections:
+                    self._add_record(selection, loads.get(id(selection)))
                 if config.mcp_servers:
                     self.start_mcp()
         return self.plugins
@@ -137,7 +142,7 @@ class Runtime:
 
     def load_candidate(self, candidate: PluginCandidate) -> PluginRecord:
         """Load one candidate as if it had been selected (the testing kit and embedders use it)."""
-        return self._add_record(PluginSelection(candidate, "selected"))
+        return self._add_record(PluginSelection(candidate, "selected"), self._load(candidate))
 
     def load_plugin_from_path(self, path: Path | str, plugin_id: str | None = None) -> PluginRecord:
         """Load one plugin folder (``plugin.yaml`` and/or ``__init__.py``) as a user plugin."""
@@ -146,8 +151,7 @@ class Runtime:
             raise FileNotFoundError(f"{path} holds neither plugin.yaml nor __init__.py")
         return self.load_candidate(candidate)
 
-    def _add_record(self, selection: PluginSelection) -> PluginRecord:
-        load = self._load(selection.candidate) if selection.verdict == "selected" else None
+    def _add_record(self, selection: PluginSelection, load: LoadResult | None) -> PluginRecord:
         record = PluginRecord(selection.candidate, selection, load)
         self.plugins.append(record)
         if truthy(self.environ.get("HERMES_PLUGINS_DEBUG")):
@@ -159,7 +163,7 @@ class Runtime:
         context = self.context(candidate.id, candidate)
         # Kept as long as the runtime: the compatibility shims act for a plugin through its context.
         self._plugin_contexts.append(context)
-        return load_plugin(candidate, self.contributions, context)
+        return load_plugin(candidate, self.contributions, context, self.config.plugins.load_timeout or None)
 
     def plugin(self, plugin_id: str) -> PluginRecord | None:
         """The active record of ``plugin_id`` (or its first record when none is active)."""
@@ -280,6 +284,10 @@ class Runtime:
             raise KeyError(f"unknown command /{normalize_command_name(name)}")
         result = command.handler(raw_args)
         return run_sync(result) if hasattr(result, "__await__") else result
+
+
+def _load_order(selection: PluginSelection) -> int:
+    return {"pip": 0, "user": 1, "project": 2}[selection.candidate.source]
 
 
 _default: Runtime | None = None

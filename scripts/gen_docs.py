@@ -209,7 +209,7 @@ def block_manifest_models() -> str:
 
 
 def block_manifest_schema() -> str:
-    """The published JSON Schema, as shipped in hermes-core."""
+    """The published JSON Schema, as shipped in hermes-tools."""
     text = PUBLISHED_SCHEMA.read_text(encoding="utf-8").rstrip("\n")
     return '??? example "plugin-manifest.schema.json"\n\n    ```json\n' + textwrap.indent(text, "    ") + "\n    ```"
 
@@ -415,7 +415,7 @@ def _packs() -> list[tuple[str, Any]]:
         manifests = sorted(folder.glob("hermes_plugin_*/plugin.yaml"))
         if len(manifests) != 1:
             raise GenerationError(f"{folder.relative_to(ROOT)}: expected one hermes_plugin_*/plugin.yaml")
-        packs.append((f"hermes-plugin-{folder.name}", load_manifest(manifests[0])))
+        packs.append((f"hermes-tools-{folder.name}", load_manifest(manifests[0])))
     return packs
 
 

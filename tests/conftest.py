@@ -8,8 +8,10 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import threading
 import venv
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib.metadata import EntryPoint, distributions
 from pathlib import Path
 from typing import Any
@@ -20,8 +22,6 @@ from hermes_core import Runtime
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-PACKS = ("file", "terminal", "web", "code", "agent")
-
 
 
 def _load_mcp_support() -> None:
@@ -48,16 +48,27 @@ def pip(*args: str, python: str = sys.executable, **kwargs) -> subprocess.Comple
 
 
 @pytest.fixture(scope="session")
-def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Wheels of hermes-core, every first-party pack and every fixture distribution, built once."""
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """What `make dist` makes: sdists and wheels of hermes-tools and the five packs, checked by twine, built once."""
+    out = tmp_path_factory.mktemp("dist")
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "build_dist.py"), str(out), "--no-isolation"],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return out
+
+
+@pytest.fixture(scope="session")
+def wheelhouse(tmp_path_factory: pytest.TempPathFactory, dist: Path) -> Path:
+    """The wheels of `dist` plus one of every fixture distribution."""
     house = tmp_path_factory.mktemp("wheelhouse")
+    for wheel in dist.glob("*.whl"):
+        (house / wheel.name).symlink_to(wheel)
     # Fixture distributions are built from copies: setuptools builds in the source tree, and xdist workers
     # building the same tree at once break each other's build/ folders (and would litter the repository).
     sources = tmp_path_factory.mktemp("dist-sources")
     fixtures = [shutil.copytree(d, sources / d.name, ignore=shutil.ignore_patterns("build", "*.egg-info"))
                 for d in sorted((FIXTURES / "dists").iterdir()) if (d / "pyproject.toml").exists()]
-    projects = [ROOT, *(ROOT / "hermes_plugins" / p for p in PACKS), *fixtures]
-    pip("wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(house), *map(str, projects))
+    pip("wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(house), *map(str, fixtures))
     return house
 
 
@@ -79,7 +90,7 @@ def shared_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 class Venv:
-    """A real virtual environment with hermes-core installed from its wheel."""
+    """A real virtual environment, with hermes-tools installed from its wheel unless asked otherwise."""
 
     def __init__(self, path: Path, wheelhouse: Path) -> None:
         self.path = path
@@ -87,9 +98,10 @@ class Venv:
         self.python = str(path / "bin" / "python")
         self.hermes = str(path / "bin" / "hermes")
 
-    def install(self, *requirements: str, extra: tuple[str, ...] = ()) -> None:
-        pip("install", "-q", "--no-index", "--find-links", str(self.wheelhouse), *extra, *requirements,
-            python=self.python)
+    def install(self, *requirements: str, extra: tuple[str, ...] = (), find_links: tuple[Path, ...] = ()) -> None:
+        """pip install offline, from ``find_links`` (default: the session's wheelhouse)."""
+        links = [arg for folder in find_links or (self.wheelhouse,) for arg in ("--find-links", str(folder))]
+        pip("install", "-q", "--no-index", *links, *extra, *requirements, python=self.python)
 
     def uninstall(self, *names: str) -> None:
         pip("uninstall", "-y", "-q", *names, python=self.python)
@@ -113,18 +125,29 @@ class Venv:
 
 @pytest.fixture(scope="session")
 def make_venv(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path, shared_site: Path):
-    """Factory of fresh venvs holding hermes-core (real pip install of its wheel)."""
+    """Factory of fresh venvs holding hermes-tools (real pip install of its wheel), or nothing with ``core=False``."""
 
-    def make(name: str = "venv") -> Venv:
+    def make(name: str = "venv", *, core: bool = True) -> Venv:
         path = tmp_path_factory.mktemp(name)
         venv.EnvBuilder(with_pip=False, symlinks=True).create(path)
         purelib = next((path / "lib").glob("python3*/site-packages"))
         (purelib / "_hermes_shared.pth").write_text(str(shared_site) + "\n")
         env = Venv(path, wheelhouse)
-        env.install("hermes-core", extra=("--no-deps",))
+        if core:
+            env.install("hermes-tools", extra=("--no-deps",))
         return env
 
     return make
+
+
+#: The folders of the distributions the current test wrote (reset by ``isolated_home`` for every test).
+TEST_SITES: list[Path] = []
+
+
+def entry_points_in(sites: list[Path]) -> list[EntryPoint]:
+    """The plugin entry points of the distributions in ``sites``."""
+    return [ep for dist in distributions(path=[str(site) for site in sites]) for ep in dist.entry_points
+            if ep.group in ("hermes_agent.plugins", "hermes.plugins")] if sites else []
 
 
 @pytest.fixture(autouse=True)
@@ -139,6 +162,10 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
+    # A runtime made in a test discovers the distributions the test wrote (see PluginFactory), never the
+    # plugins installed in the test environment: the suite passes with the first-party packs installed or not.
+    TEST_SITES.clear()
+    monkeypatch.setattr("hermes_core.runtime.installed_entry_points", lambda: entry_points_in(TEST_SITES))
     from hermes_core import reset_default_runtime, set_approval_callback
 
     previous = set_approval_callback(None)
@@ -186,8 +213,7 @@ class PluginFactory:
 
     def entry_points(self) -> list[EntryPoint]:
         """The plugin entry points of the distributions this factory wrote (and of nothing else installed)."""
-        return [ep for dist in distributions(path=[str(self.site)]) for ep in dist.entry_points
-                if ep.group in ("hermes_agent.plugins", "hermes.plugins")]
+        return entry_points_in([self.site])
 
     def runtime(self, **options: Any) -> Runtime:
         """A runtime of the test's home that discovers the folders and just this factory's distributions."""
@@ -208,7 +234,36 @@ def plugins(isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     markers = tmp_path / "markers"
     markers.mkdir()
     monkeypatch.syspath_prepend(str(site))
+    TEST_SITES.append(site)
     yield PluginFactory(isolated_home, Path.cwd(), site, markers)
     for name, module in list(sys.modules.items()):
         if str(getattr(module, "__file__", "") or "").startswith(str(tmp_path)):
             del sys.modules[name]
+
+
+@pytest.fixture
+def http_server() -> Iterator[tuple[str, dict[str, tuple[int, bytes]]]]:
+    """A server on 127.0.0.1 answering from a dict of path -> (status, body)."""
+    routes: dict[str, tuple[int, bytes]] = {}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            status, body = routes.get(self.path, (404, b"not found"))
+            self.send_response(status)
+            self.send_header("Content-Type", "text/html; charset=utf-8" if body.lstrip().startswith(b"<")
+                             else "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", routes
+    finally:
+        server.shutdown()
+        server.server_close()

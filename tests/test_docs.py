@@ -154,7 +154,7 @@ def test_a_new_cli_command_changes_the_cli_reference(monkeypatch: pytest.MonkeyP
 def test_a_new_legacy_name_changes_the_toolsets_page(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(hermes_core.toolsets.LEGACY_TOOLSETS, "shell_tools", ("terminal", "process"))
 
-    assert "| `shell_tools` | `terminal`, `process` | `hermes-plugin-terminal` |" in gen.render_block("toolsets-legacy")
+    assert "| `shell_tools` | `terminal`, `process` | `hermes-tools-terminal` |" in gen.render_block("toolsets-legacy")
     assert [page.name for page in gen.stale_pages()] == ["toolsets.md"]
 
 
@@ -270,10 +270,10 @@ def test_manifest_examples_validate(page: Path) -> None:
 
 def test_getting_started_runs_as_written(make_venv, wheelhouse: Path, tmp_path: Path) -> None:
     """The page's shell commands, then its Python, in a fresh venv; each ```text block is what they print.
-    `pip install hermes-core hermes-plugin-file` installs from the session's wheelhouse instead of PyPI."""
+    `pip install hermes-tools hermes-tools-file` installs from the session's wheelhouse instead of PyPI."""
     page = DOCS / "getting-started.md"
     commands = blocks(page, "sh")
-    assert any(c.startswith("pip install hermes-core hermes-plugin-file") for c in commands), commands
+    assert any(c.startswith("pip install hermes-tools hermes-tools-file") for c in commands), commands
     venv = make_venv("getting-started")
     bin_dir = venv.path / "bin"
     shim = bin_dir / "pip"  # the venv shares pip with the test interpreter; give it the command
@@ -301,6 +301,7 @@ JSON_COMMANDS = {
     "hermes plugins list --json": ["plugins", "list", "--json"],
     "hermes plugins info ID --json": ["plugins", "info", "demo", "--json"],
     "hermes plugins doctor --json": ["plugins", "doctor", "--json"],
+    "hermes plugins freeze --json": ["plugins", "freeze", "--json"],
     "hermes tools list --json": ["tools", "list", "--all", "--json"],
     "hermes toolsets list --json": ["toolsets", "list", "--json"],
     "hermes toolsets show NAME --json": ["toolsets", "show", "demo-all", "--json"],

@@ -205,7 +205,7 @@ BAD_PLUGINS = {
     "badfield": ("name: badfield\ntools:\n  - name: has space\n    toolset: t\n    description: d\n"
                  "    handler: a.b:c\n", "", "tools.0.name"),
     "toonew": ("manifest_version: 1\nname: toonew\nrequires_hermes: '>=99'\n", "def register(ctx): pass\n",
-               "requires hermes-core >=99"),
+               "requires hermes-tools >=99"),
     "internals": (None, "from gateway.config import load_gateway_config\n", "Hermes Agent internal"),
 }
 
@@ -340,7 +340,7 @@ def test_hermes_own_manifests_keep_enforcing_requires_hermes(plugins, manifest, 
     record = loaded().plugin("a")
     assert record.candidate.foreign_manifest is foreign
     assert (record.state, record.reason) == (("loaded", "") if foreign else
-                                             ("error", f"requires hermes-core >=99, but this is {__version__}"))
+                                             ("error", f"requires hermes-tools >=99, but this is {__version__}"))
 
 
 def test_wheel_manifest_with_tools_must_validate(plugins):

@@ -41,7 +41,8 @@ EVERY_OPTION = {
 }
 
 DEFAULT_FILES = [
-    ".github/workflows/ci.yml", ".gitignore", "LICENSE", "README.md", "hermes_plugin_weather/__init__.py",
+    ".github/workflows/ci.yml", ".github/workflows/release.yml", ".gitignore", "LICENSE", "README.md",
+    "hermes_plugin_weather/__init__.py",
     "hermes_plugin_weather/plugin.yaml", "hermes_plugin_weather/tools.py", "pyproject.toml",
     "tests/test_plugin.py", "tests/test_tools.py",
 ]
@@ -78,7 +79,7 @@ def test_defaults_render_a_declared_only_pip_plugin(tmp_path: Path) -> None:
     assert pyproject["build-system"] == {"requires": ["setuptools>=77"], "build-backend": "setuptools.build_meta"}
     meta = pyproject["project"]
     assert (meta["name"], meta["version"], meta["license"]) == ("hermes-plugin-weather", "0.1.0", "MIT")
-    assert meta["dependencies"] == [f"hermes-core{requires_hermes()}"]
+    assert meta["dependencies"] == [f"hermes-tools{requires_hermes()}"]
     assert meta["entry-points"]["hermes_agent.plugins"] == {"weather": "hermes_plugin_weather"}
     assert pyproject["tool"]["setuptools"]["package-data"] == {"hermes_plugin_weather": ["plugin.yaml"]}
     manifest = load_manifest(project / "hermes_plugin_weather" / "plugin.yaml")
@@ -139,15 +140,15 @@ def test_readme_covers_developing_testing_publishing_and_the_index(tmp_path: Pat
     assert "{{" not in readme and "{%" not in readme
 
 
-def test_ci_workflow_tests_validates_builds_and_publishes(tmp_path: Path) -> None:
+def test_ci_workflow_tests_validates_and_builds(tmp_path: Path) -> None:
     text = (render("weather", tmp_path, no_input=True) / ".github" / "workflows" / "ci.yml").read_text()
 
     workflow = yaml.safe_load(text)
-    assert set(workflow["jobs"]) == {"test", "build", "publish"}
+    assert set(workflow["jobs"]) == {"test", "build"}
     steps = "\n".join(str(step.get("run", "")) for step in workflow["jobs"]["test"]["steps"])
-    assert "pytest" in steps and "hermes plugins validate ." in steps
+    assert "pytest" in steps and "hermes-tools plugins validate ." in steps
     assert "${{ matrix.python-version }}" in text  # GitHub's expressions survive rendering
-    assert workflow["jobs"]["publish"]["permissions"] == {"id-token": "write"}
+    assert "twine check --strict" in "\n".join(str(step.get("run", "")) for step in workflow["jobs"]["build"]["steps"])
 
 
 def test_generated_python_compiles_and_is_lint_clean(tmp_path: Path) -> None:
@@ -187,9 +188,10 @@ def test_template_is_found_in_the_source_checkout() -> None:
     ("", {}, "invalid plugin name ''"),
     ("x" * 51, {}, "up to 50"),
     ("hermes-plugin-weather", {}, "give the plugin's own id, e.g. 'weather'"),
-    ("web", {}, "taken by the first-party plugin hermes-plugin-web"),
+    ("web", {}, "taken by the first-party plugin hermes-tools-web"),
     ("weather", {"project_slug": "my plugin"}, "invalid project slug 'my plugin'"),
     ("weather", {"project_slug": "../escape"}, "invalid project slug"),
+    ("weather", {"project_slug": "Hermes_Tools-weather"}, "in the family of the first-party distributions"),
     ("weather", {"package_name": "Weather"}, "invalid package name 'Weather'"),
     ("weather", {"package_name": "import"}, "invalid package name"),
     ("weather", {"package_name": "json"}, "would shadow the module"),

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import io
+import ipaddress
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
 
+from ..runtime import Runtime
 from ._common import UserError, echo_json, runtime
+
+#: The environment variable that holds ``hermes mcp serve --auth-token``.
+TOKEN_ENV = "HERMES_MCP_AUTH_TOKEN"
 
 __all__ = ["mcp"]
 
@@ -70,29 +76,63 @@ def _claim_stdout() -> Any:
               help="stdio for a client that starts this command; http for streamable HTTP.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (http).")
 @click.option("--port", type=int, default=8000, show_default=True, help="Port to listen on (http); 0 picks one.")
-def serve(toolsets: tuple[str, ...], transport: str, host: str, port: int) -> None:
+@click.option("--workspace", type=click.Path(file_okay=False, path_type=Path), envvar="HERMES_WORKSPACE",
+              help="The folder the file tools work in and commands start in (default: the current folder, "
+                   "unless that is / or your home folder). Env: HERMES_WORKSPACE.")
+@click.option("--auth-token", envvar=TOKEN_ENV, metavar="TOKEN",
+              help=f"Require `Authorization: Bearer TOKEN` on every HTTP request; needed to listen on an address "
+                   f"that is not loopback. Env: {TOKEN_ENV}.")
+def serve(toolsets: tuple[str, ...], transport: str, host: str, port: int, workspace: Path | None,
+          auth_token: str | None) -> None:
     """Serve the installed tools to MCP clients (Claude Desktop, editors, other agents).
 
     The server is one session: plugins' on_session_start hooks fire before the first call, on_session_end
     when it stops.
     """
+    folder = _workspace(workspace)
+    if transport == "http" and not auth_token and not _is_loopback(host):
+        raise UserError(f"listening on {host}, which is not a loopback address, needs a bearer token: pass "
+                        f"--auth-token TOKEN or set {TOKEN_ENV}")
     wire = _claim_stdout() if transport == "stdio" else None
     import anyio
 
     from ..mcp.server import HermesMcpServer
 
-    rt = runtime()
+    rt = Runtime(workspace=folder)
     try:
+        rt.load_plugins()
         with rt.session(platform="mcp") as session_id:  # one session for the server's life; its calls belong to it
             server = HermesMcpServer(rt, _split(toolsets) or rt.config.toolsets, session_id=session_id)
             if transport == "stdio":
                 anyio.run(server.serve_stdio, wire)
             else:
                 try:
-                    anyio.run(server.serve_http, host, port)
+                    anyio.run(server.serve_http, host, port, "/mcp", auth_token)
                 except OSError as exc:
                     raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     except KeyboardInterrupt:
         pass
     finally:
         rt.close()
+
+
+def _workspace(given: Path | None) -> Path:
+    """The workspace to serve: the one given, else the current folder — refused when that is ``/`` or the
+    home folder (an MCP client such as Claude Desktop starts servers in ``/``), as the file tools would then
+    reach the whole disk."""
+    if given is not None:
+        return given.expanduser().absolute()
+    folder = Path.cwd()
+    if folder.resolve() in (Path("/"), Path.home().resolve()):
+        raise UserError(f"refusing to serve with the workspace {folder}: the file tools would reach everything "
+                        "under it. Pass --workspace DIR (or set HERMES_WORKSPACE) to the folder they may use")
+    return folder
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False

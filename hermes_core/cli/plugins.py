@@ -4,18 +4,32 @@ from __future__ import annotations
 
 import importlib
 import os
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import click
 import yaml
+from packaging.utils import canonicalize_name
 
-from ..config import ConfigError, HermesConfig, PluginsConfig
+from ..config import ConfigError, HermesConfig, PluginsConfig, remove_from_list
 from ..discovery import PluginCandidate, candidate_for_validation
 from ..home import HermesHome
 from ..index import PluginIndexError, load_index
-from ..installer import InstallerError, check_environment, freeze_lines, pip, plugin_distributions
+from ..installer import (
+    InstallerError,
+    InstallTarget,
+    changed,
+    check_environment,
+    describe_versions,
+    frozen_plugins,
+    install_target,
+    newly_installed,
+    pip,
+    plugin_distributions,
+    snapshot,
+)
 from ..loader import reference_problems
 from ..records import PluginRecord
 from ..runtime import Runtime
@@ -84,7 +98,7 @@ def list_plugins(show_all: bool, as_json: bool) -> None:
     if not rows:
         hidden = len(rt.plugins)
         click.echo("No plugins loaded." + (f" {hidden} more with --all." if hidden else
-                                          " Install one with `hermes plugins install NAME`."))
+                                          " Install one with `hermes plugins install ID`."))
         return
     for row in rows:
         took = (row["import_ms"] or 0) + (row["register_ms"] or 0)
@@ -166,55 +180,88 @@ def _index_info(plugin_id: str, as_json: bool) -> None:
 
 @plugins.command("install")
 @click.argument("spec")
+@click.option("--pip", "as_pip", is_flag=True,
+              help="Hand SPEC to pip as it is, even a bare name the plugin index does not list.")
 @click.option("-U", "--upgrade", is_flag=True, help="Upgrade to the newest version.")
+@click.option("--force-reinstall", is_flag=True,
+              help="Reinstall the plugin's distribution even when this version is installed (not its dependencies).")
 @click.option("-e", "--editable", is_flag=True, help="Install a local project in editable mode.")
 @click.option("--pre", is_flag=True, help="Allow pre-releases.")
 @click.option("-f", "--find-links", "find_links", metavar="DIR", multiple=True, help="Look for wheels here too.")
 @click.option("--index-url", metavar="URL", help="Use this package index instead of PyPI.")
-def install(spec: str, upgrade: bool, editable: bool, pre: bool, find_links: tuple[str, ...],
-            index_url: str | None) -> None:
-    """Install a plugin: a requirement, a path, a wheel, or an id from the plugin index."""
+def install(spec: str, as_pip: bool, upgrade: bool, force_reinstall: bool, editable: bool, pre: bool,
+            find_links: tuple[str, ...], index_url: str | None) -> None:
+    """Install a plugin: an id from the plugin index, or a path, a URL or a pinned requirement (NAME==1.0).
+
+    A bare NAME the index does not list is refused (pip would install whatever PyPI project has that
+    name); --pip installs it anyway. What pip installs without providing a plugin is uninstalled again.
+    """
     try:
         check_environment()
+        target = _install_target(spec, as_pip or editable)
     except InstallerError as exc:
         raise UserError(str(exc)) from None
-    requirement = _requirement_for(spec)
-    before = {pid: d.version for pid, d in plugin_distributions().items()}
-    args = ["install", *(["-U"] if upgrade else []), *(["--pre"] if pre else []),
-            *(f"--find-links={d}" for d in find_links), *([f"--index-url={index_url}"] if index_url else []),
-            *(["-e"] if editable else []), requirement]
-    click.echo(f"Installing {requirement} with pip ...", err=True)
+    before = snapshot()
+    args = ["install", *(["-U"] if upgrade else []), *(["--force-reinstall", "--no-deps"] if force_reinstall else []),
+            *(["--pre"] if pre else []), *(f"--find-links={d}" for d in find_links),
+            *([f"--index-url={index_url}"] if index_url else []), *(["-e"] if editable else []), target.requirement]
+    click.echo(f"Installing {target.requirement} with pip ...", err=True)
     if pip(args) != 0:
-        raise UserError(f"pip could not install {requirement!r} (its output is above)")
+        raise UserError(f"pip could not install {target.requirement!r} (its output is above)")
     importlib.invalidate_caches()
+    after = snapshot()
+    touched = set(changed(before, after))
+    if target.distribution:
+        touched.add(canonicalize_name(target.distribution))
     fresh = Runtime()
     fresh.load_plugins()
-    changed = [r for r in fresh.plugins if r.source == "pip" and r.state != "shadowed"
-               and (r.id not in before or before[r.id] != r.version or r.id == spec)]
-    if not changed:
-        click.echo(f"Installed {requirement}, but it provides no Hermes plugin "
-                   "(no `hermes_agent.plugins` entry point).")
-        return
-    for record in changed:
-        if record.state == "error":
-            click.echo(f"Installed plugin {record.id} {record.version}, but it failed to load: {record.reason}")
-        elif record.active:
-            tools = ", ".join(record.tools) or "no tools"
-            click.echo(f"Installed plugin {record.id} {record.version}: {tools}")
-        else:
-            click.echo(f"Installed plugin {record.id} {record.version} ({record.state}: {record.reason}); "
-                       f"`hermes plugins enable {record.id}` turns it on")
+    records = [r for r in fresh.plugins if r.source == "pip" and r.state != "shadowed" and r.distribution
+               and canonicalize_name(r.distribution) in touched]
+    if not records:
+        _roll_back(target, before, after)
+    for record in records:
+        _report_installed(record, before.get(canonicalize_name(record.distribution or "")), force_reinstall)
 
 
-def _requirement_for(spec: str) -> str:
-    if os.path.exists(spec) or any(c in spec for c in "=<>@[/") or spec.endswith((".whl", ".tar.gz")):
-        return spec
+def _install_target(spec: str, as_pip: bool) -> InstallTarget:
+    if as_pip:
+        return install_target(spec, None, as_pip=True)
     try:
-        entry = load_index(home=home()).get(spec)
-    except PluginIndexError as exc:  # an unreadable index must not stop a plain `pip install NAME`
-        click.echo(f"warning: {exc}; installing {spec!r} as a plain requirement", err=True)
-        entry = None
-    return entry.requirement if entry is not None else spec
+        return install_target(spec, load_index(home=home()))
+    except PluginIndexError as exc:
+        return install_target(spec, None, index_problem=str(exc))
+
+
+def _roll_back(target: InstallTarget, before: dict[str, str], after: dict[str, str]) -> None:
+    """Nothing pip installed provides a plugin: uninstall what this command added, and say so."""
+    added = newly_installed(before, after)
+    upgraded = [name for name in changed(before, after) if name in before]
+    what = f"{target.requirement} provides no Hermes plugin (no `hermes_agent.plugins` entry point)"
+    if not added and not upgraded:
+        raise UserError(f"{what}; it was already installed, nothing was changed")
+    if added and pip(["uninstall", "-y", *added]) != 0:
+        raise UserError(f"{what}; rolling back failed: uninstall {describe_versions(added, after)} by hand")
+    undone = f"rolled back: uninstalled {describe_versions(added, after)}" if added else "nothing to uninstall"
+    kept = f"; pip also upgraded {describe_versions(upgraded, after)}, which stays" if upgraded else ""
+    raise UserError(f"{what}; {undone}{kept}")
+
+
+def _report_installed(record: PluginRecord, version_before: str | None, force_reinstall: bool) -> None:
+    name = f"plugin {record.id} {record.version}"
+    if version_before is None:
+        head = f"Installed {name}"
+    elif version_before != record.version:
+        head = f"Installed {name} (was {version_before})"
+    elif force_reinstall:
+        head = f"Reinstalled {name}"
+    else:
+        head = f"{name.capitalize()} was already installed; pip changed nothing (--force-reinstall reinstalls it)"
+    if record.state == "error":
+        click.echo(f"{head}, but it failed to load: {record.reason}")
+    elif record.active:
+        click.echo(f"{head}: {', '.join(record.tools) or 'no tools'}")
+    else:
+        click.echo(f"{head} ({record.state}: {record.reason}); `hermes plugins enable {record.id}` turns it on")
 
 
 @plugins.command("uninstall")
@@ -254,7 +301,7 @@ def enable(plugin_id: str) -> None:
     def change(document: Any) -> None:
         section = document.setdefault("plugins", {})
         if plugin_id in (section.get("disabled") or []):
-            section["disabled"].remove(plugin_id)
+            remove_from_list(section, "disabled", plugin_id)
         if section.get("enabled") is not None and plugin_id not in section["enabled"]:
             section["enabled"].append(plugin_id)
 
@@ -279,10 +326,28 @@ def disable(plugin_id: str) -> None:
 
 
 @plugins.command("freeze")
-def freeze() -> None:
-    """Print requirement lines that `pip install -r` turns back into the installed plugins."""
-    for line in freeze_lines():
-        click.echo(line)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def freeze(as_json: bool) -> None:
+    """Print requirement lines that `pip install -r` turns back into the installed plugins.
+
+    Directory plugins (user, project) are folders, not distributions: they appear as comments.
+    """
+    frozen = frozen_plugins()
+    folders = [r for r in runtime().plugins if r.source != "pip"]
+    if as_json:
+        echo_json([{"plugins": f.plugins, "source": "pip", "distribution": f.distribution, "version": f.version,
+                    "requirement": f.requirement, "path": None, "warning": f.warning} for f in frozen]
+                  + [{"plugins": [r.id], "source": r.source, "distribution": None, "version": r.version,
+                      "requirement": None, "path": r.path, "warning": None} for r in folders])
+        return
+    for item in frozen:
+        if item.requirement:
+            click.echo(item.requirement)
+        else:
+            click.echo(f"# {item.distribution}=={item.version}: {item.warning}")
+            click.echo(f"warning: {item.warning}", err=True)
+    for record in folders:
+        click.echo(f"# {record.source} plugin {record.id}: the folder {record.path} (not a distribution; copy it)")
 
 
 @plugins.command("validate")
@@ -362,8 +427,9 @@ def _runtime_despite_invalid_config() -> tuple[Runtime, str]:
 def doctor(strict: bool, as_json: bool) -> None:
     """Check every plugin: state, import time, missing env vars and binaries, refused tools, shadowing.
 
-    Unset variables of a plugin's requires_env are notes; --strict fails only on problems. An invalid
-    config.yaml is reported first, and the report of every plugin still follows.
+    Also says when the `hermes` on PATH is another package's (Hermes Agent installs one; `hermes-tools`
+    is this CLI too). Unset variables of a plugin's requires_env are notes; --strict fails only on problems.
+    An invalid config.yaml is reported first, and the report of every plugin still follows.
     """
     config_problem = fallback = None
     try:
@@ -391,12 +457,18 @@ def doctor(strict: bool, as_json: bool) -> None:
                 problems.append(f"tool {name} unavailable: {availability.reason}")
         problems += [f"warning: {w}" for w in record.warnings]
         report.append({**describe(rt, record), "problems": problems, "notes": notes})
+    command = hermes_command()
     if as_json:
-        echo_json({"plugins": report, "config_error": config_problem, "config_fallback": fallback})
+        echo_json({"plugins": report, "config_error": config_problem, "config_fallback": fallback,
+                   "hermes_command": command})
     else:
         if config_problem:
             click.echo(f"config: {config_problem}")
             click.echo(f"config: {fallback}")
+        if command["problem"]:
+            click.echo(f"[!!] hermes command: {command['problem']}")
+        elif command["note"]:
+            click.echo(f"     note: {command['note']}")
         for row in report:
             took = (row["import_ms"] or 0) + (row["register_ms"] or 0)
             timing = f", import+register {took:.1f} ms" if row["imported"] else ""
@@ -408,5 +480,24 @@ def doctor(strict: bool, as_json: bool) -> None:
                 click.echo(f"       note: {note}")
         if not report:
             click.echo("No plugins found.")
-    if strict and (config_problem or any(row["problems"] for row in report)):
+    if strict and (config_problem or command["problem"] or any(row["problems"] for row in report)):
         raise click.exceptions.Exit(1)
+
+
+def hermes_command() -> dict[str, Any]:
+    """Which ``hermes`` the shell runs and whether it is this CLI: Hermes Agent installs a ``hermes`` of its own."""
+    path = shutil.which("hermes")
+    if path is None:
+        return {"path": None, "ours": False, "problem": None,
+                "note": "no `hermes` command on PATH; `hermes-tools` runs the same commands"}
+    try:
+        with open(path, "rb") as script:
+            head = script.read(4096)
+    except OSError:
+        head = b""
+    if b"hermes_core.cli" in head:  # pip's console-script wrapper imports the function it runs
+        return {"path": path, "ours": True, "problem": None, "note": None}
+    return {"path": path, "ours": False, "note": None,
+            "problem": f"the `hermes` on PATH ({path}) is not this Hermes: another package, such as Hermes "
+                       "Agent, installed a command of that name over it; run `hermes-tools` instead (the same "
+                       "commands)"}

@@ -8,6 +8,7 @@ clients through their ``subscriptions/listen`` stream.
 
 from __future__ import annotations
 
+import hmac
 import json
 import logging
 import socket
@@ -32,7 +33,7 @@ from ..toolsets import UnknownToolsetError
 if TYPE_CHECKING:
     from ..runtime import Runtime
 
-__all__ = ["HermesMcpServer", "is_error_result"]
+__all__ = ["BearerAuth", "HermesMcpServer", "is_error_result"]
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +59,25 @@ class _Server(Server[Any]):
                                       extensions: dict[str, dict[str, Any]] | None = None) -> InitializationOptions:
         return super().create_initialization_options(notification_options or NotificationOptions(tools_changed=True),
                                                      experimental_capabilities, extensions)
+
+
+class BearerAuth:
+    """ASGI middleware: a request without ``Authorization: Bearer <token>`` is answered 401 and goes no further."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            given = [value for name, value in scope["headers"] if name.lower() == b"authorization"]
+            if len(given) != 1 or not hmac.compare_digest(given[0], self.expected):
+                await send({"type": "http.response.start", "status": 401,
+                            "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]})
+                await send({"type": "http.response.body",
+                            "body": b'{"error": "this Hermes MCP server needs Authorization: Bearer <token>"}'})
+                return
+        await self.app(scope, receive, send)
 
 
 class HermesMcpServer:
@@ -162,11 +182,17 @@ class HermesMcpServer:
             await self.server.run(read_stream, write_stream, self.server.create_initialization_options())
             group.cancel_scope.cancel()
 
-    async def serve_http(self, host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp") -> None:
-        """Serve streamable HTTP at ``http://host:port/path`` (port 0 picks a free port; the URL goes to stderr)."""
+    async def serve_http(self, host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp",
+                         token: str | None = None) -> None:
+        """Serve streamable HTTP at ``http://host:port/path`` (port 0 picks a free port; the URL goes to stderr).
+
+        With ``token``, every request must carry ``Authorization: Bearer <token>``; others get 401.
+        """
         import uvicorn
 
-        app = self.server.streamable_http_app(streamable_http_path=path, host=host)
+        app: Any = self.server.streamable_http_app(streamable_http_path=path, host=host)
+        if token:
+            app = BearerAuth(app, token)
         config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
         sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

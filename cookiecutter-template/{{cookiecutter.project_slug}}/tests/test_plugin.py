@@ -1,5 +1,5 @@
 """The plugin as Hermes sees it, through the fixtures of ``hermes_core.testing`` (a pytest plugin
-that comes with hermes-core): an isolated HERMES_HOME, a fresh runtime, loading, calling."""
+that comes with hermes-tools): an isolated HERMES_HOME, a fresh runtime, loading, calling."""
 
 from __future__ import annotations
 
