@@ -110,7 +110,10 @@ class PluginContext:
                       is_async: bool = False, description: str = "", emoji: str = "",
                       max_result_size_chars: ResultLimit = None, override: bool = False,
                       parallel_safe: bool = False, path_args: list[str] | tuple[str, ...] = ()) -> bool:
-        """Add a tool; ``handler(args: dict, **kwargs) -> str``. Returns False if the conflict policy refused it."""
+        """Add a tool; ``handler(args: dict, **kwargs) -> str``. Returns False if the conflict policy refused it.
+
+        While a variable of ``requires_env`` is unset the tool is unavailable, naming it, unless ``check_fn``
+        says it is available."""
         if not callable(handler):
             raise TypeError(f"tool {name!r}: handler must be callable, not {type(handler).__name__}")
         schema = dict(schema or {})

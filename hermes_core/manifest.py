@@ -189,6 +189,7 @@ def is_hermes_agent_manifest(data: Any) -> bool:
 
 def parse_foreign_manifest(data: dict[str, Any], text: str, source: Path | str) -> tuple[PluginManifest, list[str]]:
     """A Hermes Agent manifest as far as it validates: each field in another shape is dropped with a warning."""
+    data = _hermes_agent_env(data)
     try:
         return PluginManifest.model_validate(data), []
     except ValidationError as exc:
@@ -199,6 +200,18 @@ def parse_foreign_manifest(data: dict[str, Any], text: str, source: Path | str) 
         return PluginManifest.model_validate({k: v for k, v in data.items() if k not in bad}), [warning]
     except ValidationError as exc:  # a problem with no field to drop (the document itself)
         raise ManifestError(describe_validation_error(Path(source), text, exc)) from None
+
+
+def _hermes_agent_env(data: dict[str, Any]) -> dict[str, Any]:
+    """``requires_env`` items as Hermes Agent's set-up wizard writes them (``prompt``, ``password``) read as ours."""
+    items = data.get("requires_env")
+    if not isinstance(items, list):
+        return data
+    known = ("name", "description", "url", "secret")
+    env = [{**{k: v for k, v in item.items() if k in known},
+            **({"secret": item["password"]} if "secret" not in item and isinstance(item.get("password"), bool)
+               else {})} if isinstance(item, dict) else item for item in items]
+    return {**data, "requires_env": env}
 
 
 def load_manifest(path: Path) -> PluginManifest:

@@ -310,6 +310,16 @@ def test_hermes_agent_manifest_fields_in_other_shapes_are_dropped_with_a_warning
     assert "plugin.yaml:3: requires_env" in warning
 
 
+def test_requires_env_items_with_hermes_agents_setup_fields_are_read(plugins):
+    plugins.distribution("wizard", "wizard_pkg", init=REGISTERS.format(tool="wizard_tool", toolset="w"),
+                         manifest="name: wizard\nrequires_env:\n  - {name: W_ID, prompt: Your id, password: false}\n"
+                                  "  - {name: W_TOKEN, description: The token, prompt: Token, password: true}\n")
+    record = loaded().plugin("wizard")
+    assert [(e.name, e.description, e.secret) for e in record.manifest.requires_env] == [
+        ("W_ID", "", False), ("W_TOKEN", "The token", True)]
+    assert record.warnings == []
+
+
 WHEEL_MANIFEST_OF_HERMES_AGENT = """name: big-tools
 version: 0.4.0
 description: Fourteen tools for Hermes Agent
