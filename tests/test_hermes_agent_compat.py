@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
 import sys
-import urllib.request
 import zipfile
 from pathlib import Path
 
@@ -459,21 +457,8 @@ GITHUB_APP_TOOLS = ["github_app_status", "github_app_verify_identity", "github_a
                     "github_app_comment_pr"]
 
 
-def package_index_unreachable() -> str | None:
-    """Why the package index cannot be reached, or ``None`` when it answers."""
-    index = os.environ.get("PIP_INDEX_URL", "https://pypi.org/simple").rstrip("/")
-    try:
-        with urllib.request.urlopen(f"{index}/hermes-github-app-plugin/", timeout=20):
-            return None
-    except (OSError, ValueError) as exc:
-        return f"the package index {index} cannot be reached: {exc}"
-
-
 @pytest.mark.network
-def test_published_hermes_agent_plugins_from_pypi_load_list_and_run(make_venv):
-    reason = package_index_unreachable()
-    if reason:
-        pytest.skip(reason)
+def test_published_hermes_agent_plugins_from_pypi_load_list_and_run(make_venv, package_index):
     venv = make_venv("published")
     installed = venv.run(venv.python, "-m", "pip", "install", "-q", "--disable-pip-version-check", *PUBLISHED,
                          timeout=900)
