@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 DEMO_VENV ?= .demo-venv
-PACKS := file terminal web code agent
+PACKS := file terminal web code agent ssh
 
 .PHONY: install demo test lint bench docs dist clean
 

@@ -7,6 +7,16 @@ from typing import Any
 from ._version import __version__
 from .approval import ApprovalRequest, Approvals, request_approval, set_approval_callback
 from .arguments import ArgumentError
+from .backends import (
+    BackendError,
+    BackendSetup,
+    BackendUnavailable,
+    CommandResult,
+    ExecutionBackend,
+    MissingDirectory,
+    Process,
+    Staged,
+)
 from .config import ConfigError, HermesConfig, load_config
 from .context import PluginContext
 from .discovery import PluginCandidate
@@ -15,6 +25,7 @@ from .errors import HermesError
 from .home import HermesHome, hermes_home
 from .hooks import hookimpl, hookspec
 from .manifest import ManifestError, PluginManifest
+from .output import OutputBuffer
 from .records import PluginRecord
 from .registry import UNLIMITED, Availability, ToolEntry, ToolRegistry, tool_entry
 from .runtime import Runtime, default_runtime, reset_default_runtime
@@ -31,16 +42,28 @@ __all__ = [
     "Approvals",
     "ArgumentError",
     "Availability",
+    "BackendError",
+    "BackendSetup",
+    "BackendUnavailable",
+    "CommandResult",
     "ConfigError",
+    "ExecutionBackend",
     "HermesConfig",
     "HermesError",
     "HermesHome",
+    "LocalBackend",
     "ManifestError",
+    "MissingDirectory",
+    "OutputBuffer",
     "PluginCandidate",
     "PluginContext",
     "PluginManifest",
     "PluginRecord",
+    "Process",
     "Runtime",
+    "ShellBackend",
+    "ShellProcess",
+    "Staged",
     "ToolContext",
     "ToolEntry",
     "ToolRegistry",
@@ -95,3 +118,15 @@ def enforce_turn_budget(results: list[str], budget: int | None = None) -> list[s
 def resolve_toolset(name: str) -> list[str]:
     """The tools of a toolset in the default runtime."""
     return default_runtime().resolve_toolset(name)
+
+
+#: Exported from :mod:`hermes_core.shellbackend`, imported on first use (it is off the start-up path).
+_SHELL_NAMES = frozenset({"LocalBackend", "ShellBackend", "ShellProcess"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SHELL_NAMES:
+        from . import shellbackend
+
+        return getattr(shellbackend, name)
+    raise AttributeError(f"module 'hermes_core' has no attribute {name!r}")

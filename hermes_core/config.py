@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .errors import HermesError
 from .yamlmodel import validate_yaml
@@ -82,6 +82,27 @@ class IndexConfig(_Section):
     url: str | None = None
 
 
+class TerminalConfig(BaseModel):
+    """``terminal:``: the execution backend commands run on, and one settings section per backend."""
+
+    model_config = ConfigDict(extra="allow")
+
+    backend: str = Field("local", min_length=1, description="`local`, `sandbox`, `ssh` or a plugin's backend name.")
+
+    @model_validator(mode="after")
+    def _sections_are_mappings(self) -> TerminalConfig:
+        for name, value in (self.model_extra or {}).items():
+            if not isinstance(value, dict):
+                raise ValueError(f"terminal.{name} must be a mapping of the {name!r} backend's settings, "
+                                 f"not {type(value).__name__}")
+        return self
+
+    def section(self, name: str) -> dict[str, Any]:
+        """``terminal.<name>``: the settings of backend ``name`` (empty when absent)."""
+        value = (self.model_extra or {}).get(name)
+        return dict(value) if isinstance(value, dict) else {}
+
+
 class McpToolFilter(_Section):
     include: list[str] | None = None
     exclude: list[str] = Field(default_factory=list)
@@ -113,6 +134,7 @@ class HermesConfig(BaseModel):
     tool_output: ToolOutputConfig = Field(default_factory=ToolOutputConfig)
     web: WebConfig = Field(default_factory=WebConfig)
     index: IndexConfig = Field(default_factory=IndexConfig)
+    terminal: TerminalConfig = Field(default_factory=TerminalConfig)
 
     def plugin_settings(self, plugin_id: str) -> dict[str, Any]:
         """The settings of ``plugin_id``: ``plugins.entries.<id>.settings`` and the keys beside it."""

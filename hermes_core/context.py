@@ -11,6 +11,7 @@ from typing import Any
 
 import yaml
 
+from .backends import BackendContribution, BackendFactory
 from .contributions import MIDDLEWARE_KINDS, CliCommand, Command, Contributions, Skill
 from .home import HermesHome
 from .hooks import accepted_keywords
@@ -24,6 +25,7 @@ __all__ = ["PluginContext", "normalize_command_name"]
 log = logging.getLogger(__name__)
 
 SKILL_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
+BACKEND_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 #: Keywords ``dispatch_tool`` passes on to the call.
 DISPATCH_KEYWORDS = frozenset({"task_id", "tool_call_id", "session_id", "user_task", "enabled_tools"})
 
@@ -240,6 +242,26 @@ class PluginContext:
         skill = Skill(f"{self.plugin_id}:{name}" if self.plugin_id else name, path,
                       description or _frontmatter_description(document), self.plugin_id)
         self._add(self._contributions.skills, skill.name, skill)
+
+    # -- execution backends ---------------------------------------------------------------------
+
+    def register_execution_backend(self, name: str, factory: BackendFactory, *, description: str = "",
+                                   check_fn: Callable[[], Any] | None = None) -> None:
+        """Add an execution backend ``terminal.backend: <name>`` selects; ``factory(setup)`` makes it on first use.
+
+        ``check_fn`` says whether it can work here (an exception's message is the reason). A name another
+        plugin already provides is refused with a ``ValueError`` (no plugin takes over another's backend).
+        """
+        if not BACKEND_NAME.match(name or ""):
+            raise ValueError(f"invalid backend name {name!r}: use lower-case letters, digits, '_' and '-'")
+        if not callable(factory):
+            raise TypeError(f"backend {name!r}: factory must be callable, not {type(factory).__name__}")
+        existing = self._contributions.backends.get(name)
+        if existing is not None and existing.plugin != self.plugin_id:
+            owner = f"plugin {existing.plugin!r}" if existing.plugin else "Hermes itself (built in)"
+            raise ValueError(f"backend {name!r} is already provided by {owner}")
+        self._add(self._contributions.backends, name,
+                  BackendContribution(name, factory, self.plugin_id, description, check_fn))
 
     def _add(self, table: dict[str, Any], key: str, value: Any) -> None:
         self._require_open()

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .backends import BackendContribution
 from .hooks import HookRunner
 from .registry import ToolRegistry
 from .toolsets import Toolsets
@@ -73,6 +74,8 @@ class Contributions:
     skills: dict[str, Skill] = field(default_factory=dict)
     #: Web search backends by name, in registration order (``web_search`` asks them first).
     web_search_providers: dict[str, RegisteredWebSearchProvider] = field(default_factory=dict)
+    #: Execution backends by name (the built-in ``local`` among them).
+    backends: dict[str, BackendContribution] = field(default_factory=dict)
 
     def of_plugin(self, plugin_id: str) -> dict[str, list[str]]:
         """Names of the commands, CLI commands, skills, middleware kinds and web search providers ``plugin_id``

@@ -129,6 +129,8 @@ def load_plugin(candidate: PluginCandidate, contributions: Contributions, contex
     try:
         if manifest is not None and manifest.tools is not None:
             _register_declared(contributions, context, candidate, manifest, module)
+        if manifest is not None:
+            _register_backends(context, candidate, manifest, module)
         if manifest is None or not manifest.declarative or candidate.defines_register:
             with loading(context):
                 _import_and_register(contributions, context, candidate, module, timings, timeout)
@@ -158,6 +160,18 @@ def _register_declared(contributions: Contributions, context: PluginContext, can
         contributions.toolsets.define(Toolset(toolset.name, toolset.description, tuple(toolset.tools),
                                               tuple(toolset.includes), source=source))
     context.on_rollback(lambda: contributions.toolsets.remove_source(source))
+
+
+def _register_backends(context: PluginContext, candidate: PluginCandidate, manifest: PluginManifest,
+                       module: str) -> None:
+    """The manifest's execution backends, behind lazy factories (imported when a task first uses one)."""
+    for backend in manifest.backends:
+        try:
+            context.register_execution_backend(
+                backend.name, LazyReference(backend.factory, module, candidate.id), description=backend.description,
+                check_fn=LazyReference(backend.check_fn, module, candidate.id) if backend.check_fn else None)
+        except ValueError as exc:
+            raise _LoadError(str(exc)) from None
 
 
 def declared_entry(tool: ToolDeclaration, candidate: PluginCandidate, package: str) -> ToolEntry:

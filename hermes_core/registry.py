@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import importlib.util
 import json
@@ -12,12 +13,11 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, Protocol
 
 from .deadline import DeadlineExceeded, call_with_deadline
 from .exitguard import refusing_exit
 from .references import LazyReference
-from .toolcontext import CURRENT, ToolContext
 
 __all__ = [
     "UNLIMITED",
@@ -137,6 +137,12 @@ def tool_entry(name: str, toolset: str, handler: Callable[..., Any], *, descript
                      path_args=tuple(path_args))
 
 
+class HandlerContext(Protocol):
+    """What a plugin's checks run inside: its :class:`~hermes_core.ToolContext`, made current while they run."""
+
+    def activate(self) -> contextlib.AbstractContextManager[Any]: ...
+
+
 @dataclass(frozen=True)
 class Refusal:
     """A registration the conflict policy turned down, kept for ``plugins list`` and ``doctor``."""
@@ -153,7 +159,7 @@ class ToolRegistry:
     """Tools by name; thread-safe; ``generation`` changes whenever the set of tools does."""
 
     def __init__(self, check_ttl: float = 30.0, check_timeout: float | None = None,
-                 contexts: Callable[[str | None], ToolContext] | None = None) -> None:
+                 contexts: Callable[[str | None], HandlerContext] | None = None) -> None:
         #: The handler context of a plugin; its checks run inside it, as its handlers do.
         self.contexts = contexts
         self._tools: dict[str, ToolEntry] = {}
@@ -260,18 +266,16 @@ class ToolRegistry:
         if entry.check_fn is None:
             return Availability(False, "; ".join(unset)) if unset else Availability(True)
         # A check_fn has the last word: a plugin may know another way to its credentials.
-        token = CURRENT.set(self.contexts(entry.plugin)) if self.contexts is not None else None
+        activation = self.contexts(entry.plugin).activate() if self.contexts is not None else contextlib.nullcontext()
         # on a worker thread (with a deadline) anything the check raises is its own doing, KeyboardInterrupt too
         caught = BaseException if timeout else Exception
         try:
-            ok = call_with_deadline(_checked, timeout, entry.check_fn)
+            with activation:
+                ok = call_with_deadline(_checked, timeout, entry.check_fn)
         except DeadlineExceeded:
             return Availability(False, f"its check did not answer within {timeout:g} s (plugins.load_timeout)")
         except caught as exc:
             return Availability(False, str(exc) or f"check raised {type(exc).__name__}")
-        finally:
-            if token is not None:
-                CURRENT.reset(token)
         if ok:
             return Availability(True)
         return Availability(False, "; ".join(unset) if unset else "its check reported it unavailable")

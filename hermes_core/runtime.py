@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .approval import ApprovalCallback, Approvals
+from .backends import BackendContribution, BackendSetup, ExecutionBackend, ExecutionBackends
 from .budget import ResultBudget
 from .cache import DiscoveryCache
 from .config import HermesConfig
@@ -78,6 +79,11 @@ class Runtime:
         self.skills = self.contributions.skills
         self.web_search_providers = self.contributions.web_search_providers
         self.approvals = Approvals(self.home.config, self.home.edit_config, observe=self.hooks.call)
+        self.contributions.backends["local"] = BackendContribution(
+            "local", _local_backend, None, "Runs commands on this machine with bash, each in its own session.")
+        #: Where ``terminal``, ``process`` and ``execute_code`` run commands, per task.
+        self.backends = ExecutionBackends(self.contributions.backends, lambda: self.config.terminal,
+                                          self.workspace, self.home.root)
         self.plugins: list[PluginRecord] = []
         #: Where ``ctx.inject_message(content, role)`` goes; the agent loop sets it.
         self.message_sink: Callable[[str, str], None] | None = None
@@ -193,8 +199,20 @@ class Runtime:
             context = self._tool_contexts.setdefault(plugin_id, ToolContext(
                 plugin_id, self.home, self.workspace, self.approvals, _config=self.home.config,
                 _dispatch=self.handle_function_call, _available_tools=self.registry.get_available_tool_names,
+                _backends=self.backends, _hooks=self._invoke_hook,
                 _web_search_providers=lambda: list(self.web_search_providers.values())))
         return context
+
+    def _invoke_hook(self, hook_name: str, **kwargs: Any) -> list[Any]:
+        return [value for _impl, value in self.hooks.call(hook_name, **kwargs)]
+
+    def set_task_backend(self, task_id: str, backend: str, settings: Mapping[str, Any] | None = None) -> None:
+        """Run ``task_id``'s commands on ``backend`` (``settings`` go over its ``terminal.<backend>`` section)."""
+        self.backends.assign(task_id, backend, settings)
+
+    def clear_task_backend(self, task_id: str) -> None:
+        """``task_id``'s commands go back to ``terminal.backend``."""
+        self.backends.unassign(task_id)
 
     def register_tool(self, name: str, toolset: str, schema: dict[str, Any], handler: Callable[..., Any],
                       **options: Any) -> bool:
@@ -213,10 +231,11 @@ class Runtime:
         return self.mcp
 
     def close(self) -> None:
-        """Stop MCP sessions and their child processes."""
+        """Stop MCP sessions and their child processes, and close the execution backends."""
         if self.mcp is not None:
             self.mcp.close()
             self.mcp = None
+        self.backends.close()
 
     # -- the model-facing API -------------------------------------------------------------------
 
@@ -284,6 +303,12 @@ class Runtime:
             raise KeyError(f"unknown command /{normalize_command_name(name)}")
         result = command.handler(raw_args)
         return run_sync(result) if hasattr(result, "__await__") else result
+
+
+def _local_backend(setup: BackendSetup) -> ExecutionBackend:
+    from .shellbackend import LocalBackend  # off the start-up path: only a command needs it
+
+    return LocalBackend(setup)
 
 
 def _load_order(selection: PluginSelection) -> int:

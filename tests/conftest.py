@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import shutil
+import socket
 import subprocess
 import sys
 import sysconfig
 import threading
+import time
 import venv
 from collections.abc import Iterator
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib.metadata import EntryPoint, distributions
 from pathlib import Path
@@ -49,7 +53,7 @@ def pip(*args: str, python: str = sys.executable, **kwargs) -> subprocess.Comple
 
 @pytest.fixture(scope="session")
 def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """What `make dist` makes: sdists and wheels of hermes-tools and the five packs, checked by twine, built once."""
+    """What `make dist` makes: sdists and wheels of hermes-tools and the six packs, checked by twine, built once."""
     out = tmp_path_factory.mktemp("dist")
     result = subprocess.run([sys.executable, str(ROOT / "scripts" / "build_dist.py"), str(out), "--no-isolation"],
                             capture_output=True, text=True)
@@ -280,3 +284,110 @@ def http_server() -> Iterator[tuple[str, dict[str, tuple[int, bytes]]]]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+# -- a real sshd on 127.0.0.1 --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SshServer:
+    """An sshd of this test session: its port, the client's key, a known_hosts that trusts it."""
+
+    port: int
+    user: str
+    identity_file: Path
+    known_hosts: Path
+    host_key: Path
+
+    def settings(self, **overrides: Any) -> dict[str, Any]:
+        """``terminal.ssh`` for this server (no ~/.ssh/config: the machine's own must not change the test)."""
+        return {"host": "127.0.0.1", "port": self.port, "user": self.user, "identity_file": str(self.identity_file),
+                "known_hosts": str(self.known_hosts), "config_file": os.devnull, **overrides}
+
+
+def _keygen(path: Path) -> None:
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(path)], check=True, capture_output=True)
+
+
+@pytest.fixture(scope="session")
+def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
+    """sshd on a free port of 127.0.0.1 with generated host and user keys, logging in the user running the tests."""
+    binary = shutil.which("sshd") or next((p for p in ("/usr/sbin/sshd", "/usr/local/sbin/sshd") if os.path.exists(p)),
+                                          None)
+    if binary is None or shutil.which("ssh") is None or shutil.which("ssh-keygen") is None:
+        pytest.skip("OpenSSH is not installed (apt-get install openssh-server openssh-client); .ci/run installs it")
+    folder = tmp_path_factory.mktemp("sshd")
+    host_key, user_key = folder / "host_key", folder / "user_key"
+    _keygen(host_key)
+    _keygen(user_key)
+    (folder / "authorized_keys").write_text(user_key.with_suffix(".pub").read_text())
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = folder / "sshd_config"
+    config.write_text(f"Port {port}\nListenAddress 127.0.0.1\nHostKey {host_key}\nPidFile {folder / 'sshd.pid'}\n"
+                      f"AuthorizedKeysFile {folder / 'authorized_keys'}\n"
+                      # the test folder is not owned the way StrictModes wants; PAM would need a login session
+                      "StrictModes no\nUsePAM no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
+                      "PermitRootLogin prohibit-password\nAllowStreamLocalForwarding yes\nStreamLocalBindUnlink yes\n"
+                      "LogLevel ERROR\n")
+    if os.geteuid() == 0:
+        os.makedirs("/run/sshd", mode=0o755, exist_ok=True)  # the privilege separation directory
+    checked = subprocess.run([binary, "-t", "-f", str(config)], capture_output=True, text=True)
+    if checked.returncode:
+        pytest.skip(f"sshd cannot run here: {checked.stderr.strip()}")
+    log = (folder / "sshd.log").open("w")
+    server = subprocess.Popen([binary, "-D", "-e", "-f", str(config)], stdin=subprocess.DEVNULL, stdout=log,
+                              stderr=log)
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            if server.poll() is not None or time.monotonic() > deadline:
+                server.kill()
+                pytest.fail(f"sshd did not start: {(folder / 'sshd.log').read_text()}")
+            time.sleep(0.05)
+    known_hosts = folder / "known_hosts"
+    known_hosts.write_text(f"[127.0.0.1]:{port} {' '.join(host_key.with_suffix('.pub').read_text().split()[:2])}\n")
+    yield SshServer(port, pwd.getpwuid(os.geteuid()).pw_name, user_key, known_hosts, host_key)
+    server.terminate()
+    server.wait(10)
+    log.close()
+
+
+# -- runtimes of the packs, for the execution-backend tests ---------------------------------------------------
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """The workspace of ``pack_runtime``: where local commands start."""
+    folder = tmp_path / "workspace"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def pack_runtime(isolated_home: Path, workspace: Path) -> Iterator[Any]:
+    """``pack_runtime(config, *plugins)``: a runtime of this test's home and workspace whose config.yaml is
+    ``config``, with ``plugins`` (``(module, plugin id)`` pairs, e.g. the packs of the repository) loaded as
+    their manifests declare them; closed after the test."""
+    made: list[Runtime] = []
+
+    def make(config: dict[str, Any], *plugins: tuple[str, str]) -> Runtime:
+        import yaml
+
+        from hermes_core.discovery import candidate_from_module
+
+        (isolated_home / "config.yaml").write_text(yaml.safe_dump(config))
+        runtime = Runtime(home=isolated_home, workspace=workspace, entry_points=())
+        made.append(runtime)
+        for module, plugin_id in plugins:
+            record = runtime.load_candidate(candidate_from_module(module, plugin_id))
+            assert record.state == "declared", record.reason
+        return runtime
+
+    yield make
+    for runtime in made:
+        runtime.close()

@@ -63,6 +63,8 @@ def describe(rt: Runtime, record: PluginRecord) -> dict[str, Any]:
         **{key: contributed[key] for key in CONTRIBUTIONS},
         "imported": record.imported, "import_ms": _ms(record.import_ms), "register_ms": _ms(record.register_ms),
         "refused_tools": refused, "warnings": record.warnings,
+        "backends": sorted(name for name, backend in rt.contributions.backends.items()
+                           if backend.plugin == record.id and record.active),
     }
 
 
@@ -79,6 +81,18 @@ def _contribution_lines(row: dict[str, Any]) -> list[str]:
             names = [f"/{name}" for name in row[key]] if key == "commands" else row[key]
             lines.append(f"{label}: {', '.join(names)}")
     return lines
+
+
+def backend_report(rt: Runtime, record: PluginRecord) -> list[dict[str, Any]]:
+    """The execution backends of ``record``: availability (its check runs: this may import plugin code)."""
+    selected = rt.config.terminal.backend
+    report = []
+    for name in describe(rt, record)["backends"]:
+        backend = rt.contributions.backends[name]
+        availability = backend.availability()
+        report.append({"name": name, "description": backend.description, "selected": name == selected,
+                       "available": availability.available, "reason": availability.reason or None})
+    return report
 
 
 def _ms(value: float | None) -> float | None:
@@ -133,6 +147,7 @@ def info(plugin_id: str, as_json: bool) -> None:
     data["manifest_data"] = record.manifest.model_dump(mode="json", exclude_unset=True) if record.manifest else None
     data["tool_availability"] = {name: {"available": a.available, "reason": a.reason or None}
                                  for name in record.tools for a in [rt.registry.check(name)]}
+    data["backend_availability"] = backend_report(rt, record)
     data["requires_env"] = [{"name": env.name, "set": bool(os.environ.get(env.name)), "secret": env.secret,
                              "description": env.description}
                             for env in (record.manifest.requires_env if record.manifest else [])]
@@ -161,6 +176,10 @@ def info(plugin_id: str, as_json: bool) -> None:
     if manifest and manifest.requires_hermes:
         checked = "not checked: a Hermes Agent version" if record.candidate.foreign_manifest else "checked"
         click.echo(f"  requires_hermes: {manifest.requires_hermes} ({checked})")
+    for backend in data["backend_availability"]:
+        status = "available" if backend["available"] else f"unavailable: {backend['reason']}"
+        selected = " (selected: terminal.backend)" if backend["selected"] else ""
+        click.echo(f"  backend {backend['name']}{selected}: {status}")
     for env in data["requires_env"]:
         click.echo(f"  env {env['name']}: {'set' if env['set'] else 'NOT SET'}"
                    f"{' — ' + env['description'] if env['description'] else ''}")
@@ -456,7 +475,17 @@ def doctor(strict: bool, as_json: bool) -> None:
             if not availability.available:
                 problems.append(f"tool {name} unavailable: {availability.reason}")
         problems += [f"warning: {w}" for w in record.warnings]
+        for backend in backend_report(rt, record):
+            if not backend["available"]:  # a problem only when config.yaml selects it
+                (problems if backend["selected"] else notes).append(
+                    f"backend {backend['name']} unavailable: {backend['reason']}")
         report.append({**describe(rt, record), "problems": problems, "notes": notes})
+    if config_problem is None:
+        selected = rt.config.terminal.backend
+        if selected not in rt.contributions.backends:
+            known = ", ".join(sorted(rt.contributions.backends))
+            config_problem = (f"terminal.backend: no loaded plugin provides the backend {selected!r} "
+                              f"(known: {known})")
     command = hermes_command()
     if as_json:
         echo_json({"plugins": report, "config_error": config_problem, "config_fallback": fallback,
@@ -464,7 +493,8 @@ def doctor(strict: bool, as_json: bool) -> None:
     else:
         if config_problem:
             click.echo(f"config: {config_problem}")
-            click.echo(f"config: {fallback}")
+            if fallback:
+                click.echo(f"config: {fallback}")
         if command["problem"]:
             click.echo(f"[!!] hermes command: {command['problem']}")
         elif command["note"]:
