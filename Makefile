@@ -39,6 +39,7 @@ bench: install
 	$(BIN)/python bench/dispatch.py
 	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/mcp.py
+	$(BIN)/python bench/agent_loop.py
 
 clean:
 	rm -rf $(VENV) $(DEMO_VENV) site dist

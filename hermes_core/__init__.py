@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from ._version import __version__
@@ -22,6 +23,7 @@ from .context import PluginContext
 from .discovery import PluginCandidate
 from .dispatch import AGENT_LOOP_TOOLS, tool_error
 from .errors import HermesError
+from .formats import FORMATS
 from .home import HermesHome, hermes_home
 from .hooks import hookimpl, hookspec
 from .manifest import ManifestError, PluginManifest
@@ -29,15 +31,31 @@ from .output import OutputBuffer
 from .records import PluginRecord
 from .registry import UNLIMITED, Availability, ToolEntry, ToolRegistry, tool_entry
 from .runtime import Runtime, default_runtime, reset_default_runtime
+from .toolcalls import (
+    AnthropicToolResult,
+    AnthropicToolUse,
+    ChatCompletionsToolCall,
+    ChatCompletionsToolMessage,
+    GeminiFunctionCall,
+    GeminiFunctionResponsePart,
+    PlainToolCall,
+    ResponsesFunctionCall,
+    ResponsesFunctionCallOutput,
+    ToolCallLike,
+    ToolReply,
+)
 from .toolcontext import ToolContext, tool_context
 from .toolsets import LEGACY_TOOLSETS, PRESETS, Toolset, ToolsetCycleError, UnknownToolsetError
 from .websearch import WebSearchProvider
 
 __all__ = [
     "AGENT_LOOP_TOOLS",
+    "FORMATS",
     "LEGACY_TOOLSETS",
     "PRESETS",
     "UNLIMITED",
+    "AnthropicToolResult",
+    "AnthropicToolUse",
     "ApprovalRequest",
     "Approvals",
     "ArgumentError",
@@ -45,9 +63,13 @@ __all__ = [
     "BackendError",
     "BackendSetup",
     "BackendUnavailable",
+    "ChatCompletionsToolCall",
+    "ChatCompletionsToolMessage",
     "CommandResult",
     "ConfigError",
     "ExecutionBackend",
+    "GeminiFunctionCall",
+    "GeminiFunctionResponsePart",
     "HermesConfig",
     "HermesError",
     "HermesHome",
@@ -55,23 +77,32 @@ __all__ = [
     "ManifestError",
     "MissingDirectory",
     "OutputBuffer",
+    "PlainToolCall",
     "PluginCandidate",
     "PluginContext",
     "PluginManifest",
     "PluginRecord",
     "Process",
+    "ResponsesFunctionCall",
+    "ResponsesFunctionCallOutput",
     "Runtime",
     "ShellBackend",
     "ShellProcess",
     "Staged",
+    "ToolCallLike",
     "ToolContext",
     "ToolEntry",
     "ToolRegistry",
+    "ToolReply",
     "Toolset",
     "ToolsetCycleError",
     "UnknownToolsetError",
     "WebSearchProvider",
     "__version__",
+    "aanswer_tool_calls",
+    "ahandle_function_call",
+    "answer_tool_calls",
+    "arun_tool_calls",
     "default_runtime",
     "enforce_turn_budget",
     "get_tool_definitions",
@@ -91,23 +122,48 @@ __all__ = [
 ]
 
 
-def get_tool_definitions(enabled_toolsets: list[str] | None = None, disabled_toolsets: list[str] | None = None,
-                         quiet_mode: bool = False) -> list[dict[str, Any]]:
-    """OpenAI tool definitions from the default runtime (see :meth:`Runtime.get_tool_definitions`)."""
-    return default_runtime().get_tool_definitions(enabled_toolsets, disabled_toolsets, quiet_mode)
+def get_tool_definitions(enabled_toolsets: Iterable[str] | None = None,
+                         disabled_toolsets: Iterable[str] | None = None, quiet_mode: bool = False, *,
+                         format: str = "openai", strict: bool = False) -> list[dict[str, Any]]:
+    """Tool definitions from the default runtime, in ``format`` (see ``Runtime.get_tool_definitions``)."""
+    return default_runtime().get_tool_definitions(enabled_toolsets, disabled_toolsets, quiet_mode, format=format,
+                                                  strict=strict)
 
 
 def handle_function_call(function_name: str, function_args: Any, task_id: str | None = None,
                          tool_call_id: str | None = None, session_id: str | None = None,
-                         user_task: str | None = None, enabled_tools: list[str] | None = None) -> str:
+                         user_task: str | None = None, enabled_tools: Iterable[str] | None = None) -> str:
     """Run one tool call on the default runtime; always returns a string."""
     return default_runtime().handle_function_call(function_name, function_args, task_id, tool_call_id,
                                                   session_id, user_task, enabled_tools)
 
 
-def run_tool_calls(calls: list[dict[str, Any]], **context: Any) -> list[str]:
-    """Run a model's tool calls on the default runtime; results in call order."""
+async def ahandle_function_call(function_name: str, function_args: Any, task_id: str | None = None,
+                                tool_call_id: str | None = None, session_id: str | None = None,
+                                user_task: str | None = None, enabled_tools: Iterable[str] | None = None) -> str:
+    """Run one tool call on the default runtime without blocking the running event loop."""
+    return await default_runtime().ahandle_function_call(function_name, function_args, task_id, tool_call_id,
+                                                         session_id, user_task, enabled_tools)
+
+
+def run_tool_calls(calls: Iterable[ToolCallLike], **context: Any) -> list[str]:
+    """Run a model's tool calls (any provider's) on the default runtime; results in call order."""
     return default_runtime().run_tool_calls(calls, **context)
+
+
+def answer_tool_calls(calls: Iterable[ToolCallLike], **context: Any) -> list[ToolReply]:
+    """Run a model's tool calls on the default runtime; each provider's reply item, in call order."""
+    return default_runtime().answer_tool_calls(calls, **context)
+
+
+async def arun_tool_calls(calls: Iterable[ToolCallLike], **context: Any) -> list[str]:
+    """``run_tool_calls`` on the default runtime, without blocking the running event loop."""
+    return await default_runtime().arun_tool_calls(calls, **context)
+
+
+async def aanswer_tool_calls(calls: Iterable[ToolCallLike], **context: Any) -> list[ToolReply]:
+    """``answer_tool_calls`` on the default runtime, without blocking the running event loop."""
+    return await default_runtime().aanswer_tool_calls(calls, **context)
 
 
 def enforce_turn_budget(results: list[str], budget: int | None = None) -> list[str]:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import contextlib
 import enum
 import importlib.util
+import inspect
 import json
 import logging
 import os
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, Protocol
 
@@ -27,6 +28,9 @@ __all__ = [
     "ResultLimit",
     "ToolEntry",
     "ToolRegistry",
+    "acall_handler",
+    "as_text",
+    "async_handler",
     "call_handler",
     "env_names",
     "tool_entry",
@@ -317,8 +321,37 @@ def call_handler(entry: ToolEntry, args: dict[str, Any], **kwargs: Any) -> str:
         from .asyncbridge import run_sync  # asyncio is imported only by the first async handler
 
         result = run_sync(result)
-        if type(result) is str:
-            return result
+    return as_text(result)
+
+
+def async_handler(entry: ToolEntry) -> Callable[..., Awaitable[Any]] | None:
+    """The entry's handler as a coroutine function, or None when it is synchronous. A handler object may offer
+    an ``acall`` coroutine method beside its synchronous ``__call__`` (MCP tools do). Resolves a lazy handler
+    (an import), so call it off the event loop while ``entry.is_lazy``."""
+    handler = entry.handler
+    target = handler.resolve() if isinstance(handler, LazyReference) else handler
+    acall = getattr(target, "acall", None)
+    if acall is not None and inspect.iscoroutinefunction(acall):
+        return acall
+    if entry.is_async or inspect.iscoroutinefunction(target) or inspect.iscoroutinefunction(
+            getattr(target, "__call__", None)):  # noqa: B004 - an object whose __call__ is async
+        return target
+    return None
+
+
+async def acall_handler(entry: ToolEntry, args: dict[str, Any], **kwargs: Any) -> str:
+    """:func:`call_handler` for a coroutine: an async handler is awaited on the running loop."""
+    function = async_handler(entry) or entry.handler
+    result = function(args, **kwargs)
+    if hasattr(result, "__await__"):
+        result = await result
+    return as_text(result)
+
+
+def as_text(result: Any) -> str:
+    """A handler's result as the string a tool call returns (JSON for anything else JSON can encode)."""
+    if type(result) is str:
+        return result
     try:
         return json.dumps(result, ensure_ascii=False)
     except (TypeError, ValueError):

@@ -21,6 +21,7 @@ from .context import PluginContext, normalize_command_name
 from .contributions import Contributions
 from .discovery import PluginCandidate, Source, candidate_from_folder, discover, installed_entry_points
 from .dispatch import Dispatcher
+from .formats import DefinitionFormatter
 from .home import HermesHome
 from .hooks import HookRunner
 from .loader import LoadResult, load_plugin
@@ -29,6 +30,7 @@ from .registry import ToolRegistry
 from .schema_patches import patch_definitions
 from .selection import PluginSelection, SelectionPolicy, select, truthy
 from .sessions import session
+from .toolcalls import ToolCallLike, ToolReply
 from .toolcontext import ToolContext
 from .toolsets import LEGACY_TOOLSETS, Toolsets
 
@@ -97,6 +99,7 @@ class Runtime:
                                    tool_output.turn_budget_chars)
         self.dispatcher = Dispatcher(self.registry, self.hooks, self.middleware, self.budget, self.approvals,
                                      self.tool_context)
+        self.formatter = DefinitionFormatter()
 
     @property
     def config(self) -> HermesConfig:
@@ -259,8 +262,19 @@ class Runtime:
 
     def get_tool_definitions(self, enabled_toolsets: Iterable[str] | None = None,
                              disabled_toolsets: Iterable[str] | None = None,
-                             quiet_mode: bool = False) -> list[dict[str, Any]]:
-        """OpenAI tool definitions of the available tools selected by the toolset filters."""
+                             quiet_mode: bool = False, *, format: str = "openai",
+                             strict: bool = False) -> list[dict[str, Any]]:
+        """Definitions of the available tools selected by the toolset filters, in ``format``:
+
+        - ``"openai"``: Chat Completions, ``{"type": "function", "function": {name, description, parameters}}``;
+        - ``"openai-responses"``: ``{"type": "function", name, description, parameters, strict}``;
+        - ``"anthropic"``: ``{name, description, input_schema}``;
+        - ``"gemini"``: ``{name, description, parameters_json_schema}`` (a ``FunctionDeclaration``);
+        - ``"mcp"``: ``{name, description, inputSchema}`` (an ``mcp.types.Tool``).
+
+        ``strict=True`` (the OpenAI formats) converts each schema to OpenAI strict mode; a tool whose schema
+        cannot be made strict is left out with a warning naming it. An unknown format raises ``ValueError``.
+        """
         names, unknown = self.select_tools(enabled_toolsets, disabled_toolsets)
         if unknown and not quiet_mode:
             known = ", ".join(self.toolsets.names())
@@ -268,19 +282,50 @@ class Runtime:
                         ", ".join(repr(u) for u in unknown), known)
         entries = [entry for name in self.registry.get_available_tool_names(names)
                    if (entry := self.registry.get(name)) is not None]
-        return patch_definitions([entry.definition() for entry in entries], [entry.name for entry in entries],
-                                 _LEGACY_TOOL_NAMES.union(self.registry.names()))
+        definitions = patch_definitions([entry.definition() for entry in entries], [entry.name for entry in entries],
+                                        _LEGACY_TOOL_NAMES.union(self.registry.names()))
+        return self.formatter.render(definitions, entries, format, strict)
 
     def handle_function_call(self, function_name: str, function_args: Any, task_id: str | None = None,
                              tool_call_id: str | None = None, session_id: str | None = None,
                              user_task: str | None = None, enabled_tools: Iterable[str] | None = None) -> str:
-        """Run one tool call through hooks and the handler; always returns a string."""
+        """Run one tool call through hooks and the handler; always returns a string (``{"error": ...}`` JSON on
+        any failure). ``function_args`` is a dict or the JSON text the model sent."""
         return self.dispatcher.handle_function_call(function_name, function_args, task_id, tool_call_id,
                                                     session_id, user_task, enabled_tools)
 
-    def run_tool_calls(self, calls: list[dict[str, Any]], **context: Any) -> list[str]:
-        """Run a model's tool calls (parallel when safe); results in call order."""
+    async def ahandle_function_call(self, function_name: str, function_args: Any, task_id: str | None = None,
+                                    tool_call_id: str | None = None, session_id: str | None = None,
+                                    user_task: str | None = None, enabled_tools: Iterable[str] | None = None) -> str:
+        """``handle_function_call`` for async code: never blocks the running event loop (async handlers are
+        awaited on it, synchronous ones run on worker threads); cancelling the awaiting task cancels an async
+        handler, while a synchronous one runs to its end and its result is dropped."""
+        return await self.dispatcher.ahandle_function_call(function_name, function_args, task_id, tool_call_id,
+                                                           session_id, user_task, enabled_tools)
+
+    def run_tool_calls(self, calls: Iterable[ToolCallLike], **context: Any) -> list[str]:
+        """Run a model's tool calls (parallel when safe); one result string per call, in call order.
+
+        ``calls`` may mix OpenAI Chat Completions tool calls, OpenAI Responses ``function_call`` items, Anthropic
+        ``tool_use`` blocks, Gemini function calls and ``{"name", "arguments"}`` dicts, each as a dict or as the
+        provider SDK's object; a call that cannot be read is answered by an error in its place. ``context``:
+        ``task_id``, ``session_id``, ``user_task``, ``enabled_tools``.
+        """
         return self.dispatcher.run_tool_calls(calls, **context)
+
+    def answer_tool_calls(self, calls: Iterable[ToolCallLike], **context: Any) -> list[ToolReply]:
+        """Run the calls as ``run_tool_calls`` does and return, in call order, the reply each provider expects:
+        a Chat Completions ``tool`` message, a Responses ``function_call_output`` item, an Anthropic ``tool_result``
+        block or a Gemini ``function_response`` Part."""
+        return self.dispatcher.answer_tool_calls(calls, **context)
+
+    async def arun_tool_calls(self, calls: Iterable[ToolCallLike], **context: Any) -> list[str]:
+        """``run_tool_calls`` for async code (parallel-safe batches run concurrently)."""
+        return await self.dispatcher.arun_tool_calls(calls, **context)
+
+    async def aanswer_tool_calls(self, calls: Iterable[ToolCallLike], **context: Any) -> list[ToolReply]:
+        """``answer_tool_calls`` for async code."""
+        return await self.dispatcher.aanswer_tool_calls(calls, **context)
 
     def enforce_turn_budget(self, results: list[str], budget: int | None = None) -> list[str]:
         """Keep one turn's results under the turn budget by saving the largest first."""

@@ -28,18 +28,19 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
-def _load_mcp_support() -> None:
-    """The MCP tests' shared helpers, importable as ``hermes_mcp_test_support`` (tests import in importlib mode)."""
+def _load_support(name: str, path: Path) -> None:
+    """Tests' shared helpers, importable as ``name`` (tests import in importlib mode)."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("hermes_mcp_test_support", FIXTURES / "mcp" / "support.py")
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
 
 
-_load_mcp_support()
+_load_support("hermes_mcp_test_support", FIXTURES / "mcp" / "support.py")
+_load_support("hermes_fake_provider", FIXTURES / "providers" / "fake_provider.py")
 
 
 def pip(*args: str, python: str = sys.executable, **kwargs) -> subprocess.CompletedProcess[str]:

@@ -36,7 +36,8 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 MKDOCS_YML = ROOT / "mkdocs.yml"
 #: Pages whose examples run somewhere else than in this process, and where.
-RUN_ELSEWHERE = {"getting-started.md": "test_getting_started_runs_as_written (in a fresh venv)"}
+RUN_ELSEWHERE = {"getting-started.md": "test_getting_started_runs_as_written (in a fresh venv)",
+                 "agent-loops.md": "tests/test_agent_loop_examples.py (against a fake provider endpoint)"}
 FENCE = re.compile(r"^```(?P<info>[^\n`]*)\n(?P<body>.*?)^```$", re.S | re.M)
 
 

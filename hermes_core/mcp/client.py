@@ -98,6 +98,10 @@ class _RemoteTool:
     def __call__(self, args: dict[str, Any], **_context: Any) -> str:
         return self.manager.call(self.server, self.original, args)
 
+    async def acall(self, args: dict[str, Any], **_context: Any) -> str:
+        """The call from a coroutine (the async dispatch path awaits it without a thread)."""
+        return await self.manager.acall(self.server, self.original, args)
+
 
 class _Pending:
     """One synchronous caller's call on the loop: started there, waited for with a lock here."""
@@ -157,6 +161,7 @@ class McpManager:
         self._thread: threading.Thread | None = None
         self._changed = threading.Condition()
         self._pending: set[_Pending] = set()
+        self._awaited: set[concurrent.futures.Future[str]] = set()
         self._closed = False
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -234,6 +239,8 @@ class McpManager:
                 self._thread.join(timeout=10.0)
         for pending in list(self._pending):  # calls whose task never ran or never finished
             pending.release(RuntimeError("Hermes closed its MCP connections during the call"))
+        for awaited in list(self._awaited):
+            awaited.cancel()
         for server in self._servers.values():
             self._remove_tools(server)
         self._notify()
@@ -293,13 +300,16 @@ class McpManager:
         reason = server.disabled if connection is None else connection.last_error
         raise RuntimeError(f"MCP server '{name}' is {state}" + (f": {reason}" if reason else ""))
 
-    def call(self, name: str, tool: str, arguments: dict[str, Any]) -> str:
-        """Call ``tool`` (the server's own name) of server ``name`` from any thread but the loop's."""
-        server = self._servers[name]
-        connection = server.connection
+    def _connected(self, name: str) -> tuple[ServerConnection, asyncio.AbstractEventLoop]:
+        connection = self._servers[name].connection
         loop = self._loop
         if connection is None or loop is None or self._closed:
             raise RuntimeError(f"MCP server '{name}' is not connected")
+        return connection, loop
+
+    def call(self, name: str, tool: str, arguments: dict[str, Any]) -> str:
+        """Call ``tool`` (the server's own name) of server ``name`` from any thread but the loop's."""
+        connection, loop = self._connected(name)
         if threading.current_thread() is self._thread:
             raise RuntimeError("an MCP tool cannot be called from the MCP event-loop thread itself")
         # A bare lock, not run_coroutine_threadsafe's future: the hop between threads is most of the
@@ -319,6 +329,27 @@ class McpManager:
         finally:
             self._pending.discard(pending)
         return pending.outcome()
+
+    async def acall(self, name: str, tool: str, arguments: dict[str, Any]) -> str:
+        """:meth:`call` from a coroutine on any event loop: the call runs on the manager's loop and is awaited
+        without blocking the caller's; cancelling the awaiting task cancels the call."""
+        connection, loop = self._connected(name)
+        if asyncio.get_running_loop() is loop:
+            return await connection.call(tool, arguments)
+        future = asyncio.run_coroutine_threadsafe(connection.call(tool, arguments), loop)
+        self._awaited.add(future)
+        limit = connection.config.timeout + _SYNC_GRACE
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(future), limit)
+        except TimeoutError:
+            raise TimeoutError(f"MCP server '{name}' did not answer within {limit:g} s") from None
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if future.cancelled() and not (task is not None and task.cancelling()):
+                raise RuntimeError("the MCP call was cancelled: Hermes is closing its MCP connections") from None
+            raise
+        finally:
+            self._awaited.discard(future)
 
     # -- Listener: called by connections on the loop thread ------------------------------------
 

@@ -28,6 +28,7 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._version import __version__
 from ..dispatch import AGENT_LOOP_TOOLS
+from ..toolcalls import is_error_result
 from ..toolsets import UnknownToolsetError
 
 if TYPE_CHECKING:
@@ -38,17 +39,6 @@ __all__ = ["BearerAuth", "HermesMcpServer", "is_error_result"]
 log = logging.getLogger(__name__)
 
 INSTRUCTIONS = "Tools provided by Hermes plugins. Each tool returns text; failures come back as error results."
-
-
-def is_error_result(text: str) -> bool:
-    """Whether a ``handle_function_call`` result is Hermes' error JSON (``{"error": "..."}``)."""
-    if not text.startswith("{") or '"error"' not in text:
-        return False
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return False
-    return isinstance(value, dict) and isinstance(value.get("error"), str) and bool(value["error"])
 
 
 class _Server(Server[Any]):
@@ -106,10 +96,8 @@ class HermesMcpServer:
 
     def tools(self) -> list[types.Tool]:
         """The tools a client sees now: selected, available, and not the agent loop's own."""
-        definitions = self.runtime.get_tool_definitions(enabled_toolsets=self.toolsets, quiet_mode=True)
-        return [types.Tool(name=d["function"]["name"], description=d["function"].get("description") or None,
-                           input_schema=d["function"]["parameters"])
-                for d in definitions if d["function"]["name"] not in AGENT_LOOP_TOOLS]
+        definitions = self.runtime.get_tool_definitions(enabled_toolsets=self.toolsets, quiet_mode=True, format="mcp")
+        return [types.Tool.model_validate(d) for d in definitions if d["name"] not in AGENT_LOOP_TOOLS]
 
     def _selected(self) -> frozenset[str]:
         generation = self.runtime.registry.generation
