@@ -8,6 +8,7 @@ from typing import Any
 from ._version import __version__
 from .approval import ApprovalRequest, Approvals, request_approval, set_approval_callback
 from .arguments import ArgumentError
+from .authoring import ToolError, ToolSpec, tool, tool_spec
 from .backends import (
     BackendError,
     BackendSetup,
@@ -92,8 +93,10 @@ __all__ = [
     "ToolCallLike",
     "ToolContext",
     "ToolEntry",
+    "ToolError",
     "ToolRegistry",
     "ToolReply",
+    "ToolSpec",
     "Toolset",
     "ToolsetCycleError",
     "UnknownToolsetError",
@@ -116,9 +119,11 @@ __all__ = [
     "resolve_toolset",
     "run_tool_calls",
     "set_approval_callback",
+    "tool",
     "tool_context",
     "tool_entry",
     "tool_error",
+    "tool_spec",
 ]
 
 

@@ -18,9 +18,11 @@ from .yamlmodel import validate_yaml
 __all__ = [
     "ConfigError",
     "HermesConfig",
+    "add_to_mapping",
     "edit_config",
     "load_config",
     "remove_from_list",
+    "remove_from_mapping",
 ]
 
 
@@ -109,6 +111,11 @@ class McpToolFilter(_Section):
 
 
 class McpServerConfig(_Section):
+    """One ``mcp_servers`` entry; Claude Desktop's, Claude Code's and VS Code's entries are valid as they are."""
+
+    type: Literal["stdio", "http", "sse"] | None = Field(
+        None, description="`stdio` (a `command`), `http` (streamable HTTP at `url`) or `sse` (the older HTTP+SSE "
+                          "transport at `url`); absent: `http` when there is a `url`, else `stdio`.")
     command: str | None = None
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
@@ -120,6 +127,10 @@ class McpServerConfig(_Section):
     enabled: bool = True
     tools: McpToolFilter = Field(default_factory=McpToolFilter)
 
+    @property
+    def transport(self) -> Literal["stdio", "http", "sse"]:
+        return self.type or ("http" if self.url else "stdio")
+
 
 class HermesConfig(BaseModel):
     """The whole of ``config.yaml``; unknown top-level keys are kept for plugins."""
@@ -129,12 +140,24 @@ class HermesConfig(BaseModel):
     plugins: PluginsConfig = Field(default_factory=PluginsConfig)
     toolsets: list[str] | None = Field(None, description="Default toolsets for `hermes mcp serve`.")
     mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+    mcpServers: dict[str, McpServerConfig] = Field(  # the key as Claude's configurations spell it
+        default_factory=dict, description="Claude Desktop's and Claude Code's name for `mcp_servers`, read as a "
+                                          "synonym so that their configuration can be pasted as it is.")
     command_allowlist: list[str] = Field(default_factory=list)
     approvals: ApprovalsConfig = Field(default_factory=ApprovalsConfig)
     tool_output: ToolOutputConfig = Field(default_factory=ToolOutputConfig)
     web: WebConfig = Field(default_factory=WebConfig)
     index: IndexConfig = Field(default_factory=IndexConfig)
     terminal: TerminalConfig = Field(default_factory=TerminalConfig)
+
+    @model_validator(mode="after")
+    def _claude_spelling(self) -> HermesConfig:
+        both = sorted(self.mcp_servers.keys() & self.mcpServers.keys())
+        if both:
+            raise ValueError(f"MCP server {both[0]!r} is configured under both mcp_servers and mcpServers; keep one")
+        if self.mcpServers:
+            self.mcp_servers = {**self.mcp_servers, **self.mcpServers}
+        return self
 
     def plugin_settings(self, plugin_id: str) -> dict[str, Any]:
         """The settings of ``plugin_id``: ``plugins.entries.<id>.settings`` and the keys beside it."""
@@ -254,6 +277,86 @@ def remove_from_list(mapping: Any, key: str, value: Any) -> None:
             holder[2] = CommentToken("\n" + following, CommentMark(0), None)
         else:
             holder[2].value = holder[2].value.rstrip("\n") + "\n" + following
+
+
+def remove_from_mapping(mapping: Any, key: str, item: str) -> None:
+    """Remove ``item`` (and its value, however nested) from the mapping ``mapping[key]`` of a round-trip
+    document, with the comment lines that stand above it, keeping those that stand below it (they belong to
+    what follows). ruamel attaches the lines between two entries to the last value of the entry above, so a
+    plain ``del`` would take the next entry's heading with it and leave the removed entry's own behind."""
+    from ruamel.yaml.error import CommentMark
+    from ruamel.yaml.tokens import CommentToken
+
+    items = mapping[key]
+    keys = list(items)
+    index = keys.index(item)
+    removed = _last_comment(items, item)
+    following = removed.value.split("\n", 1)[1] if removed is not None and "\n" in removed.value else ""
+    items.ca.items.pop(item, None)
+    del items[item]
+    if index > 0:
+        above = _last_comment(items, keys[index - 1], create=True)
+        # its first line ends the entry above; the lines after it were the removed entry's heading
+        above.value = above.value.split("\n", 1)[0] + "\n" + following
+        return
+    # the first entry's heading is the mapping's own comment, and the holder's slot of ``key`` holds it too
+    holder = mapping.ca.items.setdefault(key, [None, None, None, None])
+    items.ca.comment = None
+    holder[3] = None
+    if items and following.strip():
+        token = CommentToken(following.lstrip(" "), CommentMark(2), None)  # its column indents the first line
+        items.ca.comment = [None, [token]]
+        holder[3] = [token]
+    elif not items:
+        items.fa.set_flow_style()  # `key: {}`, what followed the removed entry after it
+        if following.strip():
+            holder[2] = CommentToken("\n" + following, CommentMark(0), None)
+
+
+def add_to_mapping(mapping: Any, key: str, item: str, value: Any) -> None:
+    """Set ``mapping[key][item] = value`` in a round-trip document (``mapping[key]`` is made if missing). A new
+    item goes last, and the comment lines that followed the previous last item (a heading of what comes after
+    the mapping) move below it, where they stood."""
+    from ruamel.yaml.comments import CommentedMap
+
+    items = mapping.get(key)
+    if not isinstance(items, CommentedMap):
+        items = mapping[key] = CommentedMap()
+    if item in items or not items:
+        items[item] = value
+        return
+    last = list(items)[-1]
+    trailing = _last_comment(items, last)
+    following = trailing.value.split("\n", 1)[1] if trailing is not None and "\n" in trailing.value else ""
+    if following:
+        trailing.value = trailing.value.split("\n", 1)[0] + "\n"
+    items[item] = value
+    if following:
+        moved = _last_comment(items, item, create=True)
+        moved.value = (moved.value.split("\n", 1)[0] or "") + "\n" + following
+
+
+def _last_comment(mapping: Any, key: Any, create: bool = False) -> Any:
+    """The comment token after the last line of ``mapping[key]`` (the deepest last item of a block collection)."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+    from ruamel.yaml.error import CommentMark
+    from ruamel.yaml.tokens import CommentToken
+
+    node, slot_key, position = mapping, key, 2
+    while True:
+        value = node[slot_key]
+        if isinstance(value, CommentedMap | CommentedSeq) and value and not value.fa.flow_style():
+            node, slot_key = value, (list(value)[-1] if isinstance(value, CommentedMap) else len(value) - 1)
+            position = 2 if isinstance(value, CommentedMap) else 0
+            continue
+        break
+    slot = node.ca.items.get(slot_key)
+    if slot is None or slot[position] is None:
+        if not create:
+            return None
+        slot = node.ca.items.setdefault(slot_key, [None, None, None, None])
+        slot[position] = CommentToken("", CommentMark(0), None)
+    return slot[position]
 
 
 def _flow_style_for_empty(node: Any) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 
 import yaml
 
+from .authoring import tool_spec
 from .backends import BackendContribution, BackendFactory
 from .contributions import MIDDLEWARE_KINDS, CliCommand, Command, Contributions, Skill
 from .home import HermesHome
@@ -107,15 +108,34 @@ class PluginContext:
 
     # -- tools -------------------------------------------------------------------------------
 
-    def register_tool(self, name: str, toolset: str, schema: dict[str, Any], handler: Callable[..., Any],
+    def register_tool(self, name: str | Callable[..., Any], toolset: str | None = None,
+                      schema: dict[str, Any] | None = None, handler: Callable[..., Any] | None = None,
                       check_fn: Callable[[], Any] | None = None, requires_env: list[Any] | None = None,
                       is_async: bool = False, description: str = "", emoji: str = "",
                       max_result_size_chars: ResultLimit = None, override: bool = False,
                       parallel_safe: bool = False, path_args: list[str] | tuple[str, ...] = ()) -> bool:
-        """Add a tool; ``handler(args: dict, **kwargs) -> str``. Returns False if the conflict policy refused it.
+        """Add a tool. Returns False if the conflict policy refused it.
 
-        While a variable of ``requires_env`` is unset the tool is unavailable, naming it, unless ``check_fn``
-        says it is available."""
+        Either a function decorated with ``@hermes_core.tool`` alone, ``register_tool(fn)`` (keywords given
+        beside it override what the decorator says), or Hermes Agent's ``name, toolset, schema, handler`` with
+        ``handler(args: dict, **kwargs) -> str``. While a variable of ``requires_env`` is unset the tool is
+        unavailable, naming it, unless ``check_fn`` says it is available.
+        """
+        spec = tool_spec(name) if callable(name) else tool_spec(handler)
+        if callable(name) and spec is None:
+            raise TypeError(f"register_tool({getattr(name, '__name__', name)!r}): a function alone must be "
+                            "decorated with @hermes_core.tool; otherwise pass name, toolset, schema and handler")
+        if spec is not None:
+            name = spec.name if callable(name) else name
+            toolset = toolset or spec.toolset or self.plugin_id
+            schema = schema or {"description": description or spec.description, "parameters": spec.parameters}
+            handler, is_async = spec.handler, is_async or spec.is_async
+            emoji, parallel_safe, path_args = emoji or spec.emoji, parallel_safe or spec.parallel_safe, \
+                path_args or spec.path_args
+            if max_result_size_chars is None:
+                max_result_size_chars = spec.max_result_size_chars
+        if not isinstance(name, str) or not toolset:
+            raise TypeError(f"tool {name!r}: register_tool needs a toolset")
         if not callable(handler):
             raise TypeError(f"tool {name!r}: handler must be callable, not {type(handler).__name__}")
         schema = dict(schema or {})

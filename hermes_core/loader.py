@@ -23,6 +23,7 @@ from typing import Literal
 from packaging.specifiers import SpecifierSet
 
 from ._version import __version__
+from .authoring import tool_handler
 from .compat import HERMES_AGENT_INTERNALS, claim, import_problem, install_shims, loading
 from .context import PluginContext
 from .contributions import Contributions
@@ -36,8 +37,8 @@ from .references import LazyReference, ReferenceImportError
 from .registry import UNLIMITED, Requirements, ToolEntry, tool_entry
 from .toolsets import Toolset
 
-__all__ = ["HERMES_AGENT_INTERNALS", "NAMESPACE", "LoadResult", "declared_entry", "load_plugin",
-           "mount_directory_plugin", "reference_problems"]
+__all__ = ["HERMES_AGENT_INTERNALS", "NAMESPACE", "LoadResult", "declared_entry", "importable_package",
+           "load_plugin", "mount_directory_plugin", "reference_problems"]
 
 NAMESPACE = "hermes_plugins"
 
@@ -180,7 +181,7 @@ def declared_entry(tool: ToolDeclaration, candidate: PluginCandidate, package: s
     limit = tool.result_limit
     origin = candidate.path if candidate.source == "pip" else None
     return tool_entry(
-        tool.name, tool.toolset, LazyReference(tool.handler, package, candidate.id, origin),
+        tool.name, tool.toolset, LazyReference(tool.handler, package, candidate.id, origin, adapt=tool_handler),
         description=tool.description, parameters=tool.parameters,
         check_fn=LazyReference(tool.check_fn, package, candidate.id, origin) if tool.check_fn else None,
         requirements=Requirements(tuple(check.env), tuple(check.bins), tuple(check.modules)) if check else None,
@@ -283,16 +284,22 @@ def misplaced_module(module: types.ModuleType, candidate: PluginCandidate) -> st
     return None
 
 
+def importable_package(candidate: PluginCandidate) -> str:
+    """Make the candidate's package importable outside a runtime (``validate --imports``, ``compile``) and
+    return its name: a pip plugin's package from its folder's parent (a project that is not installed imports
+    from its project), a directory plugin as ``hermes_plugins.<slug>``."""
+    if candidate.source != "pip":
+        return mount_directory_plugin(candidate, candidate)
+    root = str(Path(candidate.path or ".").parent)
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    return candidate.module
+
+
 def reference_problems(candidate: PluginCandidate) -> list[str]:
     """Import every ``handler`` and ``check_fn`` the manifest declares (this runs plugin code) and say which
-    do not resolve to a callable. A package of a project that is not installed imports from its project."""
-    if candidate.source == "pip":
-        package = candidate.module
-        root = str(Path(candidate.path or ".").parent)
-        if root not in sys.path:
-            sys.path.insert(0, root)
-    else:
-        package = mount_directory_plugin(candidate, candidate)
+    do not resolve to a callable."""
+    package = importable_package(candidate)
     problems = []
     for tool in (candidate.manifest.tools if candidate.manifest else None) or []:
         for reference in filter(None, (tool.handler, tool.check_fn)):

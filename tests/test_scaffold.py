@@ -396,8 +396,23 @@ def test_hermes_plugins_new_works_from_an_installed_hermes(make_venv, tmp_path: 
         "starting with a letter (e.g. 'weather' or 'github-issues')"]
 
 
+FENCE = re.compile(r'^```(?P<language>\w+)(?: title="(?P<file>[^"]+)")?\n(?P<body>.*?)^```$', re.S | re.M)
+
+
 def tutorial_blocks(language: str) -> list[str]:
-    return re.findall(rf"^```{language}\n(.*?)^```$", TUTORIAL.read_text(), flags=re.S | re.M)
+    return [m["body"] for m in FENCE.finditer(TUTORIAL.read_text()) if m["language"] == language and not m["file"]]
+
+
+def tutorial_script() -> str:
+    """The tutorial as a reader follows it: its ```sh blocks run in order, and each block titled with a file
+    (```python title="pkg/tools.py"```) is added to the end of that file where it stands."""
+    steps = []
+    for match in FENCE.finditer(TUTORIAL.read_text()):
+        if match["file"]:
+            steps.append(f"cat >> {match['file']} <<'TUTORIAL_EOF'\n{match['body']}TUTORIAL_EOF")
+        elif match["language"] == "sh":
+            steps.append(match["body"])
+    return "set -eux\n" + "\n".join(steps)
 
 
 def test_tutorial_runs_as_written(make_venv, wheelhouse: Path, tmp_path: Path, cookiecutter_config: Path) -> None:
@@ -418,10 +433,17 @@ def test_tutorial_runs_as_written(make_venv, wheelhouse: Path, tmp_path: Path, c
         "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheelhouse), "PIP_NO_BUILD_ISOLATION": "0",
         "PIP_DISABLE_PIP_VERSION_CHECK": "1", "COOKIECUTTER_CONFIG": str(cookiecutter_config),
     }
-    script = "set -eux\n" + "\n".join(commands)
+    additions = [m["file"] for m in FENCE.finditer(TUTORIAL.read_text()) if m["file"]]
+    assert {Path(name).name for name in additions} >= {"tools.py", "hooks.py", "__init__.py", "plugin.yaml"}
 
-    result = venv.run("bash", "-c", script, env=env, cwd=work, timeout=900)
+    # the project's own tests run after each addition (a second tool, then a hook) and must still pass
+    result = venv.run("bash", "-c", tutorial_script(), env=env, cwd=work, timeout=900)
 
     assert result.returncode == 0, result.stdout + result.stderr
-    for shown in (block.strip() for block in tutorial_blocks("text") if block.startswith("{")):
+    assert result.stderr.count("+ pytest") >= 3 and "failed" not in result.stdout
+    project = work / "hermes-plugin-weather"
+    assert [tool.name for tool in load_manifest(project / "hermes_plugin_weather" / "plugin.yaml").tools or []] == \
+        ["weather_hello", "weather_goodbye"]
+    assert "hooks: post_tool_call" in result.stdout
+    for shown in (block.strip() for block in tutorial_blocks("text") if "──" not in block):
         assert shown in result.stdout, f"the tutorial shows {shown!r}, the command printed something else"

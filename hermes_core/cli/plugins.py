@@ -13,6 +13,7 @@ import click
 import yaml
 from packaging.utils import canonicalize_name
 
+from ..compile import CompileError, compile_manifest, manifest_drift
 from ..config import ConfigError, HermesConfig, PluginsConfig, remove_from_list
 from ..discovery import PluginCandidate, candidate_for_validation
 from ..home import HermesHome
@@ -371,9 +372,14 @@ def freeze(as_json: bool) -> None:
 
 @plugins.command("validate")
 @click.argument("target")
-@click.option("--imports", is_flag=True, help="Also import every handler and check_fn (runs plugin code).")
+@click.option("--imports", is_flag=True, help="Also import every handler and check_fn (runs plugin code, not "
+                                              "register()), and compare the schemas derived from @tool functions.")
 def validate(target: str, imports: bool) -> None:
-    """Validate a plugin's manifest (a folder, a plugin.yaml, a project, or an installed id). Exit 1 if invalid."""
+    """Validate a plugin's manifest (a folder, a plugin.yaml, a project, or an installed id). Exit 1 if invalid.
+
+    Also reports drift between plugin.yaml and the plugin's @tool functions (a parameter missing from either
+    side, a type or required-ness that differs), read from the source without importing it.
+    """
     candidate = _validation_candidate(target)
     manifest = candidate.manifest
     if candidate.error or manifest is None:
@@ -383,9 +389,13 @@ def validate(target: str, imports: bool) -> None:
     problems = [f"warning: {w}" for w in candidate.warnings]
     if imports:
         problems += reference_problems(candidate)
+    drift, drift_warnings = manifest_drift(candidate, imports)
+    problems += [*drift, *(f"warning: {w}" for w in drift_warnings)]
     errors = [p for p in problems if not p.startswith("warning:")]
     for problem in problems:
         click.echo(problem)
+    if drift or drift_warnings:
+        click.echo(f"`hermes plugins compile {target}` updates plugin.yaml from the @tool functions")
     if errors:
         raise click.exceptions.Exit(1)
     tools = len(manifest.tools or [])
@@ -438,6 +448,30 @@ def _runtime_despite_invalid_config() -> tuple[Runtime, str]:
     rt = Runtime(_SalvagedHome(root, salvaged))
     rt.load_plugins()
     return rt, "plugins.enabled and plugins.disabled were read from it; every other setting is at its default"
+
+
+@plugins.command("compile")
+@click.argument("path", default=".", type=click.Path(path_type=Path))
+def compile_command(path: Path) -> None:
+    """Write the tools: entries of plugin.yaml from the plugin's @tool functions (default: this folder).
+
+    Imports the modules that hold @tool functions (not register()). Updates entries in place, keeping the
+    file's comments, order and the fields the code does not give (check, emoji, ...); creates plugin.yaml
+    next to the package's __init__.py when there is none.
+    """
+    try:
+        result = compile_manifest(path)
+    except CompileError as exc:
+        raise UserError(str(exc)) from None
+    done = [f"added {', '.join(result.added)}" if result.added else "",
+            f"updated {', '.join(result.updated)}" if result.updated else "",
+            f"{len(result.unchanged)} unchanged" if result.unchanged else ""]
+    summary = "; ".join(part for part in done if part)
+    verb = "created" if result.created else "up to date" if not result.changed else "updated"
+    click.echo(f"{result.manifest_path}: {verb}" + (f" ({summary})" if summary else ""))
+    for name in result.stale:
+        click.echo(f"warning: tool {name}: its handler does not exist in the plugin's code; remove the entry or "
+                   "restore the function", err=True)
 
 
 @plugins.command("doctor")

@@ -43,7 +43,7 @@ class ServerStatus:
 
     #: The server's name in ``mcp_servers``.
     name: str
-    #: ``stdio`` or ``http``.
+    #: ``stdio``, ``http`` or ``sse``.
     transport: str
     #: ``connecting``, ``ready``, ``unavailable``, ``disabled`` or ``closed``.
     state: str
@@ -258,7 +258,7 @@ class McpManager:
         statuses = []
         for server in self._servers.values():
             connection = server.connection
-            status = ServerStatus(server.name, "http" if server.config.url else "stdio",
+            status = ServerStatus(server.name, server.config.transport,
                                   "disabled" if connection is None else connection.state,
                                   sorted(entry.name for entry in list(server.tools.values())),
                                   server.disabled if connection is None else connection.last_error,

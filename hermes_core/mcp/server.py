@@ -30,6 +30,7 @@ from .._version import __version__
 from ..dispatch import AGENT_LOOP_TOOLS
 from ..toolcalls import is_error_result
 from ..toolsets import UnknownToolsetError
+from .naming import PREFIX
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
@@ -97,7 +98,26 @@ class HermesMcpServer:
     def tools(self) -> list[types.Tool]:
         """The tools a client sees now: selected, available, and not the agent loop's own."""
         definitions = self.runtime.get_tool_definitions(enabled_toolsets=self.toolsets, quiet_mode=True, format="mcp")
-        return [types.Tool.model_validate(d) for d in definitions if d["name"] not in AGENT_LOOP_TOOLS]
+        return [types.Tool.model_validate({**d, "name": self.served_name(d["name"])})
+                for d in definitions if d["name"] not in AGENT_LOOP_TOOLS]
+
+    def _is_mcp_tool(self, name: str) -> bool:
+        entry = self.runtime.registry.get(name)
+        return entry is not None and (entry.plugin or "").startswith("mcp:")
+
+    def served_name(self, registered: str) -> str:
+        """A tool of an MCP server Hermes is a client of goes on as ``<server>__<tool>``: the client adds its own
+        prefix for Hermes (Claude Code shows ``mcp__hermes__github__create_issue``, not ``mcp__hermes__mcp__...``).
+        A registered tool of that very name keeps the full name for the MCP one."""
+        short = registered.removeprefix(PREFIX)
+        if short != registered and self._is_mcp_tool(registered) and short not in self.runtime.registry:
+            return short
+        return registered
+
+    def registered_name(self, served: str) -> str:
+        """The registry name of a tool as served (the inverse of :meth:`served_name`)."""
+        full = PREFIX + served
+        return full if served not in self.runtime.registry and self._is_mcp_tool(full) else served
 
     def _selected(self) -> frozenset[str]:
         generation = self.runtime.registry.generation
@@ -114,7 +134,7 @@ class HermesMcpServer:
         return types.ListToolsResult(tools=await anyio.to_thread.run_sync(self.tools))
 
     async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        call = partial(self.runtime.handle_function_call, params.name, params.arguments or {},
+        call = partial(self.runtime.handle_function_call, self.registered_name(params.name), params.arguments or {},
                        tool_call_id=f"mcp-{ctx.request_id}", session_id=self.session_id,
                        enabled_tools=self._selected())
         text = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
@@ -186,6 +206,7 @@ class HermesMcpServer:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
+            sock.listen(2048)  # before the URL is printed: a client that reads it and connects is not refused
         except OSError:
             sock.close()
             raise
