@@ -61,9 +61,11 @@ def terminal_width() -> int | None:
     return shutil.get_terminal_size().columns if sys.stdout.isatty() else None
 
 
-def echo_table(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int | None = None) -> None:
+def echo_table(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int | None = None,
+               details: Sequence[Sequence[str]] | None = None) -> None:
     """Print ``rows`` under a header, each column as wide as its widest cell, the shrinkable ones cut to fit
-    ``width`` (default: :func:`terminal_width`)."""
+    ``width`` (default: :func:`terminal_width`); ``details[i]`` are whole lines printed, indented, under row ``i``
+    (what a cell cannot hold: reasons, warnings)."""
     widths = [max([len(column.header), *(len(row[i]) for row in rows)]) for i, column in enumerate(columns)]
     available = width or terminal_width()
     excess = sum(widths) + len(GAP) * (len(widths) - 1) - available if available else 0
@@ -76,8 +78,10 @@ def echo_table(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: 
                 widths[i] -= cut
                 excess -= cut
     click.echo(_line(columns, widths, [column.header for column in columns], header=True))
-    for row in rows:
+    for i, row in enumerate(rows):
         click.echo(_line(columns, widths, row))
+        for detail in details[i] if details else ():
+            click.echo(f"    {detail}")
 
 
 def _line(columns: Sequence[Column], widths: list[int], cells: Sequence[str], header: bool = False) -> str:
