@@ -121,13 +121,14 @@ def list_plugins(show_all: bool, as_json: bool) -> None:
     echo_table([Column("ID"), Column("VERSION"), Column("SOURCE"), Column("STATE", colour=state_colour),
                 Column("LOAD"), Column("TOOLS", shrink=True)],
                [[row["id"], row["version"] or "?", row["source"], row["state"], _load_time(row),
-                 ", ".join([*row["tools"], *(f"hook {hook}" for hook in row["hooks"])])] for row in rows],
+                 ", ".join(row["tools"])] for row in rows],
                details=[_details(row) for row in rows])
 
 
 def _details(row: dict[str, Any]) -> list[str]:
     """What a row of ``plugins list`` cannot hold."""
-    return [*_contribution_lines(row), *([f"reason: {row['reason']}"] if row["reason"] else []),
+    return [*([f"hooks: {', '.join(row['hooks'])}"] if row["hooks"] else []), *_contribution_lines(row),
+            *([f"reason: {row['reason']}"] if row["reason"] else []),
             *(f"refused tool {r['tool']}: {r['reason']}" for r in row["refused_tools"]),
             *(f"warning: {warning}" for warning in row["warnings"])]
 
