@@ -48,7 +48,8 @@ class PluginsConfig(_Section):
     enabled: list[str] | None = Field(None, description="An allow-list of plugin ids; absent = all.")
     disabled: list[str] = Field(default_factory=list, description="Plugin ids never loaded; always wins.")
     entries: dict[str, PluginEntryConfig] = Field(default_factory=dict)
-    hook_timeout: float = Field(30.0, gt=0, description="Seconds a hook implementation may take.")
+    hook_timeout: float = Field(30.0, ge=0, description="Seconds a hook implementation may take; 0 for no deadline "
+                                                        "(implementations then run inline, in the caller's thread).")
 
 
 class ApprovalsConfig(_Section):

@@ -201,10 +201,11 @@ class Runtime:
         return self.mcp
 
     def close(self) -> None:
-        """Stop MCP sessions and their child processes."""
+        """Stop MCP sessions and their child processes, and the idle hook workers."""
         if self.mcp is not None:
             self.mcp.close()
             self.mcp = None
+        self.hooks.close()
 
     # -- the model-facing API -------------------------------------------------------------------
 
