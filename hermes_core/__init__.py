@@ -2,24 +2,47 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
-from .approval import ApprovalRequest, Approvals, request_approval, set_approval_callback
-from .arguments import ArgumentError
-from .config import ConfigError, HermesConfig, load_config
-from .context import PluginContext
-from .discovery import PluginCandidate
-from .dispatch import AGENT_LOOP_TOOLS, tool_error
-from .errors import HermesError
-from .home import HermesHome, hermes_home
-from .hooks import hookimpl, hookspec
-from .manifest import ManifestError, PluginManifest
-from .records import PluginRecord
-from .registry import UNLIMITED, Availability, ToolEntry, ToolRegistry, tool_entry
-from .runtime import Runtime, default_runtime, reset_default_runtime
-from .toolcontext import ToolContext, tool_context
-from .toolsets import LEGACY_TOOLSETS, PRESETS, Toolset, ToolsetCycleError, UnknownToolsetError
+
+if TYPE_CHECKING:
+    from .approval import ApprovalRequest, Approvals, request_approval, set_approval_callback
+    from .arguments import ArgumentError
+    from .config import ConfigError, HermesConfig, load_config
+    from .context import PluginContext
+    from .discovery import PluginCandidate
+    from .dispatch import AGENT_LOOP_TOOLS, tool_error
+    from .errors import HermesError
+    from .home import HermesHome, hermes_home
+    from .hooks import hookimpl, hookspec
+    from .manifest import ManifestError, PluginManifest
+    from .records import PluginRecord
+    from .registry import UNLIMITED, Availability, ToolEntry, ToolRegistry, tool_entry
+    from .runtime import Runtime, default_runtime, reset_default_runtime
+    from .toolcontext import ToolContext, tool_context
+    from .toolsets import LEGACY_TOOLSETS, PRESETS, Toolset, ToolsetCycleError, UnknownToolsetError
+
+#: Where each public name lives: importing ``hermes_core`` imports none of them until first use, so a
+#: command pays only for the parts it touches (pydantic, for one, only when a model is needed).
+_LAZY = {
+    "approval": ("ApprovalRequest", "Approvals", "request_approval", "set_approval_callback"),
+    "arguments": ("ArgumentError",),
+    "config": ("ConfigError", "HermesConfig", "load_config"),
+    "context": ("PluginContext",),
+    "discovery": ("PluginCandidate",),
+    "dispatch": ("AGENT_LOOP_TOOLS", "tool_error"),
+    "errors": ("HermesError",),
+    "home": ("HermesHome", "hermes_home"),
+    "hooks": ("hookimpl", "hookspec"),
+    "manifest": ("ManifestError", "PluginManifest"),
+    "records": ("PluginRecord",),
+    "registry": ("UNLIMITED", "Availability", "ToolEntry", "ToolRegistry", "tool_entry"),
+    "runtime": ("Runtime", "default_runtime", "reset_default_runtime"),
+    "toolcontext": ("ToolContext", "tool_context"),
+    "toolsets": ("LEGACY_TOOLSETS", "PRESETS", "Toolset", "ToolsetCycleError", "UnknownToolsetError"),
+}
+_MODULE_OF = {name: module for module, names in _LAZY.items() for name in names}
 
 __all__ = [
     "AGENT_LOOP_TOOLS",
@@ -66,9 +89,26 @@ __all__ = [
 ]
 
 
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hermes_core' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
 def get_tool_definitions(enabled_toolsets: list[str] | None = None, disabled_toolsets: list[str] | None = None,
                          quiet_mode: bool = False) -> list[dict[str, Any]]:
     """OpenAI tool definitions from the default runtime (see :meth:`Runtime.get_tool_definitions`)."""
+    from .runtime import default_runtime
+
     return default_runtime().get_tool_definitions(enabled_toolsets, disabled_toolsets, quiet_mode)
 
 
@@ -76,20 +116,28 @@ def handle_function_call(function_name: str, function_args: Any, task_id: str | 
                          tool_call_id: str | None = None, session_id: str | None = None,
                          user_task: str | None = None, enabled_tools: list[str] | None = None) -> str:
     """Run one tool call on the default runtime; always returns a string."""
+    from .runtime import default_runtime
+
     return default_runtime().handle_function_call(function_name, function_args, task_id, tool_call_id,
                                                   session_id, user_task, enabled_tools)
 
 
 def run_tool_calls(calls: list[dict[str, Any]], **context: Any) -> list[str]:
     """Run a model's tool calls on the default runtime; results in call order."""
+    from .runtime import default_runtime
+
     return default_runtime().run_tool_calls(calls, **context)
 
 
 def enforce_turn_budget(results: list[str], budget: int | None = None) -> list[str]:
     """Keep one turn's results under the turn budget (default 200 000 characters)."""
+    from .runtime import default_runtime
+
     return default_runtime().enforce_turn_budget(results, budget)
 
 
 def resolve_toolset(name: str) -> list[str]:
     """The tools of a toolset in the default runtime."""
+    from .runtime import default_runtime
+
     return default_runtime().resolve_toolset(name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections.abc import Callable
@@ -18,6 +19,7 @@ __all__ = [
     "HermesConfig",
     "edit_config",
     "load_config",
+    "parse_config",
 ]
 
 
@@ -26,13 +28,13 @@ class ConfigError(HermesError):
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class PluginEntryConfig(BaseModel):
     """``plugins.entries.<id>``: our keys, and any others a plugin written for Hermes Agent 0.19 reads there."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     allow_tool_override: bool = Field(
         False, description="Let this plugin replace a tool that another toolset already owns."
@@ -91,7 +93,7 @@ class McpServerConfig(_Section):
 class HermesConfig(BaseModel):
     """The whole of ``config.yaml``; unknown top-level keys are kept for plugins."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     plugins: PluginsConfig = Field(default_factory=PluginsConfig)
     toolsets: list[str] | None = Field(None, description="Default toolsets for `hermes mcp serve`.")
@@ -113,7 +115,6 @@ class HermesConfig(BaseModel):
         return bool(entry and entry.allow_tool_override)
 
 
-_DEFAULTS = HermesConfig()
 _cache: dict[Path, tuple[tuple[int, int], HermesConfig]] = {}
 _cache_lock = threading.Lock()
 
@@ -123,7 +124,7 @@ def load_config(path: Path) -> HermesConfig:
     try:
         stat = path.stat()
     except (FileNotFoundError, NotADirectoryError):
-        return _DEFAULTS
+        return _defaults()
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
     key = (stat.st_mtime_ns, stat.st_size)
@@ -131,13 +132,19 @@ def load_config(path: Path) -> HermesConfig:
         cached = _cache.get(path)
         if cached and cached[0] == key:
             return cached[1]
-    config = _parse(path, path.read_text(encoding="utf-8"))
+    config = parse_config(path.read_text(encoding="utf-8"), path)
     with _cache_lock:
         _cache[path] = (key, config)
     return config
 
 
-def _parse(path: Path, text: str) -> HermesConfig:
+@functools.cache
+def _defaults() -> HermesConfig:
+    return HermesConfig()
+
+
+def parse_config(text: str, path: Path) -> HermesConfig:
+    """Validate the text of ``config.yaml``; raises :class:`ConfigError` naming ``path``, the line and the key."""
     return validate_yaml(text, path, HermesConfig, ConfigError, "the top level")
 
 
@@ -168,7 +175,7 @@ def edit_config(mutate: Callable[[Any], None], path: Path) -> HermesConfig:
         buffer = StringIO()
         rt.dump(document, buffer)
         text = buffer.getvalue()
-        config = _parse(path, text)
+        config = parse_config(text, path)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")

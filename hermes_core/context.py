@@ -7,14 +7,14 @@ import logging
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from .contributions import MIDDLEWARE_KINDS, CliCommand, Command, Contributions, Skill
 from .hooks import accepted_keywords
-from .manifest import PluginManifest
 from .registry import ResultLimit, ToolEntry, tool_entry
+
+if TYPE_CHECKING:
+    from .manifest import PluginManifest
 
 __all__ = ["PluginContext", "normalize_command_name"]
 
@@ -31,6 +31,8 @@ def normalize_command_name(name: str) -> str:
 
 def _frontmatter_description(document: Path) -> str:
     """The ``description`` of a skill document's YAML front matter, or ``""``."""
+    import yaml
+
     try:
         text = document.read_text(encoding="utf-8")
         if not text.startswith("---"):
@@ -67,14 +69,13 @@ class PluginContext:
     """
 
     def __init__(self, plugin_id: str | None, contributions: Contributions, settings: Callable[[], dict[str, Any]],
-                 dispatch: Callable[..., str], manifest: PluginManifest | None = None, *,
+                 dispatch: Callable[..., str],
+                 manifest: PluginManifest | Callable[[], PluginManifest | None] | None = None, *,
                  override_granted: Callable[[], bool] = lambda: False,
                  inject: Callable[[str, str], bool] | None = None) -> None:
         #: The plugin id (entry-point name or folder name); ``None`` for the host program itself.
         self.plugin_id = plugin_id
-        #: The parsed ``plugin.yaml``; plugins without one (as Hermes Agent's pip plugins are) get one
-        #: holding just their id, so ``ctx.manifest.name`` works for every plugin.
-        self.manifest = manifest if manifest is not None else PluginManifest(name=plugin_id)
+        self._manifest = manifest
         self._contributions = contributions
         self._settings = settings
         self._dispatch = dispatch
@@ -83,6 +84,18 @@ class PluginContext:
         self._undo: list[Callable[[], None]] = []
         #: Names of the tools registered through this context, in order.
         self.registered_tools: list[str] = []
+
+    @functools.cached_property
+    def manifest(self) -> PluginManifest:
+        """The parsed ``plugin.yaml``; plugins without one (as Hermes Agent's pip plugins are) get one holding
+        just their id, so ``ctx.manifest.name`` works for every plugin. Built on first use (``manifest`` may be
+        given as a function that returns it)."""
+        manifest = self._manifest() if callable(self._manifest) else self._manifest
+        if manifest is None:
+            from .manifest import PluginManifest
+
+            manifest = PluginManifest(name=self.plugin_id)
+        return manifest
 
     def __getattr__(self, name: str) -> Any:
         # Only reached for attributes this class lacks: name the gap instead of a bare AttributeError, while

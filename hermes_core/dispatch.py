@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 import logging
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -111,6 +109,8 @@ class Dispatcher:
         return result if len(result) <= limit else self.budget.fit(entry.name, result, limit)
 
     def _unknown(self, name: str) -> str:
+        import difflib
+
         close = difflib.get_close_matches(name, self.registry.names(), n=3, cutoff=0.6)
         hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
         return tool_error(f"Unknown tool '{name}'{hint}", suggestions=close)
@@ -223,6 +223,8 @@ class Dispatcher:
             return self.handle_function_call(name, arguments, tool_call_id=call_id, **context)
 
         if len(parsed) > 1 and self._parallel_ok(parsed):
+            from concurrent.futures import ThreadPoolExecutor
+
             with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, len(parsed)),
                                     thread_name_prefix="hermes-tool") as pool:
                 return list(pool.map(run, parsed))

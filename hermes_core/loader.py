@@ -18,20 +18,19 @@ import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
-
-from packaging.specifiers import SpecifierSet
+from typing import TYPE_CHECKING, Any, Literal
 
 from ._version import __version__
-from .context import PluginContext
-from .contributions import Contributions
-from .discovery import PluginCandidate
+from .discovery import PluginCandidate, core_satisfies
 from .errors import HermesError
 from .hooks import KNOWN_HOOKS
-from .manifest import PluginManifest, ToolDeclaration
 from .references import LazyReference, ReferenceImportError
 from .registry import UNLIMITED, Requirements, ToolEntry, tool_entry
 from .toolsets import Toolset
+
+if TYPE_CHECKING:
+    from .context import PluginContext
+    from .contributions import Contributions
 
 __all__ = ["HERMES_AGENT_INTERNALS", "NAMESPACE", "LoadResult", "declared_entry", "load_plugin",
            "mount_directory_plugin", "reference_problems"]
@@ -113,17 +112,17 @@ def load_plugin(candidate: PluginCandidate, contributions: Contributions, contex
     """Bring one selected plugin into ``contributions`` through ``context``; failures are returned, not raised."""
     if candidate.error:
         return LoadResult("error", candidate.error, candidate.module)
-    manifest = candidate.manifest
-    if manifest is not None and manifest.requires_hermes and \
-            not SpecifierSet(manifest.requires_hermes).contains(__version__, prereleases=True):
-        return LoadResult("error", f"requires hermes-core {manifest.requires_hermes}, but this is {__version__}",
-                          candidate.module)
+    manifest = candidate.manifest_data  # plain data: loading a declared plugin builds no pydantic model
+    required = manifest.get("requires_hermes") if manifest is not None else None
+    if required and not (candidate.requires_hermes_met if candidate.requires_hermes_met is not None
+                         else core_satisfies(required)):
+        return LoadResult("error", f"requires hermes-core {required}, but this is {__version__}", candidate.module)
     module = candidate.module if candidate.source == "pip" else mount_directory_plugin(candidate, contributions)
     timings: dict[str, float] = {}
     try:
-        if manifest is not None and manifest.tools is not None:
+        if manifest is not None and manifest["tools"] is not None:
             _register_declared(contributions, context, candidate, manifest, module)
-        if manifest is None or not manifest.declarative:
+        if manifest is None or manifest["tools"] is None or manifest["provides_hooks"]:  # not all declared
             _import_and_register(contributions, context, candidate, module, timings)
             state: Literal["loaded", "declared"] = "loaded"
         else:
@@ -143,28 +142,31 @@ def load_plugin(candidate: PluginCandidate, contributions: Contributions, contex
 
 
 def _register_declared(contributions: Contributions, context: PluginContext, candidate: PluginCandidate,
-                       manifest: PluginManifest, module: str) -> None:
-    for tool in manifest.tools or ():
+                       manifest: dict[str, Any], module: str) -> None:
+    for tool in manifest["tools"] or ():
         context.add_entry(declared_entry(tool, candidate, module))
     source = f"plugin:{candidate.id}"
-    for toolset in manifest.toolsets:
-        contributions.toolsets.define(Toolset(toolset.name, toolset.description, tuple(toolset.tools),
-                                              tuple(toolset.includes), source=source))
+    for toolset in manifest["toolsets"]:
+        contributions.toolsets.define(Toolset(toolset["name"], toolset["description"], tuple(toolset["tools"]),
+                                              tuple(toolset["includes"]), source=source))
     context.on_rollback(lambda: contributions.toolsets.remove_source(source))
 
 
-def declared_entry(tool: ToolDeclaration, candidate: PluginCandidate, package: str) -> ToolEntry:
-    """A registry entry for a manifest-declared tool; its handler is imported (from ``package``) on first call."""
-    check = tool.check
-    limit = tool.result_limit
+def declared_entry(tool: dict[str, Any], candidate: PluginCandidate, package: str) -> ToolEntry:
+    """A registry entry for a manifest-declared tool (an item of the plain manifest's ``tools``); its handler
+    is imported (from ``package``) on first call."""
+    check = tool["check"]
+    limit = tool["max_result_size_chars"]  # the plain manifest holds the result limit
     return tool_entry(
-        tool.name, tool.toolset, LazyReference(tool.handler, package, candidate.id), description=tool.description,
-        parameters=tool.parameters,
-        check_fn=LazyReference(tool.check_fn, package, candidate.id) if tool.check_fn else None,
-        requirements=Requirements(tuple(check.env), tuple(check.bins), tuple(check.modules)) if check else None,
-        requires_env=[env.name for env in (candidate.manifest.requires_env if candidate.manifest else [])],
-        is_async=tool.is_async, emoji=tool.emoji, max_result_size_chars=UNLIMITED if limit == "unlimited" else limit,
-        plugin=candidate.id, parallel_safe=tool.parallel_safe, path_args=tool.path_args,
+        tool["name"], tool["toolset"], LazyReference(tool["handler"], package, candidate.id),
+        description=tool["description"], parameters=tool["parameters"],
+        check_fn=LazyReference(tool["check_fn"], package, candidate.id) if tool["check_fn"] else None,
+        requirements=Requirements(tuple(check["env"]), tuple(check["bins"]), tuple(check["modules"]))
+        if check else None,
+        requires_env=[env["name"] for env in (candidate.manifest_data or {}).get("requires_env", ())],
+        is_async=tool["is_async"], emoji=tool["emoji"],
+        max_result_size_chars=UNLIMITED if limit == "unlimited" else limit,
+        plugin=candidate.id, parallel_safe=tool["parallel_safe"], path_args=tool["path_args"],
     )
 
 

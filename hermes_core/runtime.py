@@ -7,14 +7,12 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .approval import ApprovalCallback, Approvals
 from .budget import ResultBudget
 from .cache import DiscoveryCache
-from .config import HermesConfig
 from .context import PluginContext, normalize_command_name
 from .contributions import Contributions
 from .discovery import PluginCandidate, Source, candidate_from_folder, discover, installed_entry_points
@@ -30,6 +28,9 @@ from .toolcontext import ToolContext
 from .toolsets import LEGACY_TOOLSETS, Toolsets
 
 if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
+    from .config import HermesConfig
     from .mcp.client import McpManager
 
 __all__ = ["Runtime", "default_runtime", "reset_default_runtime"]
@@ -67,7 +68,7 @@ class Runtime:
         self._entry_points = None if entry_points is None else list(entry_points)
         self.registry = ToolRegistry()
         self.toolsets = Toolsets(self.registry)
-        self.hooks = HookRunner(lambda: self.config.plugins.hook_timeout)
+        self.hooks = HookRunner(lambda: self._config_data()["plugins"]["hook_timeout"])
         self.contributions = Contributions(self.registry, self.toolsets, self.hooks)
         self.middleware = self.contributions.middleware
         self.commands = self.contributions.commands
@@ -81,9 +82,9 @@ class Runtime:
         self._loaded = False
         self._load_lock = threading.Lock()
         self._tool_contexts: dict[str | None, ToolContext] = {}
-        tool_output = self.config.tool_output
-        self.budget = ResultBudget(self.home.results_dir, tool_output.max_result_size_chars,
-                                   tool_output.turn_budget_chars)
+        tool_output = self._config_data()["tool_output"]
+        self.budget = ResultBudget(self.home.results_dir, tool_output["max_result_size_chars"],
+                                   tool_output["turn_budget_chars"])
         self.dispatcher = Dispatcher(self.registry, self.hooks, self.middleware, self.budget, self.approvals,
                                      self.tool_context)
 
@@ -91,6 +92,13 @@ class Runtime:
     def config(self) -> HermesConfig:
         """``config.yaml`` of this runtime's home (re-read when the file changes)."""
         return self.home.config()
+
+    def _config_data(self) -> dict[str, Any]:
+        """The config as plain data: what start-up reads, without building the pydantic models (from the
+        home's cache unless ``HERMES_NO_CACHE`` is set)."""
+        if truthy(self.environ.get("HERMES_NO_CACHE")):
+            return self.config.model_dump(mode="json")
+        return self.home.config_data()
 
     def set_approval_callback(self, callback: ApprovalCallback | None) -> ApprovalCallback | None:
         """Answer this runtime's approval requests with ``callback`` (``None``: the process-wide one)."""
@@ -103,11 +111,11 @@ class Runtime:
         with self._load_lock:
             if not self._loaded:
                 self._loaded = True
-                config = self.config
+                config = self._config_data()
                 for selection in select(self.discover(), SelectionPolicy.of(config, self.environ)):
                     self._add_record(selection)
-                if config.mcp_servers:
-                    self.start_mcp()
+                if config["mcp_servers"]:
+                    self.start_mcp(connect=False)
         return self.plugins
 
     def plugin_folders(self) -> list[tuple[Path, Source]]:
@@ -164,7 +172,8 @@ class Runtime:
         return PluginContext(
             plugin_id, self.contributions,
             settings=lambda: self.config.plugin_settings(plugin_id) if plugin_id else {},
-            dispatch=self.handle_function_call, manifest=candidate.manifest if candidate else None,
+            dispatch=self.handle_function_call,
+            manifest=(lambda: candidate.manifest) if candidate else None,  # built only if the plugin reads it
             override_granted=lambda: plugin_id is None or self.config.override_granted(plugin_id),
             inject=self._inject)
 
@@ -191,12 +200,17 @@ class Runtime:
 
     # -- MCP -------------------------------------------------------------------------------------
 
-    def start_mcp(self) -> McpManager:
-        """Connect the configured MCP servers (imports ``mcp`` only now)."""
+    def start_mcp(self, *, connect: bool = True) -> McpManager:
+        """The MCP servers' tools, from each server's last listing; with ``connect``, also connect every
+        enabled server (``mcp`` is imported only then) and wait for each one's first attempt."""
         if self.mcp is None:
             from .mcp.client import McpManager
 
-            self.mcp = McpManager(self.registry, self.toolsets, self.config.mcp_servers, self.home.logs_dir)
+            self.mcp = McpManager(self.registry, self.toolsets, self._config_data()["mcp_servers"],
+                                  self.home.logs_dir, None if truthy(self.environ.get("HERMES_NO_CACHE"))
+                                  else self.home.cache_dir)
+            self.mcp.load()
+        if connect:
             self.mcp.start()
         return self.mcp
 
@@ -230,7 +244,10 @@ class Runtime:
     def get_tool_definitions(self, enabled_toolsets: Iterable[str] | None = None,
                              disabled_toolsets: Iterable[str] | None = None,
                              quiet_mode: bool = False) -> list[dict[str, Any]]:
-        """OpenAI tool definitions of the available tools selected by the toolset filters."""
+        """OpenAI tool definitions of the available tools selected by the toolset filters (an MCP server never
+        listed yet is connected first, once, within its ``connect_timeout``)."""
+        if self.mcp is not None:
+            self.mcp.list_new()
         names, unknown = self.select_tools(enabled_toolsets, disabled_toolsets)
         if unknown and not quiet_mode:
             known = ", ".join(self.toolsets.names())

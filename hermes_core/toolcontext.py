@@ -12,11 +12,13 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .approval import Approvals
-from .config import HermesConfig
 from .home import HermesHome
+
+if TYPE_CHECKING:
+    from .config import HermesConfig
 
 __all__ = ["ToolContext", "tool_context"]
 

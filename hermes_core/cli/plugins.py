@@ -5,32 +5,28 @@ from __future__ import annotations
 import importlib
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..discovery import PluginCandidate, candidate_for_validation
-from ..index import PluginIndexError, load_index
-from ..installer import InstallerError, check_environment, freeze_lines, pip, plugin_distributions
-from ..loader import reference_problems
-from ..records import PluginRecord
-from ..runtime import Runtime
-from ._common import UserError, echo_json, home, runtime
-from .index import search_command, show_entry
-from .scaffold import new
+from ._common import LazyGroup, UserError, echo_json, home, runtime
+
+if TYPE_CHECKING:
+    from ..discovery import PluginCandidate
+    from ..records import PluginRecord
+    from ..runtime import Runtime
 
 __all__ = ["plugins"]
 
 ALWAYS_SHOWN = ("loaded", "declared", "error")
 
 
-@click.group()
+@click.group(cls=LazyGroup, lazy={
+    "new": ("hermes_core.cli.scaffold:new", "Create a plugin project (a pip-installable package) from the template."),
+    "search": ("hermes_core.cli.index:search_command", "Search the plugin index by id, tool name, tag and summary."),
+})
 def plugins() -> None:
     """Find, install, enable and inspect plugins."""
-
-
-plugins.add_command(new)
-plugins.add_command(search_command, "search")
 
 
 def describe(rt: Runtime, record: PluginRecord) -> dict[str, Any]:
@@ -129,6 +125,9 @@ def info(plugin_id: str, as_json: bool) -> None:
 
 
 def _index_info(plugin_id: str, as_json: bool) -> None:
+    from ..index import load_index
+    from .index import show_entry
+
     entry = load_index(home=home()).get(plugin_id)
     if entry is None:
         raise UserError(f"no plugin {plugin_id!r} is installed or listed in the plugin index; "
@@ -146,6 +145,9 @@ def _index_info(plugin_id: str, as_json: bool) -> None:
 def install(spec: str, upgrade: bool, editable: bool, pre: bool, find_links: tuple[str, ...],
             index_url: str | None) -> None:
     """Install a plugin: a requirement, a path, a wheel, or an id from the plugin index."""
+    from ..installer import InstallerError, check_environment, pip, plugin_distributions
+    from ..runtime import Runtime
+
     try:
         check_environment()
     except InstallerError as exc:
@@ -181,6 +183,8 @@ def install(spec: str, upgrade: bool, editable: bool, pre: bool, find_links: tup
 def _requirement_for(spec: str) -> str:
     if os.path.exists(spec) or any(c in spec for c in "=<>@[/") or spec.endswith((".whl", ".tar.gz")):
         return spec
+    from ..index import PluginIndexError, load_index
+
     try:
         entry = load_index(home=home()).get(spec)
     except PluginIndexError as exc:  # an unreadable index must not stop a plain `pip install NAME`
@@ -194,6 +198,8 @@ def _requirement_for(spec: str) -> str:
 @click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
 def uninstall(plugin_id: str, yes: bool) -> None:
     """Uninstall the distribution that provides a plugin (broken plugins too)."""
+    from ..installer import InstallerError, check_environment, pip, plugin_distributions
+
     dist = plugin_distributions().get(plugin_id)
     if dist is None:
         folder = next((r for r in runtime().plugins if r.id == plugin_id and r.source != "pip"), None)
@@ -253,6 +259,8 @@ def disable(plugin_id: str) -> None:
 @plugins.command("freeze")
 def freeze() -> None:
     """Print requirement lines that `pip install -r` turns back into the installed plugins."""
+    from ..installer import freeze_lines
+
     for line in freeze_lines():
         click.echo(line)
 
@@ -270,6 +278,8 @@ def validate(target: str, imports: bool) -> None:
         raise click.exceptions.Exit(1)
     problems = [f"warning: {w}" for w in candidate.warnings]
     if imports:
+        from ..loader import reference_problems
+
         problems += reference_problems(candidate)
     errors = [p for p in problems if not p.startswith("warning:")]
     for problem in problems:
@@ -282,6 +292,8 @@ def validate(target: str, imports: bool) -> None:
 
 
 def _validation_candidate(target: str) -> PluginCandidate:
+    from ..discovery import candidate_for_validation
+
     path = Path(target)
     if path.exists():
         candidate = candidate_for_validation(path)

@@ -7,7 +7,6 @@ the client that imports the ``mcp`` SDK.
 from __future__ import annotations
 
 import contextlib
-import fnmatch
 import json
 import logging
 import os
@@ -138,13 +137,6 @@ class ServerConnection:
         if bool(self.config.command) == bool(self.config.url):
             return "set either 'command' (a stdio server) or 'url' (a streamable HTTP server), not both or neither"
         return None
-
-    def selects(self, tool: str) -> bool:
-        """Whether ``tools: {include, exclude}`` lets ``tool`` through (names or shell-style patterns)."""
-        rules = self.config.tools
-        if rules.include is not None and not any(fnmatch.fnmatchcase(tool, p) for p in rules.include):
-            return False
-        return not any(fnmatch.fnmatchcase(tool, p) for p in rules.exclude)
 
     # -- lifecycle ----------------------------------------------------------------------------
 
