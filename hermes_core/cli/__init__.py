@@ -13,12 +13,13 @@ from ._common import LazyGroup, plugin_cli_command
 
 __all__ = ["cli", "main"]
 
+#: Each built-in group: the module that defines it (as a click group of the same name), and its help line.
 _GROUPS = {
-    "plugins": ("hermes_core.cli.plugins:plugins", "Find, install, enable and inspect plugins."),
-    "tools": ("hermes_core.cli.tools:tools", "List, show and call tools."),
-    "toolsets": ("hermes_core.cli.toolsets:toolsets", "List toolsets and what they resolve to."),
-    "mcp": ("hermes_core.cli.mcp:mcp", "Use MCP servers' tools; serve Hermes tools over MCP."),
-    "index": ("hermes_core.cli.index:index", "Maintain the plugin index."),
+    "plugins": ("hermes_core.cli.plugins", "Find, install, enable and inspect plugins."),
+    "tools": ("hermes_core.cli.tools", "List, show and call tools."),
+    "toolsets": ("hermes_core.cli.toolsets", "List toolsets and what they resolve to."),
+    "mcp": ("hermes_core.cli.mcp", "Use MCP servers' tools; serve Hermes tools over MCP."),
+    "index": ("hermes_core.cli.index", "Maintain the plugin index."),
 }
 
 
@@ -42,7 +43,8 @@ class HermesGroup(LazyGroup):
             [(name, command.help) for name, command in sorted(runtime().cli_commands.items())]
 
 
-@click.group(cls=HermesGroup, lazy=_GROUPS, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=HermesGroup, lazy={name: (f"{module}:{name}", text) for name, (module, text) in _GROUPS.items()},
+             context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="hermes")
 def cli() -> None:
     """Hermes: tools for AI agents, as plugins.
