@@ -86,10 +86,10 @@ registry.register(name="bench_add", toolset="bench", handler=add, schema={
         "a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]}})
 args = {"a": 2, "b": 3}
 model_tools.handle_function_call("bench_add", args)
-best = lambda f, n: min(timeit.repeat(f, number=n, repeat=%d)) / n
+best = lambda f, n: min(timeit.repeat(f, number=n, repeat=ROUNDS)) / n
 print(json.dumps({"direct": best(lambda: add(args), 20000),
                   "via": best(lambda: model_tools.handle_function_call("bench_add", args), 2000)}))
-""" % ROUNDS
+""".replace("ROUNDS", str(ROUNDS))
 
 
 def hermes_agent() -> dict[str, float] | None:

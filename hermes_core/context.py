@@ -75,7 +75,8 @@ class PluginContext:
                  inject: Callable[[str, str], bool] | None = None) -> None:
         #: The plugin id (entry-point name or folder name); ``None`` for the host program itself.
         self.plugin_id = plugin_id
-        self._manifest = manifest
+        self._manifest_source = manifest
+        self._manifest: PluginManifest | None = None
         self._contributions = contributions
         self._settings = settings
         self._dispatch = dispatch
@@ -85,17 +86,19 @@ class PluginContext:
         #: Names of the tools registered through this context, in order.
         self.registered_tools: list[str] = []
 
-    @functools.cached_property
+    @property
     def manifest(self) -> PluginManifest:
         """The parsed ``plugin.yaml``; plugins without one (as Hermes Agent's pip plugins are) get one holding
-        just their id, so ``ctx.manifest.name`` works for every plugin. Built on first use (``manifest`` may be
-        given as a function that returns it)."""
-        manifest = self._manifest() if callable(self._manifest) else self._manifest
-        if manifest is None:
-            from .manifest import PluginManifest
+        just their id, so ``ctx.manifest.name`` works for every plugin. Built on first use."""
+        if self._manifest is None:
+            source = self._manifest_source
+            manifest = source() if callable(source) else source
+            if manifest is None:
+                from .manifest import PluginManifest
 
-            manifest = PluginManifest(name=self.plugin_id)
-        return manifest
+                manifest = PluginManifest(name=self.plugin_id)
+            self._manifest = manifest
+        return self._manifest
 
     def __getattr__(self, name: str) -> Any:
         # Only reached for attributes this class lacks: name the gap instead of a bare AttributeError, while

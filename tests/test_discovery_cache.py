@@ -103,10 +103,15 @@ def test_each_home_has_its_own_cache(plugins, tmp_path, counted):
     assert list((other / "cache").glob("discovery-*.json")) and len(counted) == 2
 
 
-@pytest.mark.parametrize("content", ["{}", "[]", "null", '"text"', f'{{"format": {FORMAT}, "stamps": [], "watched": [], '
-                                     '"records": [{"id": "x", "unknown": 1}]}', f'{{"format": {FORMAT}, "stamps": [], '
-                                     '"watched": [], "records": [{"id": "x", "source": "user", "module": "m", '
-                                     '"manifest_data": {"tools": "not a list"}, "warnings": []}]}', "\xff\xfe not json"])
+OTHER_SHAPES = [
+    "{}", "[]", "null", '"text"', "\xff\xfe not json",
+    f'{{"format": {FORMAT}, "stamps": [], "watched": [], "records": [{{"id": "x", "unknown": 1}}]}}',
+    f'{{"format": {FORMAT}, "stamps": [], "watched": [], "records": [{{"id": "x", "source": "user", "module": "m", '
+    '"manifest_data": {"tools": "not a list"}, "warnings": []}]}',
+]
+
+
+@pytest.mark.parametrize("content", OTHER_SHAPES)
 def test_a_cache_file_of_another_shape_is_ignored_and_rewritten(plugins, counted, isolated_home, content):
     plugins.folder("one", manifest=MANIFEST.format(id="one", text="first"))
     plugins.runtime().discover()
