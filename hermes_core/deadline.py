@@ -25,7 +25,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-__all__ = ["Batch", "DeadlineExceeded", "Deadlines", "call_with_deadline"]
+__all__ = ["Batch", "DeadlineExceeded", "Deadlines", "call_with_deadline", "run_inline"]
 
 #: Idle workers a pool keeps; more are started when more callers wait at once, and retire when they return.
 MAX_IDLE: Final = 8
@@ -39,7 +39,7 @@ class DeadlineExceeded(TimeoutError):
 class Batch:
     """What running a batch of steps did."""
 
-    __slots__ = ("end", "missed", "outcomes", "still_late")
+    __slots__ = ("end", "missed", "outcomes", "still_late", "stopped")
 
     def __init__(self, start: int) -> None:
         #: ``(index, True, value)`` or ``(index, False, exception)`` for each step that returned or raised.
@@ -50,6 +50,8 @@ class Batch:
         self.still_late = False
         #: The index after the last step run (``after`` may end a batch early).
         self.end = start
+        #: ``after`` ended the batch.
+        self.stopped = False
 
 
 class _Lateness:
@@ -82,7 +84,7 @@ class _Work:
     __slots__ = ("after", "argument", "batch", "context", "failure", "finished", "functions", "index", "started")
 
     def __init__(self, functions: Sequence[Callable[[Any], Any]], argument: Any, start: int,
-                 after: Callable[[int, Any], bool] | None) -> None:
+                 after: Callable[[Any, Any], bool] | None) -> None:
         self.functions = functions
         self.argument = argument
         self.after = after
@@ -153,7 +155,8 @@ class _Worker:
                     work.started = None
                     batch.outcomes.append(outcome)
                     batch.end = index + 1
-                    if outcome[1] and work.after is not None and work.after(index, outcome[2]):
+                    if outcome[1] and work.after is not None and work.after(function, outcome[2]):
+                        batch.stopped = True
                         return
             if abandoned:  # this was the late step: its function may run again
                 self.lateness.returned(function, self.thread)
@@ -222,16 +225,16 @@ class Deadlines:
         weakref.finalize(self, _close_workers, self._idle)
 
     def run(self, functions: Sequence[Callable[[Any], Any]], argument: Any, timeout: float | None, *,
-            start: int = 0, after: Callable[[int, Any], bool] | None = None) -> Batch:
+            start: int = 0, after: Callable[[Any, Any], bool] | None = None) -> Batch:
         """Call ``function(argument)`` for each of ``functions[start:]`` in order, each within ``timeout``
         seconds (None or 0: no deadline, in the caller's thread).
 
-        A call that raises is recorded and the next one runs. ``after(index, value)`` runs after each call
-        that returned (on the thread that ran it) and ends the batch by returning True. A call that misses
-        its deadline ends the batch; resume with ``start=batch.missed + 1`` to run the rest.
+        A call that raises is recorded and the next one runs. ``after(function, value)`` runs after each
+        call that returned (on the thread that ran it) and ends the batch by returning True. A call that
+        misses its deadline ends the batch; resume with ``start=batch.missed + 1`` to run the rest.
         """
         if not timeout:
-            return _inline(functions, argument, start, after)
+            return run_inline(functions, argument, start, after)
         timeout = min(timeout, threading.TIMEOUT_MAX)
         work = _Work(functions, argument, start, after)
         worker = self._take()
@@ -295,8 +298,9 @@ class _Call:
         return id(self.function)
 
 
-def _inline(functions: Sequence[Callable[[Any], Any]], argument: Any, start: int,
-            after: Callable[[int, Any], bool] | None) -> Batch:
+def run_inline(functions: Sequence[Callable[[Any], Any]], argument: Any, start: int = 0,
+               after: Callable[[Any, Any], bool] | None = None) -> Batch:
+    """:meth:`Deadlines.run` without a deadline: in the caller's thread."""
     batch = Batch(start)
     outcomes = batch.outcomes
     for index in range(start, len(functions)):
@@ -307,8 +311,8 @@ def _inline(functions: Sequence[Callable[[Any], Any]], argument: Any, start: int
             outcomes.append((index, False, exc))
             continue
         outcomes.append((index, True, value))
-        if after is not None and after(index, value):
-            batch.end = index + 1
+        if after is not None and after(function, value):
+            batch.end, batch.stopped = index + 1, True
             return batch
     batch.end = len(functions)
     return batch

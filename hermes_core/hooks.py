@@ -18,7 +18,7 @@ from typing import Any
 
 import pluggy
 
-from .deadline import Deadlines
+from .deadline import Deadlines, run_inline
 from .errors import HermesError
 
 __all__ = [
@@ -189,7 +189,7 @@ class HookRunner:
         self._workers = Deadlines("hermes-hooks")
         self._lock = threading.Lock()
         self._impls: dict[str, list[HookImpl]] = {}
-        self._phases: dict[tuple[str, ...], tuple[HookImpl, ...]] = {}
+        self._phases: dict[tuple[str, ...], tuple[tuple[HookImpl, ...], bool]] = {}
         self._active: frozenset[str] | None = None
         self._counter = 0
 
@@ -283,24 +283,25 @@ class HookRunner:
         is logged and skipped. A missed deadline is logged and skipped, or, with ``fail_closed``, ends the
         phase with ``missed`` set. ``start`` resumes a stopped phase.
         """
-        impls = self._phase(hooks)
+        impls, firstresult = self._phase(hooks)
         phase = HookPhase(start)
         if start >= len(impls):
             return phase
-        after = None
-        if stop is not None or any(impl.hook in _FIRSTRESULT for impl in impls):
-            def after(index: int, value: Any) -> bool:
-                impl = impls[index]
+        after = stop
+        if firstresult:
+            def after(impl: HookImpl, value: Any) -> bool:
                 if stop is not None and stop(impl, value):
                     phase.stopped = True
                     return True
                 # a firstresult hook is done at its first answer; the phase goes on with the next hook
-                return value is not None and impl.hook in _FIRSTRESULT and index + 1 < len(impls) \
-                    and impls[index + 1].hook == impl.hook
+                return value is not None and impl.hook in _FIRSTRESULT
 
         timeout = self.current_timeout()
         while True:
-            batch = self._workers.run(impls, kwargs, timeout, start=start, after=after)
+            batch = self._workers.run(impls, kwargs, timeout, start=start, after=after) if timeout else \
+                run_inline(impls, kwargs, start, after)
+            if not firstresult:  # (with a firstresult hook, ``after`` tells the two reasons to stop apart)
+                phase.stopped = batch.stopped
             results = phase.results
             for index, ok, value in batch.outcomes:
                 if ok:
@@ -331,11 +332,13 @@ class HookRunner:
             if start >= len(impls):
                 return phase
 
-    def _phase(self, hooks: tuple[str, ...]) -> tuple[HookImpl, ...]:
-        impls = self._phases.get(hooks)
-        if impls is None:
-            impls = self._phases[hooks] = tuple(impl for hook in hooks for impl in self.implementations(hook))
-        return impls
+    def _phase(self, hooks: tuple[str, ...]) -> tuple[tuple[HookImpl, ...], bool]:
+        """The implementations of ``hooks`` in calling order, and whether one of them is ``firstresult``."""
+        phase = self._phases.get(hooks)
+        if phase is None:
+            impls = tuple(impl for hook in hooks for impl in self.implementations(hook))
+            phase = self._phases[hooks] = (impls, any(impl.hook in _FIRSTRESULT for impl in impls))
+        return phase
 
     def current_timeout(self) -> float | None:
         """The hook timeout in force (``self.timeout()``, read again once it is a second old)."""
