@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
 from .discovery import PluginCandidate, Source, discover
+from .home import write_json
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
@@ -120,9 +121,6 @@ def _candidate(data: dict[str, Any]) -> PluginCandidate:
 
 def _write(path: Path, data: dict[str, Any]) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data), encoding="utf-8")
-        os.replace(tmp, path)
+        write_json(path, data)
     except OSError as exc:
         log.debug("discovery cache not written: %s", exc)

@@ -13,11 +13,11 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 from pathlib import Path
 from typing import Any
 
 from ._version import __version__
+from .home import write_json
 
 __all__ = ["config_data"]
 
@@ -63,10 +63,7 @@ def config_data(config_file: Path, cache_dir: Path) -> dict[str, Any]:
 def _write(path: Path, stored: dict[str, Any]) -> None:
     """Write the cache file, and remove those of earlier contents."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(stored), encoding="utf-8")
-        os.replace(tmp, path)
+        write_json(path, stored)
         for old in path.parent.glob(f"{_PREFIX}*.json"):
             if old != path:
                 old.unlink(missing_ok=True)

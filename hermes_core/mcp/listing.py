@@ -12,12 +12,12 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..home import write_json
 from .naming import sanitize
 
 __all__ = ["ListingCache", "config_digest"]
@@ -57,12 +57,8 @@ class ListingCache:
 
     def store(self, server: str, config: Mapping[str, Any], tools: list[dict[str, Any]]) -> None:
         """Keep ``tools`` as ``server``'s last listing (failures to write are logged, never raised)."""
-        path = self.path(server)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"format": FORMAT, "server": server, "config": config_digest(config),
-                                       "listed_at": time.time(), "tools": tools}), encoding="utf-8")
-            os.replace(tmp, path)
+            write_json(self.path(server), {"format": FORMAT, "server": server, "config": config_digest(config),
+                                           "listed_at": time.time(), "tools": tools})
         except OSError as exc:
             log.debug("MCP listing cache of %r not written: %s", server, exc)
