@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from ._version import __version__
 
+TYPE_CHECKING = False  # ``typing`` itself costs an import that ``import hermes_core`` need not pay
 if TYPE_CHECKING:
+    from typing import Any
+
     from .approval import ApprovalRequest, Approvals, request_approval, set_approval_callback
     from .arguments import ArgumentError
     from .config import ConfigError, HermesConfig, load_config
