@@ -37,7 +37,7 @@ $(BENCH_VENV)/bin/python:
 	$(PYTHON) -m venv $(BENCH_VENV)
 
 bench: install $(BENCH_VENV)/bin/python
-	$(BENCH_VENV)/bin/python -m pip install -q --disable-pip-version-check . $(addprefix ./hermes_plugins/,$(PACKS))
+	$(BENCH_VENV)/bin/python -m pip install -q --disable-pip-version-check '.[mcp]' $(addprefix ./hermes_plugins/,$(PACKS))
 	$(BENCH_VENV)/bin/python -m pip install -q --disable-pip-version-check --no-deps --force-reinstall . \
 		$(addprefix ./hermes_plugins/,$(PACKS))
 	$(BIN)/python bench/dispatch.py

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
+from .cachefile import write_json
 from .discovery import PluginCandidate, Source, discover
-from .home import write_json
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ._version import __version__
-from .home import write_json
+from .cachefile import write_json
 
 __all__ = ["config_data"]
 

@@ -11,23 +11,12 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .config import HermesConfig
 
-__all__ = ["HermesHome", "hermes_home", "write_json"]
+__all__ = ["HermesHome", "hermes_home"]
 
 
 def hermes_home() -> Path:
     """``$HERMES_HOME``, or ``~/.hermes`` when it is unset or empty (read only where a runtime is created)."""
     return Path(os.environ.get("HERMES_HOME") or Path.home() / ".hermes").expanduser()
-
-
-def write_json(path: Path, data: Any) -> None:
-    """Replace ``path`` with ``data`` as JSON, atomically: a reader sees the old file or the new one, whole
-    (the home's caches are written so). Raises ``OSError``."""
-    import json
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data), encoding="utf-8")
-    os.replace(tmp, path)
 
 
 @dataclass(frozen=True)

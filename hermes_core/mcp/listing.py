@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..home import write_json
+from ..cachefile import write_json
 from .naming import sanitize
 
 __all__ = ["ListingCache", "config_digest"]
