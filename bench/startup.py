@@ -78,8 +78,9 @@ def run_once(command: list[str], env: dict[str, str]) -> tuple[float, str]:
     return elapsed, result.stdout.strip()
 
 
-def timed(cases: dict[str, Case], rounds: int) -> dict[str, tuple[float, str]]:
-    """Median wall time of each case, the cases run interleaved round by round."""
+def timed(cases: dict[str, Case], rounds: int) -> tuple[dict[str, list[float]], dict[str, str]]:
+    """Each case's wall times, the cases run interleaved round by round (so that the figures of one round
+    can be paired: a busy moment of the machine falls on all of them alike), and what each printed."""
     for command, env in cases.values():
         run_once(command, env)  # warm the file cache and the caches of the home
     times: dict[str, list[float]] = {name: [] for name in cases}
@@ -88,11 +89,22 @@ def timed(cases: dict[str, Case], rounds: int) -> dict[str, tuple[float, str]]:
         for name, (command, env) in cases.items():
             seconds, outputs[name] = run_once(command, env)
             times[name].append(seconds)
-    return {name: (statistics.median(times[name]), outputs[name]) for name in cases}
+    return times, outputs
+
+
+def paired(times: dict[str, list[float]], case: str, baseline: str) -> float:
+    """The median over rounds of ``case``'s time divided by ``baseline``'s in the same round."""
+    return statistics.median(a / b for a, b in zip(times[case], times[baseline], strict=True))
+
+
+def paired_difference(times: dict[str, list[float]], case: str, baseline: str) -> float:
+    """The median over rounds of ``case``'s time minus ``baseline``'s in the same round (seconds)."""
+    return statistics.median(a - b for a, b in zip(times[case], times[baseline], strict=True))
 
 
 def importtime_top(env: dict[str, str], count: int = 8) -> list[tuple[str, int]]:
-    """The modules with the largest cumulative import time under ``import hermes_core`` (µs)."""
+    """The modules with the largest cumulative import time under ``import hermes_core`` (µs): hermes_core
+    itself, then the others."""
     result = subprocess.run([sys.executable, "-X", "importtime", "-c", "import hermes_core"], env=env,
                             capture_output=True, text=True, check=True)
     rows = []
@@ -100,7 +112,9 @@ def importtime_top(env: dict[str, str], count: int = 8) -> list[tuple[str, int]]
         if line.startswith("import time:") and line.count("|") == 2:
             _, cumulative, name = line.split("|")
             rows.append((name.rstrip(), int(cumulative)))
-    return sorted(rows, key=lambda row: -row[1])[:count]
+    rows.sort(key=lambda row: -row[1])
+    return [row for row in rows if row[0].strip() == "hermes_core"] + \
+        [row for row in rows if row[0].strip() != "hermes_core"][:count]
 
 
 def main() -> None:
@@ -140,21 +154,21 @@ def main() -> None:
             agent_bin = Path(agent).with_name("hermes")
             cases["Hermes Agent plugins list"] = ([str(agent_bin), "plugins", "list", "--plain"], agent_home)
             cases["Hermes Agent tools list"] = ([str(agent_bin), "tools", "list"], agent_home)
-        results = timed(cases, options.rounds)
-        seconds = {name: value[0] for name, value in results.items()}
-        floor, bare = seconds["floor"], seconds["pass"]
-        print(f"Medians of {options.rounds} interleaved rounds, whole processes ({sys.executable})")
+        times, outputs = timed(cases, options.rounds)
+        seconds = {name: statistics.median(values) for name, values in times.items()}
+        print(f"Medians of {options.rounds} interleaved rounds, whole processes ({sys.executable});")
+        print("ratios and differences are medians of the pairs taken in the same round")
         floor_label = 'python -c "import click, pluggy, yaml" (floor)'
-        print(f"{'python -c pass':<44} {bare * 1000:7.1f} ms")
-        print(f"{floor_label:<44} {floor * 1000:7.1f} ms")
+        print(f"{'python -c pass':<48} {seconds['pass'] * 1000:7.1f} ms")
+        print(f"{floor_label:<48} {seconds['floor'] * 1000:7.1f} ms")
         for name in ("import", "plugins list", "tools list", "--help", *(n for n in seconds if n.startswith("Hermes"))):
             label = "python -c 'import hermes_core'" if name == "import" else \
                 name if name.startswith("Hermes") else f"hermes {name}"
-            print(f"{label:<44} {seconds[name] * 1000:7.1f} ms  {seconds[name] / floor:5.2f} × floor  "
-                  f"{seconds[name] / bare:5.2f} × python -c pass")
+            print(f"{label:<48} {seconds[name] * 1000:7.1f} ms  {paired(times, name, 'floor'):5.2f} × floor  "
+                  f"{paired(times, name, 'pass'):5.2f} × python -c pass")
         for command in ("tools list", "--help"):
-            extra = seconds[f"{command}, dead MCP server"] - seconds[command]
-            print(f"{'hermes ' + command + ', MCP server that never answers':<44} "
+            extra = paired_difference(times, f"{command}, dead MCP server", command)
+            print(f"{'hermes ' + command + ', MCP server that never answers':<48} "
                   f"{seconds[command + ', dead MCP server'] * 1000:7.1f} ms  ({extra * 1000:+.1f} ms against none)")
         print("targets: plugins list ≤ 100 ms and ≤ 1.8 × floor; import hermes_core ≤ 60 ms; "
               "a dead MCP server ≤ +50 ms")
@@ -164,13 +178,12 @@ def main() -> None:
         print("\nDiscovery + get_tool_definitions() in a fresh process:")
         for plugins in (4, 200):
             for label in ("cached", "no cache"):
-                value, output = results[f"{plugins} {label}"]
-                count, imported = output.split()
-                print(f"  {plugins:>3} plugins, {count:>4} tools, {label:<8}: {value * 1000:7.1f} ms "
-                      f"({value / bare:.2f} × python -c pass), plugin modules imported: {imported}")
+                case = f"{plugins} {label}"
+                count, imported = outputs[case].split()
+                print(f"  {plugins:>3} plugins, {count:>4} tools, {label:<8}: {seconds[case] * 1000:7.1f} ms "
+                      f"({paired(times, case, 'pass'):.2f} × python -c pass), plugin modules imported: {imported}")
         for label in ("cached", "no cache"):
-            ratio = results[f"200 {label}"][0] / results[f"4 {label}"][0]
-            print(f"  1 000 tools vs 4 plugins ({label}): {ratio:.2f} ×")
+            print(f"  1 000 tools vs 4 plugins ({label}): {paired(times, f'200 {label}', f'4 {label}'):.2f} ×")
 
 
 if __name__ == "__main__":
