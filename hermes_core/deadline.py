@@ -280,22 +280,24 @@ class Deadlines:
 
 
 class _Call:
-    """``function(*args, **kwargs)`` as one step; equal to every other call of the same function, so a
-    function with a late call is not started again."""
+    """``function(*args, **kwargs)`` as one step; equal to every other call of the same function with the same
+    arguments (the same objects), so that call is not started again while an abandoned one still runs, and
+    a call of the same function with other arguments (another tool's check, another request) is."""
 
-    __slots__ = ("args", "function", "kwargs")
+    __slots__ = ("args", "function", "key", "kwargs")
 
     def __init__(self, function: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         self.function, self.args, self.kwargs = function, args, kwargs
+        self.key = (id(function), *map(id, args), *((name, id(value)) for name, value in sorted(kwargs.items())))
 
     def __call__(self, _: Any) -> Any:
         return self.function(*self.args, **self.kwargs)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Call) and other.function is self.function
+        return isinstance(other, _Call) and other.key == self.key
 
     def __hash__(self) -> int:
-        return id(self.function)
+        return hash(self.key)
 
 
 def run_inline(functions: Sequence[Callable[[Any], Any]], argument: Any, start: int = 0,
@@ -350,5 +352,6 @@ _shared = Deadlines()
 
 def call_with_deadline(fn: Callable[..., Any], timeout: float | None, /, *args: Any, **kwargs: Any) -> Any:
     """``fn(*args, **kwargs)`` on the process's shared workers: its value, its exception, or
-    :class:`DeadlineExceeded` (also at once while an earlier call of ``fn`` is still running late)."""
+    :class:`DeadlineExceeded` (also at once while the same call, ``fn`` with the same argument objects, is
+    still running past an earlier deadline)."""
     return _shared.call(fn, timeout, *args, **kwargs)

@@ -299,6 +299,29 @@ def test_a_modify_then_an_approve_then_more_hooks_run_in_order(runtime):
     assert order == ["modify", "approve", ("asked", "m"), ("last", "m")]
 
 
+def test_a_call_still_running_late_is_not_started_again_but_other_calls_of_its_function_are():
+    from hermes_core.deadline import DeadlineExceeded, call_with_deadline
+
+    never, started = threading.Event(), []
+
+    def check(target):
+        started.append(target)
+        if target == "stuck":
+            never.wait()
+        return target
+
+    stuck = "stuck"
+    try:
+        with pytest.raises(DeadlineExceeded, match=r"did not finish within 0\.05 s"):
+            call_with_deadline(check, 0.05, stuck)
+        with pytest.raises(DeadlineExceeded, match="has not returned from an earlier call"):
+            call_with_deadline(check, 0.05, stuck)
+        assert call_with_deadline(check, 0.05, "fine") == "fine"  # another argument: another call
+        assert started == ["stuck", "fine"]
+    finally:
+        never.set()
+
+
 def test_hook_workers_work_in_a_forked_child(tmp_path):
     script = tmp_path / "fork.py"
     script.write_text(textwrap.dedent("""
