@@ -5,9 +5,9 @@ BIN := $(VENV)/bin
 DEMO_VENV ?= .demo-venv
 BENCH_VENV ?= .bench-venv
 HERMES_AGENT_VENV ?= .hermes-agent-venv
-PACKS := file terminal web code agent
+PACKS := file terminal web code agent ssh
 
-.PHONY: install demo test lint bench bench-vs-hermes-agent docs clean
+.PHONY: install demo test lint bench bench-vs-hermes-agent docs dist clean
 
 $(BIN)/hermes: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,10 +29,15 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
+# sdists and wheels of hermes-tools and the five packs, checked with twine --strict (what a release publishes)
+dist: install
+	rm -rf dist
+	$(BIN)/python scripts/build_dist.py dist --no-isolation
+
 docs: install
 	$(BIN)/mkdocs build --strict
 
-# Start-up is measured as users run it: the core and the five packs installed (not editable) in their own venv.
+# Start-up is measured as users run it: the core and the first-party packs installed (not editable) in their own venv.
 $(BENCH_VENV)/bin/python:
 	$(PYTHON) -m venv $(BENCH_VENV)
 
@@ -43,6 +48,7 @@ bench: install $(BENCH_VENV)/bin/python
 	$(BIN)/python bench/dispatch.py
 	$(BENCH_VENV)/bin/python bench/startup.py
 	$(BIN)/python bench/mcp.py
+	$(BIN)/python bench/agent_loop.py
 
 # The same benchmarks beside Hermes Agent 0.19 (installed in a venv of its own, only for the comparison).
 $(HERMES_AGENT_VENV)/bin/hermes:
@@ -53,4 +59,4 @@ bench-vs-hermes-agent: $(HERMES_AGENT_VENV)/bin/hermes
 	HERMES_AGENT_PYTHON="$(CURDIR)/$(HERMES_AGENT_VENV)/bin/python" $(MAKE) bench
 
 clean:
-	rm -rf $(VENV) $(DEMO_VENV) $(BENCH_VENV) $(HERMES_AGENT_VENV) site
+	rm -rf $(VENV) $(DEMO_VENV) $(BENCH_VENV) $(HERMES_AGENT_VENV) site dist

@@ -1,7 +1,7 @@
 """Start-up cost as users feel it: whole ``hermes`` processes against the interpreter floor, measured in one run.
 
 - ``hermes plugins list`` and ``hermes tools list`` (with whatever packs are installed beside this
-  interpreter; ``make bench`` installs the five first-party packs) against ``python -c "import click,
+  interpreter; ``make bench`` installs the first-party packs) against ``python -c "import click,
   pluggy, yaml"`` (what any click + pluggy + YAML tool pays) and ``python -c pass``;
 - ``hermes tools list`` and ``hermes --help`` with one configured MCP server that never answers
   (``connect_timeout: 5``) against the same commands with no server;

@@ -16,14 +16,14 @@ def show(title: str, value: object) -> None:
 
 
 def main() -> None:
+    workspace = Path(tempfile.mkdtemp(prefix="hermes-demo-"))
+    os.chdir(workspace)  # the runtime's workspace: file tools work inside it, the terminal starts there
     runtime = hermes_core.default_runtime()
     show("plugins", [f"{p.id} {p.version} ({p.source}): {p.state}" for p in runtime.plugins])
     definitions = hermes_core.get_tool_definitions()
     show("tools the model sees", [d["function"]["name"] for d in definitions])
     show("legacy toolset file_tools", hermes_core.resolve_toolset("file_tools"))
 
-    workspace = Path(tempfile.mkdtemp(prefix="hermes-demo-"))
-    os.chdir(workspace)  # the file tools work inside the current directory; the terminal starts there too
     script = ("from hermes_tools import read_file, terminal\n"
               "text = read_file(path='notes/hello.txt')['content']\n"
               "print('script saw:', text.splitlines()[0])\n"

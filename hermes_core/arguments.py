@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["ArgumentError", "ArgumentValidator", "parse_arguments"]
+__all__ = ["ArgumentError", "ArgumentValidator", "parse_arguments", "without_absent"]
 
 
 class ArgumentError(ValueError):
@@ -137,13 +137,14 @@ class ArgumentValidator:
         if exact is not None and args.keys() >= self._required_set:
             for name, value in args.items():
                 types = exact.get(name)
-                if types is not None and type(value) not in types:
+                if value is None or (types is not None and type(value) not in types):
                     break
             else:
                 return args
         return self._check(args)
 
     def _check(self, args: dict[str, Any]) -> dict[str, Any]:
+        args = without_absent(self.schema, args)  # a null for an optional argument means "absent" (strict mode)
         problems = [f"missing required argument {name!r}" for name in self.required if name not in args]
         coerced: dict[str, Any] | None = None
         for name, value in args.items():
@@ -184,3 +185,28 @@ class ArgumentValidator:
             f"argument {'.'.join(str(p) for p in error.absolute_path) or '(top level)'}: {error.message}"
             for error in sorted(self._jsonschema.iter_errors(args), key=lambda e: list(map(str, e.absolute_path)))
         ]
+
+
+def without_absent(schema: dict[str, Any], value: Any) -> Any:
+    """``value`` without the nulls that nested objects of ``schema`` hold for optional properties (the same
+    object when there are none)."""
+    if isinstance(value, dict):
+        properties = schema.get("properties")
+        if not isinstance(properties, dict):
+            return value
+        required = schema.get("required") or ()
+        changed = False
+        kept: dict[str, Any] = {}
+        for name, item in value.items():
+            spec = properties.get(name)
+            if item is None and spec is not None and name not in required:
+                changed = True
+                continue
+            new = without_absent(spec, item) if isinstance(spec, dict) else item
+            changed = changed or new is not item
+            kept[name] = new
+        return kept if changed else value
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        items = [without_absent(schema["items"], item) for item in value]
+        return items if any(new is not old for new, old in zip(items, value, strict=True)) else value
+    return value

@@ -32,7 +32,7 @@ __all__ = ["DiscoveryCache"]
 
 log = logging.getLogger(__name__)
 
-FORMAT = 3
+FORMAT = 4
 
 
 class DiscoveryCache:

@@ -23,7 +23,7 @@ __all__ = ["config_data"]
 
 log = logging.getLogger(__name__)
 
-FORMAT = 1
+FORMAT = 2
 _PREFIX = "config-"
 
 

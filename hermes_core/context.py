@@ -5,15 +5,18 @@ from __future__ import annotations
 import functools
 import logging
 import re
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .backends import BackendContribution, BackendFactory
 from .contributions import MIDDLEWARE_KINDS, CliCommand, Command, Contributions, Skill
 from .hooks import accepted_keywords
 from .registry import ResultLimit, ToolEntry, tool_entry
 
 if TYPE_CHECKING:
+    from .authoring import ToolSpec
     from .manifest import PluginManifest
 
 __all__ = ["PluginContext", "normalize_command_name"]
@@ -21,8 +24,16 @@ __all__ = ["PluginContext", "normalize_command_name"]
 log = logging.getLogger(__name__)
 
 SKILL_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
+BACKEND_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 #: Keywords ``dispatch_tool`` passes on to the call.
 DISPATCH_KEYWORDS = frozenset({"task_id", "tool_call_id", "session_id", "user_task", "enabled_tools"})
+
+
+def tool_spec(function: Any) -> ToolSpec | None:
+    """``authoring.tool_spec(function)`` without importing ``authoring`` (and pydantic) when nothing has: a
+    function that ``@hermes_core.tool`` decorated was decorated by the imported module."""
+    authoring = sys.modules.get(f"{__package__}.authoring")
+    return authoring.tool_spec(function) if authoring is not None else None
 
 
 def normalize_command_name(name: str) -> str:
@@ -33,11 +44,13 @@ def _frontmatter_description(document: Path) -> str:
     """The ``description`` of a skill document's YAML front matter, or ``""``."""
     import yaml
 
+    from .yamlmodel import load_untrusted_yaml
+
     try:
         text = document.read_text(encoding="utf-8")
         if not text.startswith("---"):
             return ""
-        data = yaml.safe_load(text[3:].split("\n---", 1)[0])
+        data = load_untrusted_yaml(text[3:].split("\n---", 1)[0])
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return ""
     description = data.get("description") if isinstance(data, dict) else None
@@ -83,6 +96,7 @@ class PluginContext:
         self._override_granted = override_granted
         self._inject = inject
         self._undo: list[Callable[[], None]] = []
+        self._closed = False
         #: Names of the tools registered through this context, in order.
         self.registered_tools: list[str] = []
 
@@ -112,12 +126,33 @@ class PluginContext:
 
     # -- tools -------------------------------------------------------------------------------
 
-    def register_tool(self, name: str, toolset: str, schema: dict[str, Any], handler: Callable[..., Any],
+    def register_tool(self, name: str | Callable[..., Any], toolset: str | None = None,
+                      schema: dict[str, Any] | None = None, handler: Callable[..., Any] | None = None,
                       check_fn: Callable[[], Any] | None = None, requires_env: list[Any] | None = None,
                       is_async: bool = False, description: str = "", emoji: str = "",
                       max_result_size_chars: ResultLimit = None, override: bool = False,
                       parallel_safe: bool = False, path_args: list[str] | tuple[str, ...] = ()) -> bool:
-        """Add a tool; ``handler(args: dict, **kwargs) -> str``. Returns False if the conflict policy refused it."""
+        """Add a tool. Returns False if the conflict policy refused it.
+
+        Either a function decorated with ``@hermes_core.tool`` alone, ``register_tool(fn)`` (keywords given
+        beside it override what the decorator says), or Hermes Agent's ``name, toolset, schema, handler`` with
+        ``handler(args: dict, **kwargs) -> str``.
+        """
+        spec = tool_spec(name) if callable(name) else tool_spec(handler)
+        if callable(name) and spec is None:
+            raise TypeError(f"register_tool({getattr(name, '__name__', name)!r}): a function alone must be "
+                            "decorated with @hermes_core.tool; otherwise pass name, toolset, schema and handler")
+        if spec is not None:
+            name = spec.name if callable(name) else name
+            toolset = toolset or spec.toolset or self.plugin_id
+            schema = schema or {"description": description or spec.description, "parameters": spec.parameters}
+            handler, is_async = spec.handler, is_async or spec.is_async
+            emoji, parallel_safe, path_args = emoji or spec.emoji, parallel_safe or spec.parallel_safe, \
+                path_args or spec.path_args
+            if max_result_size_chars is None:
+                max_result_size_chars = spec.max_result_size_chars
+        if not isinstance(name, str) or not toolset:
+            raise TypeError(f"tool {name!r}: register_tool needs a toolset")
         if not callable(handler):
             raise TypeError(f"tool {name!r}: handler must be callable, not {type(handler).__name__}")
         schema = dict(schema or {})
@@ -132,6 +167,7 @@ class PluginContext:
 
     def add_entry(self, entry: ToolEntry, override: bool = False) -> bool:
         """Register a ready-made :class:`ToolEntry` on behalf of this plugin (undone by :meth:`rollback`)."""
+        self._require_open()
         registry = self._contributions.registry
         previous = registry.get(entry.name)
         if not registry.register(entry, override=override, override_granted=override and self._override_granted()):
@@ -166,6 +202,7 @@ class PluginContext:
         """Call ``callback`` with keyword arguments on ``hook_name`` (unknown names: warning, kept)."""
         if not callable(callback):
             raise TypeError(f"hook {hook_name!r}: callback must be callable, not {type(callback).__name__}")
+        self._require_open()
         hooks = self._contributions.hooks
         handle = hooks.add_callback(self.plugin_id or "__main__", hook_name, callback)
         self._undo.append(lambda: hooks.remove(handle))
@@ -176,6 +213,7 @@ class PluginContext:
             raise ValueError(f"unknown middleware kind {kind!r}; expected one of {sorted(MIDDLEWARE_KINDS)}")
         if not callable(callback):
             raise TypeError(f"{kind} middleware must be callable, not {type(callback).__name__}")
+        self._require_open()
         middleware = self._contributions.middleware
         chain = middleware.setdefault(kind, [])
         item = (self.plugin_id or "__main__", _keywords_filtered(callback))
@@ -224,7 +262,28 @@ class PluginContext:
                       description or _frontmatter_description(document), self.plugin_id)
         self._add(self._contributions.skills, skill.name, skill)
 
+    # -- execution backends ---------------------------------------------------------------------
+
+    def register_execution_backend(self, name: str, factory: BackendFactory, *, description: str = "",
+                                   check_fn: Callable[[], Any] | None = None) -> None:
+        """Add an execution backend ``terminal.backend: <name>`` selects; ``factory(setup)`` makes it on first use.
+
+        ``check_fn`` says whether it can work here (an exception's message is the reason). A name another
+        plugin already provides is refused with a ``ValueError`` (no plugin takes over another's backend).
+        """
+        if not BACKEND_NAME.match(name or ""):
+            raise ValueError(f"invalid backend name {name!r}: use lower-case letters, digits, '_' and '-'")
+        if not callable(factory):
+            raise TypeError(f"backend {name!r}: factory must be callable, not {type(factory).__name__}")
+        existing = self._contributions.backends.get(name)
+        if existing is not None and existing.plugin != self.plugin_id:
+            owner = f"plugin {existing.plugin!r}" if existing.plugin else "Hermes itself (built in)"
+            raise ValueError(f"backend {name!r} is already provided by {owner}")
+        self._add(self._contributions.backends, name,
+                  BackendContribution(name, factory, self.plugin_id, description, check_fn))
+
     def _add(self, table: dict[str, Any], key: str, value: Any) -> None:
+        self._require_open()
         previous = table.get(key)
         table[key] = value
 
@@ -256,6 +315,16 @@ class PluginContext:
     def on_rollback(self, undo: Callable[[], None]) -> None:
         """Run ``undo`` if this context is rolled back (the loader's own registrations use it)."""
         self._undo.append(undo)
+
+    def close(self) -> None:
+        """Undo everything and refuse what comes later (a load that ran out of time goes on, abandoned)."""
+        self._closed = True
+        self.rollback()
+
+    def _require_open(self) -> None:
+        if self._closed:
+            raise RuntimeError(f"plugin {self.plugin_id!r}: its load was abandoned (it ran out of time); "
+                               "nothing more can be registered through this context")
 
     def rollback(self) -> None:
         """Undo everything registered through this context, newest first."""

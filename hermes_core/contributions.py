@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .backends import BackendContribution
 from .hooks import HookRunner
 from .registry import ToolRegistry
 from .toolsets import Toolsets
@@ -70,6 +71,8 @@ class Contributions:
     commands: dict[str, Command] = field(default_factory=dict)
     cli_commands: dict[str, CliCommand] = field(default_factory=dict)
     skills: dict[str, Skill] = field(default_factory=dict)
+    #: Execution backends by name (the built-in ``local`` among them).
+    backends: dict[str, BackendContribution] = field(default_factory=dict)
 
     def of_plugin(self, plugin_id: str) -> dict[str, list[str]]:
         """Names of the commands, CLI commands, skills and middleware kinds ``plugin_id`` contributed."""

@@ -277,6 +277,10 @@ def _read_manifest(candidate: PluginCandidate) -> PluginCandidate:
             return _warn(candidate, f"plugin.yaml ignored, as Hermes Agent ignores it: {exc}")
         return dataclasses.replace(candidate, error=f"invalid manifest: {exc}")
     warnings = [f"unknown manifest field {name!r} ignored" for name in manifest.unknown_fields]
+    if manifest.declarative and defines_register:
+        warnings.append("the manifest declares every tool and no hooks, but the package defines register(): "
+                        "Hermes imports it at load and runs register() (its hooks included); list its hooks in "
+                        "provides_hooks, or remove register() to keep the plugin lazy")
     if manifest.name and manifest.name != candidate.id and slug(manifest.name) != slug(candidate.id):
         warnings.append(f"manifest name {manifest.name!r} differs from the plugin id {candidate.id!r}; the id is used")
     met = core_satisfies(manifest.requires_hermes) if manifest.requires_hermes else None
@@ -294,8 +298,10 @@ def _declares_tools(path: Path) -> bool:
     """The manifest has a ``tools:`` list, so it is written for Hermes and must be valid."""
     import yaml
 
+    from .yamlmodel import load_untrusted_yaml
+
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_untrusted_yaml(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return False
     return isinstance(data, dict) and "tools" in data

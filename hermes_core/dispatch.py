@@ -1,21 +1,30 @@
-"""The model-facing call path: ``handle_function_call`` and ``run_tool_calls``."""
+"""The model-facing call path: ``handle_function_call``, ``run_tool_calls`` and ``answer_tool_calls``, and their
+async twins, which never block the caller's event loop."""
 
 from __future__ import annotations
 
 import json
 import logging
+import os
+import sys
 import time
+import warnings
+import weakref
 from collections.abc import Callable, Iterable
-from pathlib import PurePosixPath
-from typing import Any
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any
 
 from .approval import ApprovalRequest, Approvals
 from .arguments import ArgumentError, ArgumentValidator, parse_arguments
 from .budget import ResultBudget
 from .contributions import Middleware
 from .hooks import HookImpl, HookRunner
-from .registry import UNLIMITED, ToolEntry, ToolRegistry, call_handler
+from .registry import UNLIMITED, ToolEntry, ToolRegistry, acall_handler, as_text, async_handler, call_handler
+from .toolcalls import ToolCall, ToolCallLike, ToolReply, read_tool_call, tool_reply
 from .toolcontext import CURRENT, ToolContext
+
+if TYPE_CHECKING:
+    from .asyncbridge import CallerLoop
 
 __all__ = ["AGENT_LOOP_TOOLS", "INTERACTIVE_TOOLS", "MAX_PARALLEL", "Dispatcher", "tool_error"]
 
@@ -32,7 +41,22 @@ TOOL_HOOKS = frozenset({"pre_tool_call", "post_tool_call", "transform_tool_resul
 
 def tool_error(message: str, **extra: Any) -> str:
     """The JSON error text every failure becomes: ``{"error": message, ...}`` (handlers return it too)."""
-    return json.dumps({"error": message, **extra}, ensure_ascii=False)
+    return valid_text(json.dumps({"error": message, **extra}, ensure_ascii=False))
+
+
+def valid_text(text: str) -> str:
+    """``text`` as valid Unicode: lone surrogates (a file name that is not UTF-8, read with Python's
+    ``surrogateescape``) become U+FFFD, so every result can be encoded and sent on."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        try:  # the bytes a surrogateescape'd name stood for, each one that is not UTF-8 shown as U+FFFD
+            return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        except UnicodeEncodeError:  # other lone surrogates
+            return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return text
 
 
 class _Blocked(Exception):
@@ -53,6 +77,8 @@ class Dispatcher:
         self.contexts = contexts
         self._validators: dict[ToolEntry, ArgumentValidator] = {}
         self._validators_generation = -1
+        self._async_handlers: weakref.WeakKeyDictionary[ToolEntry, Callable[..., Any] | None] = \
+            weakref.WeakKeyDictionary()
 
     # -- one call ----------------------------------------------------------------------------
 
@@ -60,22 +86,11 @@ class Dispatcher:
                              tool_call_id: str | None = None, session_id: str | None = None,
                              user_task: str | None = None, enabled_tools: Iterable[str] | None = None) -> str:
         """Run one tool call; always returns a string (``{"error": ...}`` JSON on any failure)."""
-        entry = self.registry.get(function_name)
         try:
-            if function_name in AGENT_LOOP_TOOLS:
-                return tool_error(f"Tool '{function_name}' is handled by the agent loop, which owns the state and "
-                                  "the user it needs; it cannot be dispatched through the tool registry")
-            if entry is None:
-                return self._unknown(function_name)
-            if enabled_tools is not None and function_name not in enabled_tools:
-                return tool_error(f"Tool '{function_name}' is not enabled for this conversation")
-            availability = self.registry.check(function_name)
-            if not availability.available:
-                return tool_error(f"Tool '{function_name}' is unavailable: {availability.reason}")
-            try:
-                args = self._validator(entry)(parse_arguments(function_args))
-            except ArgumentError as exc:
-                return tool_error(f"Invalid arguments for tool '{function_name}': {exc}", problems=exc.problems)
+            prepared = self._prepare(function_name, function_args, enabled_tools)
+            if isinstance(prepared, str):
+                return prepared
+            entry, args = prepared
             if self.middleware or not self.hooks.active.isdisjoint(TOOL_HOOKS):
                 context = {"task_id": task_id, "session_id": session_id, "tool_call_id": tool_call_id}
                 return self._call_with_hooks(entry, args, context, user_task)
@@ -86,9 +101,94 @@ class Dispatcher:
                 CURRENT.reset(token)
             return self._fit(entry, result)
         except Exception as exc:
-            log.debug("tool %s failed", function_name, exc_info=True)
-            return tool_error(f"Tool '{function_name}' failed: {type(exc).__name__}: {exc}",
-                              error_type=type(exc).__name__)
+            return _failed(function_name, exc)
+
+    def _prepare(self, function_name: str, function_args: Any,
+                 enabled_tools: Iterable[str] | None) -> tuple[ToolEntry, dict[str, Any]] | str:
+        """The tool and its checked arguments, or the error that answers the call instead."""
+        if function_name in AGENT_LOOP_TOOLS:
+            return tool_error(f"Tool '{function_name}' is handled by the agent loop, which owns the state and "
+                              "the user it needs; it cannot be dispatched through the tool registry")
+        entry = self.registry.get(function_name)
+        if entry is None:
+            return self._unknown(function_name)
+        if enabled_tools is not None and function_name not in enabled_tools:
+            return tool_error(f"Tool '{function_name}' is not enabled for this conversation")
+        availability = self.registry.check(function_name)
+        if not availability.available:
+            return tool_error(f"Tool '{function_name}' is unavailable: {availability.reason}")
+        try:
+            return entry, self._validator(entry)(parse_arguments(function_args))
+        except ArgumentError as exc:
+            return tool_error(f"Invalid arguments for tool '{function_name}': {exc}", problems=exc.problems)
+
+    async def ahandle_function_call(self, function_name: str, function_args: Any, task_id: str | None = None,
+                                    tool_call_id: str | None = None, session_id: str | None = None,
+                                    user_task: str | None = None, enabled_tools: Iterable[str] | None = None) -> str:
+        """:meth:`handle_function_call` without blocking the running loop: an async handler is awaited on it, a
+        synchronous one (and hooks and middleware) runs on a worker thread. Cancelling the awaiting task cancels
+        the async handler; a synchronous one runs to its end and its result is dropped."""
+
+        entry = self.registry.get(function_name)
+        try:
+            function = None if entry is None else await self._async_handler(entry)
+            if function is None:
+                from .asyncbridge import in_worker
+
+                return await in_worker(self.handle_function_call, function_name, function_args, task_id,
+                                       tool_call_id, session_id, user_task, enabled_tools)
+            prepared = self._prepare(function_name, function_args, enabled_tools)
+            if isinstance(prepared, str):
+                return prepared
+            entry, args = prepared
+            if self.middleware or not self.hooks.active.isdisjoint(TOOL_HOOKS):
+                return await self._acall_with_hooks(entry, args, task_id, tool_call_id, session_id, user_task)
+            token = CURRENT.set(self.contexts(entry.plugin))
+            try:
+                result = function(args, task_id=task_id, session_id=session_id, user_task=user_task)
+                if hasattr(result, "__await__"):
+                    result = await result
+            finally:
+                CURRENT.reset(token)
+            result = valid_text(result if type(result) is str else as_text(result))
+            if self._fits(entry, result):
+                return result
+            from .asyncbridge import in_worker
+
+            return await in_worker(self._fit, entry, result)
+        except Exception as exc:
+            return _failed(function_name, exc)
+
+    async def _async_handler(self, entry: ToolEntry) -> Callable[..., Any] | None:
+        """The entry's coroutine function (None for a synchronous handler); a lazy one is imported off the loop."""
+        try:
+            return self._async_handlers[entry]
+        except KeyError:
+            pass
+        if entry.is_lazy:
+            from .asyncbridge import in_worker
+
+            function = await in_worker(async_handler, entry)
+        else:
+            function = async_handler(entry)
+        self._async_handlers[entry] = function
+        return function
+
+    async def _acall_with_hooks(self, entry: ToolEntry, args: dict[str, Any], task_id: str | None,
+                                tool_call_id: str | None, session_id: str | None, user_task: str | None) -> str:
+        """The hook phases are synchronous and may wait (deadlines, approvals): they run exactly as in the sync
+        path, on a worker thread, and only the async handler comes back to this loop to be awaited."""
+        import asyncio
+
+        from .asyncbridge import CallerLoop, in_worker
+
+        context = {"task_id": task_id, "session_id": session_id, "tool_call_id": tool_call_id}
+        loop = CallerLoop(asyncio.get_running_loop())
+        try:
+            return await in_worker(self._call_with_hooks, entry, args, context, user_task, _on_loop(loop))
+        except asyncio.CancelledError:
+            loop.cancel()
+            raise
 
     def _validator(self, entry: ToolEntry) -> ArgumentValidator:
         """The compiled argument check of ``entry`` (compiled once per entry; forgotten when tools change)."""
@@ -101,12 +201,19 @@ class Dispatcher:
         return validator
 
     def _fit(self, entry: ToolEntry, result: str) -> str:
-        """``result`` within the tool's size limit (its own, else the configured default)."""
+        """``result`` as valid text within the tool's size limit (its own, else the configured default); a larger
+        one is saved and previewed, or truncated."""
+        result = valid_text(result)
         limit = entry.max_result_size_chars
         if limit is UNLIMITED:
             return result
         limit = self.budget.per_tool if limit is None else limit
         return result if len(result) <= limit else self.budget.fit(entry.name, result, limit)
+
+    def _fits(self, entry: ToolEntry, result: str) -> bool:
+        """Whether :meth:`_fit` returns ``result`` (valid text) as it is, without writing a file."""
+        limit = entry.max_result_size_chars
+        return limit is UNLIMITED or len(result) <= (self.budget.per_tool if limit is None else limit)
 
     def _unknown(self, name: str) -> str:
         import difflib
@@ -116,7 +223,7 @@ class Dispatcher:
         return tool_error(f"Unknown tool '{name}'{hint}", suggestions=close)
 
     def _call_with_hooks(self, entry: ToolEntry, args: dict[str, Any], context: dict[str, Any],
-                         user_task: str | None) -> str:
+                         user_task: str | None, call: Callable[..., str] = call_handler) -> str:
         name = entry.name
         trace: list[str] = []
         original_args = args
@@ -131,7 +238,7 @@ class Dispatcher:
         else:
             try:
                 result = self._fit(entry, self._execution_chain(entry, args, original_args, context, trace,
-                                                                user_task))
+                                                                user_task, call))
             except Exception as exc:
                 status, error_type, error_message = "error", type(exc).__name__, str(exc)
                 result = tool_error(f"Tool '{name}' failed: {error_type}: {exc}", error_type=error_type)
@@ -196,14 +303,16 @@ class Dispatcher:
             start = phase.end
 
     def _execution_chain(self, entry: ToolEntry, args: dict[str, Any], original: dict[str, Any],
-                         context: dict[str, Any], trace: list[str], user_task: str | None) -> str:
+                         context: dict[str, Any], trace: list[str], user_task: str | None,
+                         call_entry: Callable[..., str] = call_handler) -> str:
+        """The ``tool_execution`` middleware around the handler, which ``call_entry(entry, args, **kw)`` runs."""
         tool_context = self.contexts(entry.plugin)
 
         def handler(call_args: dict[str, Any]) -> str:
             token = CURRENT.set(tool_context)
             try:
-                return call_handler(entry, call_args, task_id=context["task_id"], session_id=context["session_id"],
-                                    user_task=user_task)
+                return call_entry(entry, call_args, task_id=context["task_id"], session_id=context["session_id"],
+                                  user_task=user_task)
             finally:
                 CURRENT.reset(token)
 
@@ -214,13 +323,33 @@ class Dispatcher:
 
     # -- a batch of calls -----------------------------------------------------------------------
 
-    def run_tool_calls(self, calls: list[dict[str, Any]], **context: Any) -> list[str]:
-        """Run a model's tool calls; in parallel when safe; results in call order."""
-        parsed = [_parse_call(call) for call in calls]
+    def run_tool_calls(self, calls: Iterable[ToolCallLike], **context: Any) -> list[str]:
+        """Run a model's tool calls, any provider's, as dicts or SDK objects; in parallel when safe; results in
+        call order (a call that cannot be read is answered by an error in its place)."""
+        _warn_if_on_a_loop("run_tool_calls")
+        return self._run([read_tool_call(call) for call in calls], context)
 
-        def run(item: tuple[str, Any, str | None]) -> str:
-            name, arguments, call_id = item
-            return self.handle_function_call(name, arguments, tool_call_id=call_id, **context)
+    def answer_tool_calls(self, calls: Iterable[ToolCallLike], **context: Any) -> list[ToolReply]:
+        """Run the calls as :meth:`run_tool_calls` does; each result as the reply item its provider expects."""
+        _warn_if_on_a_loop("answer_tool_calls")
+        parsed = [read_tool_call(call) for call in calls]
+        return [tool_reply(call, result) for call, result in zip(parsed, self._run(parsed, context), strict=True)]
+
+    async def arun_tool_calls(self, calls: Iterable[ToolCallLike], **context: Any) -> list[str]:
+        """:meth:`run_tool_calls` without blocking the running loop (parallel-safe batches run concurrently)."""
+        return await self._arun([read_tool_call(call) for call in calls], context)
+
+    async def aanswer_tool_calls(self, calls: Iterable[ToolCallLike], **context: Any) -> list[ToolReply]:
+        """:meth:`answer_tool_calls` without blocking the running loop."""
+        parsed = [read_tool_call(call) for call in calls]
+        return [tool_reply(call, result) for call, result in zip(parsed, await self._arun(parsed, context),
+                                                                 strict=True)]
+
+    def _run(self, parsed: list[ToolCall], context: dict[str, Any]) -> list[str]:
+        def run(call: ToolCall) -> str:
+            if call.problem is not None:
+                return tool_error(call.problem)
+            return self.handle_function_call(call.name, call.arguments, tool_call_id=call.id, **context)
 
         if len(parsed) > 1 and self._parallel_ok(parsed):
             from concurrent.futures import ThreadPoolExecutor
@@ -228,23 +357,44 @@ class Dispatcher:
             with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, len(parsed)),
                                     thread_name_prefix="hermes-tool") as pool:
                 return list(pool.map(run, parsed))
-        return [run(item) for item in parsed]
+        return [run(call) for call in parsed]
 
-    def _parallel_ok(self, parsed: list[tuple[str, Any, str | None]]) -> bool:
+    async def _arun(self, parsed: list[ToolCall], context: dict[str, Any]) -> list[str]:
+        import asyncio
+
+        async def run(call: ToolCall) -> str:
+            if call.problem is not None:
+                return tool_error(call.problem)
+            return await self.ahandle_function_call(call.name, call.arguments, tool_call_id=call.id, **context)
+
+        if len(parsed) > 1 and self._parallel_ok(parsed):
+            slots = asyncio.Semaphore(MAX_PARALLEL)
+
+            async def bounded(call: ToolCall) -> str:
+                async with slots:
+                    return await run(call)
+
+            return list(await asyncio.gather(*(bounded(call) for call in parsed)))
+        return [await run(call) for call in parsed]
+
+    def _parallel_ok(self, parsed: list[ToolCall]) -> bool:
         touched: list[PurePosixPath] = []
-        for name, arguments, _ in parsed:
-            if name in INTERACTIVE_TOOLS:
+        for call in parsed:
+            if call.problem is not None:
+                continue
+            if call.name in INTERACTIVE_TOOLS:
                 return False
-            entry = self.registry.get(name)
+            entry = self.registry.get(call.name)
             if entry is None or entry.parallel_safe:
                 continue
             if not entry.path_args:
                 return False
             try:
-                args = parse_arguments(arguments)
+                args = parse_arguments(call.arguments)
             except ArgumentError:
                 return False
-            paths = [PurePosixPath(str(args[a])) for a in entry.path_args if args.get(a)]
+            workspace = self.contexts(entry.plugin).workspace
+            paths = [_resolved(workspace, str(args[a])) for a in entry.path_args if args.get(a)]
             if not paths:
                 return False
             for path in paths:
@@ -254,13 +404,34 @@ class Dispatcher:
         return True
 
 
+def _failed(function_name: str, exc: Exception) -> str:
+    log.debug("tool %s failed", function_name, exc_info=True)
+    return tool_error(f"Tool '{function_name}' failed: {type(exc).__name__}: {exc}", error_type=type(exc).__name__)
+
+
+def _on_loop(loop: CallerLoop) -> Callable[..., str]:
+    """A ``call_handler`` for a worker thread that runs an async handler on the caller's loop ``loop``."""
+    def call(entry: ToolEntry, args: dict[str, Any], **kwargs: Any) -> str:
+        return loop.run(acall_handler(entry, args, **kwargs))
+
+    return call
+
+
+def _warn_if_on_a_loop(name: str) -> None:
+    asyncio = sys.modules.get("asyncio")  # no running loop is possible before asyncio is imported
+    if asyncio is not None and asyncio._get_running_loop() is not None:
+        warnings.warn(f"{name}() blocks the running event loop until every call is done; "
+                      f"await a{name}() instead", RuntimeWarning, stacklevel=4)
+
+
+def _resolved(workspace: Path, path: str) -> PurePosixPath:
+    """The real path ``path`` names from ``workspace`` (``..``, ``./``, ``~``, symlinks and absolute spellings
+    of one file all give the same answer)."""
+    return PurePosixPath(os.path.realpath(os.path.join(workspace, os.path.expanduser(path))))
+
+
 def _overlaps(a: PurePosixPath, b: PurePosixPath) -> bool:
     return a == b or a in b.parents or b in a.parents
-
-
-def _parse_call(call: dict[str, Any]) -> tuple[str, Any, str | None]:
-    function: dict[str, Any] = call["function"] if isinstance(call.get("function"), dict) else call
-    return str(function.get("name", "")), function.get("arguments"), call.get("id")
 
 
 def _wrap(wrapper: Callable[..., Any], plugin: str, inner: Callable[[dict[str, Any]], str], name: str,

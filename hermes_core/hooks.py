@@ -59,6 +59,11 @@ class HermesHookSpecs:
         """After a tool ran (``status`` is ``ok``, ``error`` or ``blocked``); the return value is ignored."""
 
     @hookspec(firstresult=True)
+    def transform_terminal_output(self, command: str, output: str, returncode: int, task_id: str,
+                                  env_type: str) -> str | None:
+        """After a foreground ``terminal`` command: the first ``str`` returned replaces its output."""
+
+    @hookspec(firstresult=True)
     def transform_tool_result(self, tool_name: str, args: dict[str, Any], result: str, duration_ms: float,
                               status: str, error_type: str | None, error_message: str | None,
                               task_id: str | None, session_id: str | None, tool_call_id: str | None,

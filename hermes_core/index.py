@@ -109,7 +109,7 @@ class IndexEntry(_Model):
         description="The plugin id: the entry-point name, used by `plugins.enabled` and `plugins.disabled`.")
     distribution: str = Field(description="The distribution (PyPI project) that ships the plugin.")
     requirement: Annotated[str, AfterValidator(_requirement)] = Field(
-        description="What `hermes plugins install ID` passes to pip, e.g. `hermes-plugin-web` or `pkg>=1.2`.")
+        description="What `hermes plugins install ID` passes to pip, e.g. `hermes-tools-web` or `pkg>=1.2`.")
     version: Annotated[str, AfterValidator(_version)] = Field(
         description="The version of the distribution the facts below were read from.")
     summary: str = Field("", description="One line on what the plugin does.")
@@ -336,7 +336,7 @@ def parse_index(text: str, where: str = "index.json") -> PluginIndex:
         raise PluginIndexError(f"{where}: not a plugin index: expected an object with a 'plugins' list")
     if data.get("format", INDEX_FORMAT) != INDEX_FORMAT:
         raise PluginIndexError(f"{where}: index format {data.get('format')!r} is not supported "
-                               f"(this hermes-core reads format {INDEX_FORMAT}); upgrade hermes-core")
+                               f"(this hermes-tools reads format {INDEX_FORMAT}); upgrade hermes-tools")
     entries: dict[str, IndexEntry] = {}
     problems: list[str] = []
     for position, item in enumerate(data["plugins"]):

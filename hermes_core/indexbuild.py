@@ -2,7 +2,7 @@
 
 ``registry-index/plugins/<id>.yaml`` holds one plugin each; ``hermes index fetch`` writes them from the
 plugin's wheel (read as a zip, never installed or imported), ``hermes index validate`` checks them and
-``hermes index build`` turns them into ``registry-index/index.json`` and the copy bundled with hermes-core.
+``hermes index build`` turns them into ``registry-index/index.json`` and the copy bundled with hermes-tools.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from email.utils import getaddresses
+from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Any, Final
 
@@ -32,8 +33,8 @@ from .index import (
     index_document,
 )
 from .manifest import EnvRequirement, ManifestError, _env_requirement, parse_manifest
-from .wheelmeta import WheelEntryPoint, WheelError, WheelInfo, build_wheel, download_wheel, read_wheel
-from .yamlmodel import validate_yaml
+from .wheelmeta import WheelError, WheelInfo, build_wheel, download_wheel, read_wheel
+from .yamlmodel import load_untrusted_yaml, validate_yaml
 
 __all__ = [
     "IndexLayout",
@@ -197,25 +198,26 @@ def manifest_facts(data: dict[str, Any]) -> ManifestFacts:
 
 
 def _license(wheel: WheelInfo) -> str | None:
-    if expression := wheel.field("License-Expression"):
+    if expression := wheel.field("license_expression"):
         return expression
-    text = wheel.field("License")
+    text = wheel.field("license")
     if text and "\n" not in text and len(text) <= 64:
         return text
-    classifiers = [c.split("::")[-1].strip() for c in wheel.fields("Classifier") if c.startswith("License ::")]
+    classifiers = [c.split("::")[-1].strip() for c in wheel.metadata.get("classifiers", [])
+                   if c.startswith("License ::")]
     return classifiers[0] if classifiers else None
 
 
 def _author(wheel: WheelInfo) -> str | None:
-    if author := wheel.field("Author"):
+    if author := wheel.field("author"):
         return _collapse(author)
-    names = [name for name, _ in getaddresses(wheel.fields("Author-email")) if name]
+    names = [name for name, _ in getaddresses([wheel.field("author_email") or ""]) if name]
     return ", ".join(names) or None
 
 
 def _urls(wheel: WheelInfo) -> tuple[str | None, str | None]:
     urls = wheel.project_urls
-    homepage = wheel.field("Home-page") or next((urls[k] for k in HOMEPAGE_LABELS if k in urls), None)
+    homepage = wheel.field("home_page") or next((urls[k] for k in HOMEPAGE_LABELS if k in urls), None)
     repository = next((urls[k] for k in REPOSITORY_LABELS if k in urls), None)
     if repository is None and homepage and homepage.startswith(CODE_HOSTS):
         repository = homepage
@@ -236,7 +238,7 @@ def tags_from_keywords(keywords: str | None) -> list[str]:
     return sorted(tags)
 
 
-def _entry_point_notes(ep: WheelEntryPoint) -> list[str]:
+def _entry_point_notes(ep: EntryPoint) -> list[str]:
     notes = []
     if ep.group == LEGACY_ENTRY_POINT_GROUP:
         notes.append(f"registered in the deprecated entry-point group {LEGACY_ENTRY_POINT_GROUP!r}: Hermes Agent "
@@ -247,7 +249,7 @@ def _entry_point_notes(ep: WheelEntryPoint) -> list[str]:
     return notes
 
 
-def _manifest_of(wheel: WheelInfo, ep: WheelEntryPoint) -> tuple[ManifestFacts, list[str]]:
+def _manifest_of(wheel: WheelInfo, ep: EntryPoint) -> tuple[ManifestFacts, list[str]]:
     member = wheel.manifest_member(ep)
     if member is None:
         return ManifestFacts(), ["no plugin.yaml in the wheel: its tools and hooks are known only once it is loaded"]
@@ -258,7 +260,7 @@ def _manifest_of(wheel: WheelInfo, ep: WheelEntryPoint) -> tuple[ManifestFacts, 
                      "where Hermes looks for it")
     text = wheel.read_text(member)
     try:
-        data = yaml.safe_load(text)
+        data = load_untrusted_yaml(text)
     except yaml.YAMLError as exc:
         return ManifestFacts(), [*notes, f"its plugin.yaml is not valid YAML: {_collapse(str(exc))[:NOTE_LIMIT]}"]
     if not isinstance(data, dict):
@@ -285,10 +287,10 @@ def entries_from_wheel(wheel: WheelInfo, *, first_party: bool = False) -> list[I
         facts, notes = _manifest_of(wheel, ep)
         entries.append(IndexEntry(
             id=ep.name, distribution=wheel.name, requirement=str(canonicalize_name(wheel.name)),
-            version=wheel.version, summary=_collapse(wheel.field("Summary")) or facts.description,
+            version=wheel.version, summary=_collapse(wheel.field("summary")) or facts.description,
             homepage=homepage or facts.homepage, repository=repository,
             license=_license(wheel) or facts.license, author=_author(wheel),
-            tags=tags_from_keywords(wheel.field("Keywords")), first_party=first_party,
+            tags=tags_from_keywords(", ".join(wheel.metadata.get("keywords", []))), first_party=first_party,
             toolsets=facts.toolsets, tools=facts.tools, hooks=facts.hooks, requires_env=facts.requires_env,
             requires_hermes=facts.requires_hermes, entry_point=ep.value, entry_point_group=ep.group,
             notes=[*_entry_point_notes(ep), *notes]))
@@ -320,7 +322,7 @@ def load_entry_file(path: Path) -> IndexEntry:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise PluginIndexError(f"{path}: cannot read: {exc}") from None
-    return validate_yaml(text, path, IndexEntry, PluginIndexError, "an index entry")
+    return validate_yaml(text, path, IndexEntry, PluginIndexError, "an index entry", trusted=False)
 
 
 def _merge_kept(entry: IndexEntry, existing: IndexEntry | None) -> IndexEntry:
@@ -399,10 +401,10 @@ def pack_entry(pack: Path) -> IndexEntry:
         raise PluginIndexError(f"{pack / 'pyproject.toml'}: expected one {ENTRY_POINT_GROUP!r} entry point, "
                                f"found {len(points)}")
     (plugin_id, value), = points.items()
-    ep = WheelEntryPoint(group, plugin_id, value)
+    ep = EntryPoint(name=plugin_id, value=value, group=group)
     manifest = pack / ep.module.replace(".", "/") / "plugin.yaml"
     try:
-        data = yaml.safe_load(manifest.read_text(encoding="utf-8")) or {}
+        data = load_untrusted_yaml(manifest.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as exc:
         raise PluginIndexError(f"{manifest}: cannot read: {exc}") from None
     facts = manifest_facts(data if isinstance(data, dict) else {})

@@ -19,8 +19,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ._version import __version__
+from .deadline import DeadlineExceeded, call_with_deadline
 from .discovery import PluginCandidate, core_satisfies
 from .errors import HermesError
+from .exitguard import refusing_exit
 from .hooks import KNOWN_HOOKS
 from .references import LazyReference, ReferenceImportError
 from .registry import UNLIMITED, Requirements, ToolEntry, tool_entry
@@ -32,8 +34,8 @@ if TYPE_CHECKING:
     from .context import PluginContext
     from .contributions import Contributions
 
-__all__ = ["HERMES_AGENT_INTERNALS", "NAMESPACE", "LoadResult", "declared_entry", "load_plugin",
-           "mount_directory_plugin", "reference_problems"]
+__all__ = ["HERMES_AGENT_INTERNALS", "NAMESPACE", "LoadResult", "declared_entry", "importable_package",
+           "load_plugin", "mount_directory_plugin", "reference_problems"]
 
 NAMESPACE = "hermes_plugins"
 #: Top-level modules of Hermes Agent itself; plugins that import them rely on internals, not the contract.
@@ -109,22 +111,29 @@ class _LoadError(Exception):
     pass
 
 
-def load_plugin(candidate: PluginCandidate, contributions: Contributions, context: PluginContext) -> LoadResult:
-    """Bring one selected plugin into ``contributions`` through ``context``; failures are returned, not raised."""
+def load_plugin(candidate: PluginCandidate, contributions: Contributions, context: PluginContext,
+                timeout: float | None = None) -> LoadResult:
+    """Bring one selected plugin into ``contributions`` through ``context``; failures are returned, not raised.
+
+    ``timeout`` bounds the plugin's import and ``register()`` (``None`` or 0: no bound).
+    """
     if candidate.error:
         return LoadResult("error", candidate.error, candidate.module)
     manifest = candidate.manifest_data  # plain data: loading a declared plugin builds no pydantic model
     required = manifest.get("requires_hermes") if manifest is not None else None
     if required and not (candidate.requires_hermes_met if candidate.requires_hermes_met is not None
                          else core_satisfies(required)):
-        return LoadResult("error", f"requires hermes-core {required}, but this is {__version__}", candidate.module)
+        return LoadResult("error", f"requires hermes-tools {required}, but this is {__version__}", candidate.module)
     module = candidate.module if candidate.source == "pip" else mount_directory_plugin(candidate, contributions)
     timings: dict[str, float] = {}
     try:
         if manifest is not None and manifest["tools"] is not None:
             _register_declared(contributions, context, candidate, manifest, module)
-        if manifest is None or manifest["tools"] is None or manifest["provides_hooks"]:  # not all declared
-            _import_and_register(contributions, context, candidate, module, timings)
+        if manifest is not None:
+            _register_backends(context, candidate, manifest, module)
+        # not all declared (PluginManifest.declarative), or the package has a register() to run
+        if manifest is None or manifest["tools"] is None or manifest["provides_hooks"] or candidate.defines_register:
+            _import_and_register(contributions, context, candidate, module, timings, timeout)
             state: Literal["loaded", "declared"] = "loaded"
         else:
             state = "declared"
@@ -153,15 +162,30 @@ def _register_declared(contributions: Contributions, context: PluginContext, can
     context.on_rollback(lambda: contributions.toolsets.remove_source(source))
 
 
+def _register_backends(context: PluginContext, candidate: PluginCandidate, manifest: dict[str, Any],
+                       module: str) -> None:
+    """The manifest's execution backends (the plain manifest's ``backends``), behind lazy factories (imported
+    when a task first uses one)."""
+    for backend in manifest["backends"]:
+        try:
+            context.register_execution_backend(
+                backend["name"], LazyReference(backend["factory"], module, candidate.id),
+                description=backend["description"],
+                check_fn=LazyReference(backend["check_fn"], module, candidate.id) if backend["check_fn"] else None)
+        except ValueError as exc:
+            raise _LoadError(str(exc)) from None
+
+
 def declared_entry(tool: dict[str, Any], candidate: PluginCandidate, package: str) -> ToolEntry:
     """A registry entry for a manifest-declared tool (an item of the plain manifest's ``tools``); its handler
     is imported (from ``package``) on first call."""
     check = tool["check"]
     limit = tool["max_result_size_chars"]  # the plain manifest holds the result limit
+    origin = candidate.path if candidate.source == "pip" else None
     return tool_entry(
-        tool["name"], tool["toolset"], LazyReference(tool["handler"], package, candidate.id),
+        tool["name"], tool["toolset"], LazyReference(tool["handler"], package, candidate.id, origin, adapt=_handler),
         description=tool["description"], parameters=tool["parameters"],
-        check_fn=LazyReference(tool["check_fn"], package, candidate.id) if tool["check_fn"] else None,
+        check_fn=LazyReference(tool["check_fn"], package, candidate.id, origin) if tool["check_fn"] else None,
         requirements=Requirements(tuple(check["env"]), tuple(check["bins"]), tuple(check["modules"]))
         if check else None,
         requires_env=[env["name"] for env in (candidate.manifest_data or {}).get("requires_env", ())],
@@ -171,20 +195,56 @@ def declared_entry(tool: dict[str, Any], candidate: PluginCandidate, package: st
     )
 
 
+def _handler(target: Any) -> Any:
+    """What a declared ``handler`` calls: a ``@tool`` function's adapter (``authoring.tool_handler``), anything
+    else as it is — without importing ``authoring`` when nothing has (then nothing was decorated)."""
+    authoring = sys.modules.get(f"{__package__}.authoring")
+    return authoring.tool_handler(target) if authoring is not None else target
+
+
 def _import_and_register(contributions: Contributions, context: PluginContext, candidate: PluginCandidate,
-                         module_name: str, timings: dict[str, float]) -> None:
+                         module_name: str, timings: dict[str, float], timeout: float | None) -> None:
+    """Import the plugin and call its ``register(ctx)`` on a worker thread, within ``timeout`` seconds.
+
+    Whatever the plugin raises there — ``KeyboardInterrupt`` and ``SystemExit`` included, and an
+    ``os._exit`` call, which is turned into an exception on that thread — is a load error; only a real
+    Ctrl-C of the user, which reaches the waiting thread, aborts. A plugin that does not finish in time is
+    left running, abandoned: its context is closed, so nothing it registers later takes effect.
+    """
+    failure: list[str] = []
+
+    def body() -> None:
+        try:
+            with refusing_exit():
+                _run_plugin_code(contributions, context, candidate, module_name, timings)
+        except _LoadError as exc:
+            failure.append(str(exc))
+
+    try:
+        call_with_deadline(body, timeout or None)
+    except DeadlineExceeded:
+        context.close()
+        raise _LoadError(f"import and register() did not finish within {timeout:g} s (plugins.load_timeout); "
+                         "the plugin is skipped") from None
+    if failure:
+        raise _LoadError(failure[0])
+
+
+def _run_plugin_code(contributions: Contributions, context: PluginContext, candidate: PluginCandidate,
+                     module_name: str, timings: dict[str, float]) -> None:
     started = time.perf_counter()
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
         raise _LoadError(_missing_module_message(module_name, exc)) from None
     except BaseException as exc:  # a plugin's import may raise anything, SystemExit included
-        if isinstance(exc, KeyboardInterrupt):
-            raise
         where = f" ({exc.filename}:{exc.lineno})" if isinstance(exc, SyntaxError) else ""
         raise _LoadError(f"import of {module_name!r} failed: {type(exc).__name__}: {exc}{where}") from None
     finally:
         timings["import_ms"] = (time.perf_counter() - started) * 1000
+    misplaced = misplaced_module(module, candidate)
+    if misplaced:
+        raise _LoadError(misplaced)
     register = getattr(module, candidate.attr or "register", None)
     if not callable(register):
         raise _LoadError(f"module {module_name!r} has no callable `{candidate.attr or 'register'}`; a plugin "
@@ -201,24 +261,42 @@ def _import_and_register(contributions: Contributions, context: PluginContext, c
         register(context)
     except ModuleNotFoundError as exc:
         raise _LoadError(_missing_module_message(module_name, exc)) from None
-    except BaseException as exc:
-        if isinstance(exc, KeyboardInterrupt):
-            raise
+    except BaseException as exc:  # on this thread, even KeyboardInterrupt is the plugin's own doing
         raise _LoadError(f"register() raised {type(exc).__name__}: {exc}") from None
     finally:
         timings["register_ms"] = (time.perf_counter() - started) * 1000
 
 
+def misplaced_module(module: types.ModuleType, candidate: PluginCandidate) -> str | None:
+    """Why ``module`` is not the plugin's own code: a pip plugin's package must come from its distribution's
+    folder, not from a folder of the same name that stands earlier on ``sys.path`` (the working directory)."""
+    if candidate.source != "pip" or not candidate.path:
+        return None
+    origin = getattr(module, "__file__", None)
+    expected = Path(candidate.path).resolve()
+    if origin and not Path(origin).resolve().is_relative_to(expected):
+        return (f"module {candidate.module!r} was imported from {Path(origin).parent}, not from the folder its "
+                f"distribution installed ({expected}): a folder of that name earlier on sys.path shadows the "
+                "plugin, and its code is not run")
+    return None
+
+
+def importable_package(candidate: PluginCandidate) -> str:
+    """Make the candidate's package importable outside a runtime (``validate --imports``, ``compile``) and
+    return its name: a pip plugin's package from its folder's parent (a project that is not installed imports
+    from its project), a directory plugin as ``hermes_plugins.<slug>``."""
+    if candidate.source != "pip":
+        return mount_directory_plugin(candidate, candidate)
+    root = str(Path(candidate.path or ".").parent)
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    return candidate.module
+
+
 def reference_problems(candidate: PluginCandidate) -> list[str]:
     """Import every ``handler`` and ``check_fn`` the manifest declares (this runs plugin code) and say which
-    do not resolve to a callable. A package of a project that is not installed imports from its project."""
-    if candidate.source == "pip":
-        package = candidate.module
-        root = str(Path(candidate.path or ".").parent)
-        if root not in sys.path:
-            sys.path.insert(0, root)
-    else:
-        package = mount_directory_plugin(candidate, candidate)
+    do not resolve to a callable."""
+    package = importable_package(candidate)
     problems = []
     for tool in (candidate.manifest.tools if candidate.manifest else None) or []:
         for reference in filter(None, (tool.handler, tool.check_fn)):

@@ -12,6 +12,7 @@ from .errors import HermesError
 from .yamlmodel import validate_yaml
 
 __all__ = [
+    "BackendDeclaration",
     "EnvRequirement",
     "ManifestError",
     "PluginManifest",
@@ -128,6 +129,18 @@ class ToolsetDeclaration(_Model):
     includes: list[str] = Field(default_factory=list, description="Toolsets whose tools it also contains.")
 
 
+class BackendDeclaration(_Model):
+    """An execution backend known without importing the plugin; its factory is imported when it is first used."""
+
+    name: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$")] = Field(
+        description="What `terminal.backend` in config.yaml selects it by; its settings are `terminal.<name>`.")
+    description: str = Field("", description="Where and how it runs commands, for `plugins info` and `doctor`.")
+    factory: Reference = Field(description="`module:callable` called as `factory(setup) -> ExecutionBackend`, "
+                                           "where `setup` is a `hermes_core.BackendSetup`.")
+    check_fn: Reference | None = Field(None, description="`module:function` returning whether the backend can work "
+                                                         "on this machine; an exception's message is the reason.")
+
+
 class PluginManifest(BaseModel):
     """The contents of `plugin.yaml`. Unknown fields give a warning and are ignored."""
 
@@ -153,6 +166,9 @@ class PluginManifest(BaseModel):
         None, description="Declared tools. A plugin whose tools are all declared and that provides no hooks "
                           "is not imported until one of its tools is called.")
     toolsets: list[ToolsetDeclaration] = Field(default_factory=list, description="Toolsets it defines.")
+    backends: list[BackendDeclaration] = Field(
+        default_factory=list, description="Execution backends it provides (where `terminal`, `process` and "
+                                          "`execute_code` run commands).")
 
     @property
     def unknown_fields(self) -> list[str]:
@@ -175,7 +191,7 @@ class PluginManifest(BaseModel):
 
 def parse_manifest(text: str, source: Path | str = "plugin.yaml") -> PluginManifest:
     """Validate manifest text; raises :class:`ManifestError` naming the file, line and field."""
-    return validate_yaml(text, source, PluginManifest, ManifestError, "a manifest")
+    return validate_yaml(text, source, PluginManifest, ManifestError, "a manifest", trusted=False)
 
 
 def load_manifest(path: Path) -> PluginManifest:

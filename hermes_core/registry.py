@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import enum
 import importlib.util
+import inspect
 import json
 import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from .deadline import DeadlineExceeded, call_with_deadline
+from .exitguard import refusing_exit
 from .references import LazyReference
 
 __all__ = [
@@ -23,6 +26,9 @@ __all__ = [
     "ResultLimit",
     "ToolEntry",
     "ToolRegistry",
+    "acall_handler",
+    "as_text",
+    "async_handler",
     "call_handler",
     "tool_entry",
 ]
@@ -140,11 +146,13 @@ class Refusal:
 class ToolRegistry:
     """Tools by name; thread-safe; ``generation`` changes whenever the set of tools does."""
 
-    def __init__(self, check_ttl: float = 30.0) -> None:
+    def __init__(self, check_ttl: float = 30.0, check_timeout: float | None = None) -> None:
         self._tools: dict[str, ToolEntry] = {}
         self._lock = threading.RLock()
         self._checks: dict[str, tuple[float, Availability]] = {}
         self.check_ttl = check_ttl
+        #: Seconds one run of a ``check_fn`` may take (on a worker thread); ``None``: no limit, inline.
+        self.check_timeout = check_timeout
         self.generation = 0
         self.refusals: list[Refusal] = []
 
@@ -230,20 +238,24 @@ class ToolRegistry:
         cached = self._checks.get(name)
         if cached and cached[0] > now:
             return cached[1]
-        result = self._evaluate(entry)
+        result = self._evaluate(entry, self.check_timeout)
         self._checks[name] = (now + self.check_ttl, result)
         return result
 
     @staticmethod
-    def _evaluate(entry: ToolEntry) -> Availability:
+    def _evaluate(entry: ToolEntry, timeout: float | None) -> Availability:
         missing = entry.requirements.missing()
         if missing:
             return Availability(False, "; ".join(missing))
         if entry.check_fn is None:
             return Availability(True)
+        # on a worker thread (with a deadline) anything the check raises is its own doing, KeyboardInterrupt too
+        caught = BaseException if timeout else Exception
         try:
-            ok = entry.check_fn()
-        except Exception as exc:
+            ok = call_with_deadline(_checked, timeout, entry.check_fn)
+        except DeadlineExceeded:
+            return Availability(False, f"its check did not answer within {timeout:g} s (plugins.load_timeout)")
+        except caught as exc:
             return Availability(False, str(exc) or f"check raised {type(exc).__name__}")
         return Availability(True) if ok else Availability(False, "its check reported it unavailable")
 
@@ -270,6 +282,11 @@ class ToolRegistry:
         return call_handler(self._tools[name], args, **kwargs)
 
 
+def _checked(check_fn: Callable[[], Any]) -> Any:
+    with refusing_exit():
+        return check_fn()
+
+
 def call_handler(entry: ToolEntry, args: dict[str, Any], **kwargs: Any) -> str:
     """The handler's result as a string: ``async`` handlers are bridged, JSON-able values encoded."""
     result = entry.handler(args, **kwargs)
@@ -279,8 +296,37 @@ def call_handler(entry: ToolEntry, args: dict[str, Any], **kwargs: Any) -> str:
         from .asyncbridge import run_sync  # asyncio is imported only by the first async handler
 
         result = run_sync(result)
-        if type(result) is str:
-            return result
+    return as_text(result)
+
+
+def async_handler(entry: ToolEntry) -> Callable[..., Awaitable[Any]] | None:
+    """The entry's handler as a coroutine function, or None when it is synchronous. A handler object may offer
+    an ``acall`` coroutine method beside its synchronous ``__call__`` (MCP tools do). Resolves a lazy handler
+    (an import), so call it off the event loop while ``entry.is_lazy``."""
+    handler = entry.handler
+    target = handler.resolve() if isinstance(handler, LazyReference) else handler
+    acall = getattr(target, "acall", None)
+    if acall is not None and inspect.iscoroutinefunction(acall):
+        return acall
+    if entry.is_async or inspect.iscoroutinefunction(target) or inspect.iscoroutinefunction(
+            getattr(target, "__call__", None)):  # noqa: B004 - an object whose __call__ is async
+        return target
+    return None
+
+
+async def acall_handler(entry: ToolEntry, args: dict[str, Any], **kwargs: Any) -> str:
+    """:func:`call_handler` for a coroutine: an async handler is awaited on the running loop."""
+    function = async_handler(entry) or entry.handler
+    result = function(args, **kwargs)
+    if hasattr(result, "__await__"):
+        result = await result
+    return as_text(result)
+
+
+def as_text(result: Any) -> str:
+    """A handler's result as the string a tool call returns (JSON for anything else JSON can encode)."""
+    if type(result) is str:
+        return result
     try:
         return json.dumps(result, ensure_ascii=False)
     except (TypeError, ValueError):

@@ -11,12 +11,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .approval import ApprovalCallback, Approvals
+from .backends import BackendContribution, BackendSetup, ExecutionBackend, ExecutionBackends
 from .budget import ResultBudget
 from .cache import DiscoveryCache
 from .context import PluginContext, normalize_command_name
 from .contributions import Contributions
 from .discovery import PluginCandidate, Source, candidate_from_folder, discover, installed_entry_points
 from .dispatch import Dispatcher
+from .formats import DefinitionFormatter
 from .home import HermesHome
 from .hooks import HookRunner
 from .loader import LoadResult, load_plugin
@@ -24,6 +26,7 @@ from .records import PluginRecord
 from .registry import ToolRegistry
 from .schema_patches import patch_definitions
 from .selection import PluginSelection, SelectionPolicy, select, truthy
+from .toolcalls import ToolCallLike, ToolReply
 from .toolcontext import ToolContext
 from .toolsets import LEGACY_TOOLSETS, Toolsets
 
@@ -66,7 +69,7 @@ class Runtime:
         self.cwd = cwd
         self.workspace = Path(workspace or self.environ.get("HERMES_WORKSPACE") or os.getcwd()).expanduser().absolute()
         self._entry_points = None if entry_points is None else list(entry_points)
-        self.registry = ToolRegistry()
+        self.registry = ToolRegistry(check_timeout=self._load_timeout())
         self.toolsets = Toolsets(self.registry)
         self.hooks = HookRunner(lambda: self._config_data()["plugins"]["hook_timeout"])
         self.contributions = Contributions(self.registry, self.toolsets, self.hooks)
@@ -75,6 +78,11 @@ class Runtime:
         self.cli_commands = self.contributions.cli_commands
         self.skills = self.contributions.skills
         self.approvals = Approvals(self.home.config, self.home.edit_config)
+        self.contributions.backends["local"] = BackendContribution(
+            "local", _local_backend, None, "Runs commands on this machine with bash, each in its own session.")
+        #: Where ``terminal``, ``process`` and ``execute_code`` run commands, per task.
+        self.backends = ExecutionBackends(self.contributions.backends, lambda: self.config.terminal,
+                                          self.workspace, self.home.root)
         self.plugins: list[PluginRecord] = []
         #: Where ``ctx.inject_message(content, role)`` goes; the agent loop sets it.
         self.message_sink: Callable[[str, str], None] | None = None
@@ -87,6 +95,7 @@ class Runtime:
                                    tool_output["turn_budget_chars"])
         self.dispatcher = Dispatcher(self.registry, self.hooks, self.middleware, self.budget, self.approvals,
                                      self.tool_context)
+        self.formatter = DefinitionFormatter()
 
     @property
     def config(self) -> HermesConfig:
@@ -100,6 +109,10 @@ class Runtime:
             return self.config.model_dump(mode="json")
         return self.home.config_data()
 
+    def _load_timeout(self) -> float | None:
+        """``plugins.load_timeout`` (``None`` for 0: no limit)."""
+        return self._config_data()["plugins"]["load_timeout"] or None
+
     def set_approval_callback(self, callback: ApprovalCallback | None) -> ApprovalCallback | None:
         """Answer this runtime's approval requests with ``callback`` (``None``: the process-wide one)."""
         return self.approvals.set_callback(callback)
@@ -112,8 +125,12 @@ class Runtime:
             if not self._loaded:
                 self._loaded = True
                 config = self._config_data()
-                for selection in select(self.discover(), SelectionPolicy.of(config, self.environ)):
-                    self._add_record(selection)
+                selections = select(self.discover(), SelectionPolicy.of(config, self.environ))
+                # installed distributions first: a plugin folder cannot claim a tool name before them
+                loads = {id(s): self._load(s.candidate) for s in sorted(selections, key=_load_order)
+                         if s.verdict == "selected"}
+                for selection in selections:
+                    self._add_record(selection, loads.get(id(selection)))
                 if config["mcp_servers"]:
                     self.start_mcp(connect=False)
         return self.plugins
@@ -141,7 +158,7 @@ class Runtime:
 
     def load_candidate(self, candidate: PluginCandidate) -> PluginRecord:
         """Load one candidate as if it had been selected (the testing kit and embedders use it)."""
-        return self._add_record(PluginSelection(candidate, "selected"))
+        return self._add_record(PluginSelection(candidate, "selected"), self._load(candidate))
 
     def load_plugin_from_path(self, path: Path | str, plugin_id: str | None = None) -> PluginRecord:
         """Load one plugin folder (``plugin.yaml`` and/or ``__init__.py``) as a user plugin."""
@@ -150,8 +167,7 @@ class Runtime:
             raise FileNotFoundError(f"{path} holds neither plugin.yaml nor __init__.py")
         return self.load_candidate(candidate)
 
-    def _add_record(self, selection: PluginSelection) -> PluginRecord:
-        load = self._load(selection.candidate) if selection.verdict == "selected" else None
+    def _add_record(self, selection: PluginSelection, load: LoadResult | None) -> PluginRecord:
         record = PluginRecord(selection.candidate, selection, load)
         self.plugins.append(record)
         if truthy(self.environ.get("HERMES_PLUGINS_DEBUG")):
@@ -160,7 +176,8 @@ class Runtime:
         return record
 
     def _load(self, candidate: PluginCandidate) -> LoadResult:
-        return load_plugin(candidate, self.contributions, self.context(candidate.id, candidate))
+        return load_plugin(candidate, self.contributions, self.context(candidate.id, candidate),
+                           self._load_timeout())
 
     def plugin(self, plugin_id: str) -> PluginRecord | None:
         """The active record of ``plugin_id`` (or its first record when none is active)."""
@@ -190,8 +207,20 @@ class Runtime:
         if context is None:
             context = self._tool_contexts.setdefault(plugin_id, ToolContext(
                 plugin_id, self.home, self.workspace, self.approvals, _config=self.home.config,
-                _dispatch=self.handle_function_call, _available_tools=self.registry.get_available_tool_names))
+                _dispatch=self.handle_function_call, _available_tools=self.registry.get_available_tool_names,
+                _backends=self.backends, _hooks=self._invoke_hook))
         return context
+
+    def _invoke_hook(self, hook_name: str, **kwargs: Any) -> list[Any]:
+        return [value for _impl, value in self.hooks.call(hook_name, **kwargs)]
+
+    def set_task_backend(self, task_id: str, backend: str, settings: Mapping[str, Any] | None = None) -> None:
+        """Run ``task_id``'s commands on ``backend`` (``settings`` go over its ``terminal.<backend>`` section)."""
+        self.backends.assign(task_id, backend, settings)
+
+    def clear_task_backend(self, task_id: str) -> None:
+        """``task_id``'s commands go back to ``terminal.backend``."""
+        self.backends.unassign(task_id)
 
     def register_tool(self, name: str, toolset: str, schema: dict[str, Any], handler: Callable[..., Any],
                       **options: Any) -> bool:
@@ -215,10 +244,11 @@ class Runtime:
         return self.mcp
 
     def close(self) -> None:
-        """Stop MCP sessions and their child processes, and the idle hook workers."""
+        """Stop MCP sessions and their child processes, close the execution backends and the idle hook workers."""
         if self.mcp is not None:
             self.mcp.close()
             self.mcp = None
+        self.backends.close()
         self.hooks.close()
 
     # -- the model-facing API -------------------------------------------------------------------
@@ -243,9 +273,20 @@ class Runtime:
 
     def get_tool_definitions(self, enabled_toolsets: Iterable[str] | None = None,
                              disabled_toolsets: Iterable[str] | None = None,
-                             quiet_mode: bool = False) -> list[dict[str, Any]]:
-        """OpenAI tool definitions of the available tools selected by the toolset filters (an MCP server never
-        listed yet is connected first, once, within its ``connect_timeout``)."""
+                             quiet_mode: bool = False, *, format: str = "openai",
+                             strict: bool = False) -> list[dict[str, Any]]:
+        """Definitions of the available tools selected by the toolset filters, in ``format``:
+
+        - ``"openai"``: Chat Completions, ``{"type": "function", "function": {name, description, parameters}}``;
+        - ``"openai-responses"``: ``{"type": "function", name, description, parameters, strict}``;
+        - ``"anthropic"``: ``{name, description, input_schema}``;
+        - ``"gemini"``: ``{name, description, parameters_json_schema}`` (a ``FunctionDeclaration``);
+        - ``"mcp"``: ``{name, description, inputSchema}`` (an ``mcp.types.Tool``).
+
+        ``strict=True`` (the OpenAI formats) converts each schema to OpenAI strict mode; a tool whose schema
+        cannot be made strict is left out with a warning naming it. An unknown format raises ``ValueError``.
+        An MCP server never listed yet is connected first, once, within its ``connect_timeout``.
+        """
         if self.mcp is not None:
             self.mcp.list_new()
         names, unknown = self.select_tools(enabled_toolsets, disabled_toolsets)
@@ -255,19 +296,50 @@ class Runtime:
                         ", ".join(repr(u) for u in unknown), known)
         entries = [entry for name in self.registry.get_available_tool_names(names)
                    if (entry := self.registry.get(name)) is not None]
-        return patch_definitions([entry.definition() for entry in entries], [entry.name for entry in entries],
-                                 _LEGACY_TOOL_NAMES.union(self.registry.names()))
+        definitions = patch_definitions([entry.definition() for entry in entries], [entry.name for entry in entries],
+                                        _LEGACY_TOOL_NAMES.union(self.registry.names()))
+        return self.formatter.render(definitions, entries, format, strict)
 
     def handle_function_call(self, function_name: str, function_args: Any, task_id: str | None = None,
                              tool_call_id: str | None = None, session_id: str | None = None,
                              user_task: str | None = None, enabled_tools: Iterable[str] | None = None) -> str:
-        """Run one tool call through hooks and the handler; always returns a string."""
+        """Run one tool call through hooks and the handler; always returns a string (``{"error": ...}`` JSON on
+        any failure). ``function_args`` is a dict or the JSON text the model sent."""
         return self.dispatcher.handle_function_call(function_name, function_args, task_id, tool_call_id,
                                                     session_id, user_task, enabled_tools)
 
-    def run_tool_calls(self, calls: list[dict[str, Any]], **context: Any) -> list[str]:
-        """Run a model's tool calls (parallel when safe); results in call order."""
+    async def ahandle_function_call(self, function_name: str, function_args: Any, task_id: str | None = None,
+                                    tool_call_id: str | None = None, session_id: str | None = None,
+                                    user_task: str | None = None, enabled_tools: Iterable[str] | None = None) -> str:
+        """``handle_function_call`` for async code: never blocks the running event loop (async handlers are
+        awaited on it, synchronous ones run on worker threads); cancelling the awaiting task cancels an async
+        handler, while a synchronous one runs to its end and its result is dropped."""
+        return await self.dispatcher.ahandle_function_call(function_name, function_args, task_id, tool_call_id,
+                                                           session_id, user_task, enabled_tools)
+
+    def run_tool_calls(self, calls: Iterable[ToolCallLike], **context: Any) -> list[str]:
+        """Run a model's tool calls (parallel when safe); one result string per call, in call order.
+
+        ``calls`` may mix OpenAI Chat Completions tool calls, OpenAI Responses ``function_call`` items, Anthropic
+        ``tool_use`` blocks, Gemini function calls and ``{"name", "arguments"}`` dicts, each as a dict or as the
+        provider SDK's object; a call that cannot be read is answered by an error in its place. ``context``:
+        ``task_id``, ``session_id``, ``user_task``, ``enabled_tools``.
+        """
         return self.dispatcher.run_tool_calls(calls, **context)
+
+    def answer_tool_calls(self, calls: Iterable[ToolCallLike], **context: Any) -> list[ToolReply]:
+        """Run the calls as ``run_tool_calls`` does and return, in call order, the reply each provider expects:
+        a Chat Completions ``tool`` message, a Responses ``function_call_output`` item, an Anthropic ``tool_result``
+        block or a Gemini ``function_response`` Part."""
+        return self.dispatcher.answer_tool_calls(calls, **context)
+
+    async def arun_tool_calls(self, calls: Iterable[ToolCallLike], **context: Any) -> list[str]:
+        """``run_tool_calls`` for async code (parallel-safe batches run concurrently)."""
+        return await self.dispatcher.arun_tool_calls(calls, **context)
+
+    async def aanswer_tool_calls(self, calls: Iterable[ToolCallLike], **context: Any) -> list[ToolReply]:
+        """``answer_tool_calls`` for async code."""
+        return await self.dispatcher.aanswer_tool_calls(calls, **context)
 
     def enforce_turn_budget(self, results: list[str], budget: int | None = None) -> list[str]:
         """Keep one turn's results under the turn budget by saving the largest first."""
@@ -284,6 +356,16 @@ class Runtime:
             raise KeyError(f"unknown command /{normalize_command_name(name)}")
         result = command.handler(raw_args)
         return run_sync(result) if hasattr(result, "__await__") else result
+
+
+def _local_backend(setup: BackendSetup) -> ExecutionBackend:
+    from .shellbackend import LocalBackend  # off the start-up path: only a command needs it
+
+    return LocalBackend(setup)
+
+
+def _load_order(selection: PluginSelection) -> int:
+    return {"pip": 0, "user": 1, "project": 2}[selection.candidate.source]
 
 
 _default: Runtime | None = None

@@ -26,7 +26,7 @@ def template_dir() -> Path:
     for candidate in (package / "_template", package.parent / "cookiecutter-template"):
         if (candidate / "cookiecutter.json").is_file():
             return candidate
-    raise ScaffoldError("the plugin template is missing from this hermes-core installation; reinstall hermes-core")
+    raise ScaffoldError("the plugin template is missing from this hermes-tools installation; reinstall hermes-tools")
 
 
 def naming_problems(answers: Mapping[str, Any], template: Path | None = None) -> list[str]:
@@ -48,7 +48,7 @@ def _rules(template: Path) -> ModuleType:
 
 
 def requires_hermes() -> str:
-    """The hermes-core requirement of a new plugin: this release's minor version or newer."""
+    """The hermes-tools requirement of a new plugin: this release's minor version or newer."""
     major, minor, *_ = (*Version(__version__).release, 0)
     return f">={major}.{minor}"
 

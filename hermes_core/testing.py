@@ -8,6 +8,8 @@ Fixtures:
 - ``load_hermes_plugin``: load a plugin from a folder path or an importable module name into that runtime
   (an installed module keeps the id of its ``hermes_agent.plugins`` entry point; otherwise the manifest's name).
 - ``call_tool``: call a tool through ``handle_function_call`` (hooks included) and decode JSON results.
+- ``manifest_drift``: where a plugin's ``plugin.yaml`` and its ``@tool`` functions disagree (``[]`` when they
+  do not), as ``hermes plugins validate --imports`` reports it.
 """
 
 from __future__ import annotations
@@ -21,11 +23,11 @@ from typing import Any
 import pytest
 
 from .approval import set_approval_callback
-from .discovery import candidate_from_module
+from .discovery import candidate_for_validation, candidate_from_module
 from .records import PluginRecord
 from .runtime import Runtime
 
-__all__ = ["call_tool", "hermes_home", "hermes_runtime", "hermes_workspace", "load_hermes_plugin"]
+__all__ = ["call_tool", "hermes_home", "hermes_runtime", "hermes_workspace", "load_hermes_plugin", "manifest_drift"]
 
 MODULE_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 
@@ -94,3 +96,23 @@ def call_tool(hermes_runtime: Runtime) -> Callable[..., Any]:
             return result
 
     return call
+
+
+@pytest.fixture
+def manifest_drift() -> Callable[..., list[str]]:
+    """``manifest_drift(path_or_module)``: each way ``plugin.yaml`` and the plugin's ``@tool`` functions disagree
+    (a parameter on one side only, a type, required-ness, a description, ...); imports the modules that hold
+    them, never ``register()``. ``hermes plugins compile`` makes the list empty."""
+    from .compile import manifest_drift as drift
+
+    def check(target: str | Path) -> list[str]:
+        if isinstance(target, Path) or not MODULE_NAME.fullmatch(str(target)):
+            candidate = candidate_for_validation(Path(target))
+            if candidate is None:
+                pytest.fail(f"{target}: no plugin.yaml found")
+        else:
+            candidate = candidate_from_module(str(target))
+        problems, warnings = drift(candidate, imports=True)
+        return [*problems, *(f"warning: {warning}" for warning in warnings)]
+
+    return check

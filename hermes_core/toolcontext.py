@@ -18,6 +18,7 @@ from .approval import Approvals
 from .home import HermesHome
 
 if TYPE_CHECKING:
+    from .backends import ExecutionBackend, ExecutionBackends
     from .config import HermesConfig
 
 __all__ = ["ToolContext", "tool_context"]
@@ -40,6 +41,8 @@ class ToolContext:
     _config: Callable[[], HermesConfig] = field(repr=False)
     _dispatch: Callable[..., str] = field(repr=False)
     _available_tools: Callable[[], list[str]] = field(repr=False)
+    _backends: ExecutionBackends = field(repr=False)
+    _hooks: Callable[..., list[Any]] = field(repr=False)
     _state: dict[str, Any] = field(default_factory=dict, repr=False)
     _state_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -60,6 +63,15 @@ class ToolContext:
     def available_tools(self) -> list[str]:
         """Names of the tools the runtime can call now."""
         return self._available_tools()
+
+    def execution_backend(self, task_id: str | None = None) -> ExecutionBackend:
+        """The backend ``task_id``'s commands run on (``terminal.backend``, or the one the agent loop assigned
+        to the task); raises :class:`~hermes_core.BackendError` when it is unavailable, saying why."""
+        return self._backends.get(task_id)
+
+    def invoke_hook(self, hook_name: str, **kwargs: Any) -> list[Any]:
+        """Call the plugins' ``hook_name`` implementations (isolated, with their deadline); their return values."""
+        return self._hooks(hook_name, **kwargs)
 
     @contextlib.contextmanager
     def activate(self) -> Iterator[ToolContext]:

@@ -1,8 +1,11 @@
-"""Read a wheel's metadata, entry points and ``plugin.yaml`` straight from its zip: nothing installed or imported."""
+"""Read a wheel's metadata, entry points and ``plugin.yaml`` straight from its zip: nothing installed or imported.
+
+``importlib.metadata`` reads the ``.dist-info`` folder inside the zip (a ``zipfile.Path``) as it reads an
+installed one, and ``packaging.metadata`` parses ``METADATA`` into its core-metadata fields.
+"""
 
 from __future__ import annotations
 
-import configparser
 import os
 import subprocess
 import sys
@@ -11,14 +14,15 @@ import zipfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from email.message import Message
-from email.parser import HeaderParser
+from importlib.metadata import EntryPoint, PathDistribution
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
+
+from packaging.metadata import RawMetadata, parse_email
 
 from .discovery import ENTRY_POINT_GROUP, LEGACY_ENTRY_POINT_GROUP
 
-__all__ = ["WheelEntryPoint", "WheelError", "WheelInfo", "build_wheel", "download_wheel", "read_wheel"]
+__all__ = ["WheelError", "WheelInfo", "build_wheel", "download_wheel", "read_wheel"]
 
 #: Larger members are not read: a manifest or METADATA file is never this big.
 MAX_MEMBER_BYTES: Final = 4 * 1024 * 1024
@@ -30,63 +34,41 @@ class WheelError(Exception):
     """A wheel that cannot be had or read; the message names it."""
 
 
-@dataclass(frozen=True)
-class WheelEntryPoint:
-    """One entry point declared in a wheel's ``entry_points.txt``."""
-
-    group: str
-    name: str
-    value: str
-
-    @property
-    def module(self) -> str:
-        return self.value.partition(":")[0].strip()
-
-    @property
-    def attr(self) -> str | None:
-        return self.value.partition(":")[2].strip() or None
-
-
 @dataclass
 class WheelInfo:
     """What a wheel says about itself, read from the zip."""
 
     path: Path
-    metadata: Message
-    entry_points: list[WheelEntryPoint]
+    #: The core-metadata fields of ``METADATA`` (``name``, ``summary``, ``classifiers``, ``project_urls``, ...).
+    metadata: RawMetadata
+    entry_points: list[EntryPoint]
     members: frozenset[str]
     _zip: zipfile.ZipFile
 
     @property
     def name(self) -> str:
-        return self.metadata["Name"]
+        return self.metadata["name"]
 
     @property
     def version(self) -> str:
-        return self.metadata["Version"]
+        return self.metadata["version"]
 
     def field(self, name: str) -> str | None:
-        """A single-valued metadata field, stripped (``None`` when absent or blank)."""
-        value = self.metadata.get(name)
+        """A single-valued metadata field (``summary``, ``license_expression``, ...), stripped; None when blank."""
+        value: Any = self.metadata.get(name)
         return value.strip() or None if isinstance(value, str) else None
-
-    def fields(self, name: str) -> list[str]:
-        """Every value of a multi-valued metadata field (``Project-URL``, ``Classifier``, ...)."""
-        return [value.strip() for value in self.metadata.get_all(name) or []]
 
     @property
     def project_urls(self) -> dict[str, str]:
         """``Project-URL`` entries by label, lower-cased without spaces, dashes or underscores."""
         urls: dict[str, str] = {}
-        for item in self.fields("Project-URL"):
-            label, _, url = item.partition(",")
-            key = "".join(ch for ch in label.lower() if ch.isalnum())
-            urls.setdefault(key, url.strip())
+        for label, url in (self.metadata.get("project_urls") or {}).items():
+            urls.setdefault("".join(ch for ch in label.lower() if ch.isalnum()), url.strip())
         return urls
 
-    def plugin_entry_points(self) -> list[WheelEntryPoint]:
+    def plugin_entry_points(self) -> list[EntryPoint]:
         """Entry points in the Hermes groups; a name in both groups counts once (the current group wins)."""
-        found: dict[str, WheelEntryPoint] = {}
+        found: dict[str, EntryPoint] = {}
         for group in (ENTRY_POINT_GROUP, LEGACY_ENTRY_POINT_GROUP):
             for ep in self.entry_points:
                 if ep.group == group:
@@ -103,7 +85,7 @@ class WheelInfo:
         except UnicodeDecodeError as exc:
             raise WheelError(f"{self.path.name}: {member} is not UTF-8 text: {exc}") from None
 
-    def manifest_member(self, ep: WheelEntryPoint) -> str | None:
+    def manifest_member(self, ep: EntryPoint) -> str | None:
         """The ``plugin.yaml`` of an entry point: next to its package, else in the closest parent package."""
         parts = ep.module.split(".")
         for depth in range(len(parts), 0, -1):
@@ -141,12 +123,18 @@ def read_wheel(path: Path) -> WheelInfo:
     try:
         members = frozenset(archive.namelist())
         dist_info = _dist_info(path, members)
-        info = WheelInfo(path, Message(), [], members, archive)
-        info.metadata = HeaderParser().parsestr(info.read_text(f"{dist_info}/METADATA"))
-        if not info.metadata.get("Name") or not info.metadata.get("Version"):
+        info = WheelInfo(path, {}, [], members, archive)
+        # read through the size check first; importlib.metadata then finds the text in the zip's cache
+        metadata, _ = parse_email(info.read_text(f"{dist_info}/METADATA"))
+        if not metadata.get("name") or not metadata.get("version"):
             raise WheelError(f"{path.name}: {dist_info}/METADATA has no Name or Version")
+        info.metadata = metadata
         if f"{dist_info}/entry_points.txt" in members:
-            info.entry_points = _parse_entry_points(info.read_text(f"{dist_info}/entry_points.txt"), path.name)
+            info.read_text(f"{dist_info}/entry_points.txt")
+            try:
+                info.entry_points = list(PathDistribution(zipfile.Path(archive, f"{dist_info}/")).entry_points)
+            except (ValueError, TypeError) as exc:  # what importlib.metadata raises for a line it cannot split
+                raise WheelError(f"{path.name}: entry_points.txt cannot be parsed: {exc}") from None
         return info
     except BaseException:
         archive.close()
@@ -165,17 +153,6 @@ def _dist_info(path: Path, members: frozenset[str]) -> str:
             raise WheelError(f"{path.name}: several .dist-info folders: {', '.join(folders)}")
         return preferred[0]
     return folders[0]
-
-
-def _parse_entry_points(text: str, where: str) -> list[WheelEntryPoint]:
-    parser = configparser.ConfigParser(delimiters=("=",), interpolation=None, strict=False)
-    parser.optionxform = str  # type: ignore[assignment,method-assign]  # entry-point names are case-sensitive
-    try:
-        parser.read_string(text)
-    except configparser.Error as exc:
-        raise WheelError(f"{where}: entry_points.txt cannot be parsed: {exc}") from None
-    return [WheelEntryPoint(group, name.strip(), value.strip())
-            for group in parser.sections() for name, value in parser.items(group)]
 
 
 def _pip(args: Sequence[str], what: str) -> None:

@@ -209,7 +209,7 @@ def block_manifest_models() -> str:
 
 
 def block_manifest_schema() -> str:
-    """The published JSON Schema, as shipped in hermes-core."""
+    """The published JSON Schema, as shipped in hermes-tools."""
     text = PUBLISHED_SCHEMA.read_text(encoding="utf-8").rstrip("\n")
     return '??? example "plugin-manifest.schema.json"\n\n    ```json\n' + textwrap.indent(text, "    ") + "\n    ```"
 
@@ -255,6 +255,10 @@ HOOK_ARGUMENTS: dict[str, str] = {
     "status": "`ok`, `error` (the handler raised) or `blocked` (a `pre_tool_call` hook refused it).",
     "error_type": "The exception's type name when `status` is `error`, `Blocked` when blocked, else `None`.",
     "error_message": "The exception's message, or the reason the call was blocked, else `None`.",
+    "command": "The shell command the `terminal` tool ran.",
+    "output": "Its output (stdout and stderr interleaved), already capped; a replacement is capped again.",
+    "returncode": "Its exit code (negative: the shell was killed by that signal).",
+    "env_type": "The execution backend it ran on: `local`, `sandbox`, `ssh` or a plugin's backend name.",
 }
 
 
@@ -415,7 +419,7 @@ def _packs() -> list[tuple[str, Any]]:
         manifests = sorted(folder.glob("hermes_plugin_*/plugin.yaml"))
         if len(manifests) != 1:
             raise GenerationError(f"{folder.relative_to(ROOT)}: expected one hermes_plugin_*/plugin.yaml")
-        packs.append((f"hermes-plugin-{folder.name}", load_manifest(manifests[0])))
+        packs.append((f"hermes-tools-{folder.name}", load_manifest(manifests[0])))
     return packs
 
 
@@ -485,6 +489,22 @@ def block_terminal_rules() -> str:
     return table(["rule key", "level", "matches when"], rows)
 
 
+#: The example backend plugin of docs/backends.md: the files of the distribution the tests install.
+BACKEND_EXAMPLE = ROOT / "tests" / "fixtures" / "dists" / "ulimit-backend"
+BACKEND_EXAMPLE_FILES = ("pyproject.toml", "hermes_backend_ulimit/plugin.yaml", "hermes_backend_ulimit/__init__.py",
+                         "hermes_backend_ulimit/backend.py")
+
+
+def block_backend_example() -> str:
+    """Every file of the example backend plugin, as the tests build and install it."""
+    fences = []
+    for name in BACKEND_EXAMPLE_FILES:
+        language = {".toml": "toml", ".yaml": "yaml", ".py": "python"}[Path(name).suffix]
+        text = (BACKEND_EXAMPLE / name).read_text(encoding="utf-8").rstrip("\n")
+        fences.append(f'```{language} title="{name}"\n{text}\n```')
+    return "\n\n".join(fences)
+
+
 BLOCKS: dict[str, Callable[[], str]] = {
     "manifest-models": block_manifest_models,
     "manifest-schema": block_manifest_schema,
@@ -497,6 +517,7 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "toolsets-presets": block_toolsets_presets,
     "toolsets-legacy": block_toolsets_legacy,
     "terminal-rules": block_terminal_rules,
+    "backend-example": block_backend_example,
 }
 
 

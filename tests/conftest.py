@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import shutil
+import socket
 import subprocess
 import sys
 import sysconfig
+import threading
+import time
 import venv
 from collections.abc import Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib.metadata import EntryPoint, distributions
 from pathlib import Path
 from typing import Any
@@ -20,22 +26,21 @@ from hermes_core import Runtime
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-PACKS = ("file", "terminal", "web", "code", "agent")
 
 
-
-def _load_mcp_support() -> None:
-    """The MCP tests' shared helpers, importable as ``hermes_mcp_test_support`` (tests import in importlib mode)."""
+def _load_support(name: str, path: Path) -> None:
+    """Tests' shared helpers, importable as ``name`` (tests import in importlib mode)."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("hermes_mcp_test_support", FIXTURES / "mcp" / "support.py")
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
 
 
-_load_mcp_support()
+_load_support("hermes_mcp_test_support", FIXTURES / "mcp" / "support.py")
+_load_support("hermes_fake_provider", FIXTURES / "providers" / "fake_provider.py")
 
 
 def pip(*args: str, python: str = sys.executable, **kwargs) -> subprocess.CompletedProcess[str]:
@@ -48,16 +53,27 @@ def pip(*args: str, python: str = sys.executable, **kwargs) -> subprocess.Comple
 
 
 @pytest.fixture(scope="session")
-def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Wheels of hermes-core, every first-party pack and every fixture distribution, built once."""
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """What `make dist` makes: sdists and wheels of hermes-tools and the six packs, checked by twine, built once."""
+    out = tmp_path_factory.mktemp("dist")
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "build_dist.py"), str(out), "--no-isolation"],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return out
+
+
+@pytest.fixture(scope="session")
+def wheelhouse(tmp_path_factory: pytest.TempPathFactory, dist: Path) -> Path:
+    """The wheels of `dist` plus one of every fixture distribution."""
     house = tmp_path_factory.mktemp("wheelhouse")
+    for wheel in dist.glob("*.whl"):
+        (house / wheel.name).symlink_to(wheel)
     # Fixture distributions are built from copies: setuptools builds in the source tree, and xdist workers
     # building the same tree at once break each other's build/ folders (and would litter the repository).
     sources = tmp_path_factory.mktemp("dist-sources")
     fixtures = [shutil.copytree(d, sources / d.name, ignore=shutil.ignore_patterns("build", "*.egg-info"))
                 for d in sorted((FIXTURES / "dists").iterdir()) if (d / "pyproject.toml").exists()]
-    projects = [ROOT, *(ROOT / "hermes_plugins" / p for p in PACKS), *fixtures]
-    pip("wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(house), *map(str, projects))
+    pip("wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(house), *map(str, fixtures))
     return house
 
 
@@ -79,7 +95,7 @@ def shared_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 class Venv:
-    """A real virtual environment with hermes-core installed from its wheel."""
+    """A real virtual environment, with hermes-tools installed from its wheel unless asked otherwise."""
 
     def __init__(self, path: Path, wheelhouse: Path) -> None:
         self.path = path
@@ -87,9 +103,10 @@ class Venv:
         self.python = str(path / "bin" / "python")
         self.hermes = str(path / "bin" / "hermes")
 
-    def install(self, *requirements: str, extra: tuple[str, ...] = ()) -> None:
-        pip("install", "-q", "--no-index", "--find-links", str(self.wheelhouse), *extra, *requirements,
-            python=self.python)
+    def install(self, *requirements: str, extra: tuple[str, ...] = (), find_links: tuple[Path, ...] = ()) -> None:
+        """pip install offline, from ``find_links`` (default: the session's wheelhouse)."""
+        links = [arg for folder in find_links or (self.wheelhouse,) for arg in ("--find-links", str(folder))]
+        pip("install", "-q", "--no-index", *links, *extra, *requirements, python=self.python)
 
     def uninstall(self, *names: str) -> None:
         pip("uninstall", "-y", "-q", *names, python=self.python)
@@ -113,18 +130,29 @@ class Venv:
 
 @pytest.fixture(scope="session")
 def make_venv(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path, shared_site: Path):
-    """Factory of fresh venvs holding hermes-core (real pip install of its wheel)."""
+    """Factory of fresh venvs holding hermes-tools (real pip install of its wheel), or nothing with ``core=False``."""
 
-    def make(name: str = "venv") -> Venv:
+    def make(name: str = "venv", *, core: bool = True) -> Venv:
         path = tmp_path_factory.mktemp(name)
         venv.EnvBuilder(with_pip=False, symlinks=True).create(path)
         purelib = next((path / "lib").glob("python3*/site-packages"))
         (purelib / "_hermes_shared.pth").write_text(str(shared_site) + "\n")
         env = Venv(path, wheelhouse)
-        env.install("hermes-core", extra=("--no-deps",))
+        if core:
+            env.install("hermes-tools", extra=("--no-deps",))
         return env
 
     return make
+
+
+#: The folders of the distributions the current test wrote (reset by ``isolated_home`` for every test).
+TEST_SITES: list[Path] = []
+
+
+def entry_points_in(sites: list[Path]) -> list[EntryPoint]:
+    """The plugin entry points of the distributions in ``sites``."""
+    return [ep for dist in distributions(path=[str(site) for site in sites]) for ep in dist.entry_points
+            if ep.group in ("hermes_agent.plugins", "hermes.plugins")] if sites else []
 
 
 @pytest.fixture(autouse=True)
@@ -139,6 +167,10 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
+    # A runtime made in a test discovers the distributions the test wrote (see PluginFactory), never the
+    # plugins installed in the test environment: the suite passes with the first-party packs installed or not.
+    TEST_SITES.clear()
+    monkeypatch.setattr("hermes_core.runtime.installed_entry_points", lambda: entry_points_in(TEST_SITES))
     from hermes_core import reset_default_runtime, set_approval_callback
 
     previous = set_approval_callback(None)
@@ -186,8 +218,7 @@ class PluginFactory:
 
     def entry_points(self) -> list[EntryPoint]:
         """The plugin entry points of the distributions this factory wrote (and of nothing else installed)."""
-        return [ep for dist in distributions(path=[str(self.site)]) for ep in dist.entry_points
-                if ep.group in ("hermes_agent.plugins", "hermes.plugins")]
+        return entry_points_in([self.site])
 
     def runtime(self, **options: Any) -> Runtime:
         """A runtime of the test's home that discovers the folders and just this factory's distributions."""
@@ -208,7 +239,143 @@ def plugins(isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     markers = tmp_path / "markers"
     markers.mkdir()
     monkeypatch.syspath_prepend(str(site))
+    TEST_SITES.append(site)
     yield PluginFactory(isolated_home, Path.cwd(), site, markers)
     for name, module in list(sys.modules.items()):
         if str(getattr(module, "__file__", "") or "").startswith(str(tmp_path)):
             del sys.modules[name]
+
+
+@pytest.fixture
+def http_server() -> Iterator[tuple[str, dict[str, tuple[int, bytes]]]]:
+    """A server on 127.0.0.1 answering from a dict of path -> (status, body)."""
+    routes: dict[str, tuple[int, bytes]] = {}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            status, body = routes.get(self.path, (404, b"not found"))
+            self.send_response(status)
+            self.send_header("Content-Type", "text/html; charset=utf-8" if body.lstrip().startswith(b"<")
+                             else "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", routes
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+# -- a real sshd on 127.0.0.1 --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SshServer:
+    """An sshd of this test session: its port, the client's key, a known_hosts that trusts it."""
+
+    port: int
+    user: str
+    identity_file: Path
+    known_hosts: Path
+    host_key: Path
+
+    def settings(self, **overrides: Any) -> dict[str, Any]:
+        """``terminal.ssh`` for this server (no ~/.ssh/config: the machine's own must not change the test)."""
+        return {"host": "127.0.0.1", "port": self.port, "user": self.user, "identity_file": str(self.identity_file),
+                "known_hosts": str(self.known_hosts), "config_file": os.devnull, **overrides}
+
+
+def _keygen(path: Path) -> None:
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(path)], check=True, capture_output=True)
+
+
+@pytest.fixture(scope="session")
+def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
+    """sshd on a free port of 127.0.0.1 with generated host and user keys, logging in the user running the tests."""
+    binary = shutil.which("sshd") or next((p for p in ("/usr/sbin/sshd", "/usr/local/sbin/sshd") if os.path.exists(p)),
+                                          None)
+    if binary is None or shutil.which("ssh") is None or shutil.which("ssh-keygen") is None:
+        pytest.skip("OpenSSH is not installed (apt-get install openssh-server openssh-client); .ci/run installs it")
+    folder = tmp_path_factory.mktemp("sshd")
+    host_key, user_key = folder / "host_key", folder / "user_key"
+    _keygen(host_key)
+    _keygen(user_key)
+    (folder / "authorized_keys").write_text(user_key.with_suffix(".pub").read_text())
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = folder / "sshd_config"
+    config.write_text(f"Port {port}\nListenAddress 127.0.0.1\nHostKey {host_key}\nPidFile {folder / 'sshd.pid'}\n"
+                      f"AuthorizedKeysFile {folder / 'authorized_keys'}\n"
+                      # the test folder is not owned the way StrictModes wants; PAM would need a login session
+                      "StrictModes no\nUsePAM no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
+                      "PermitRootLogin prohibit-password\nAllowStreamLocalForwarding yes\nStreamLocalBindUnlink yes\n"
+                      "LogLevel ERROR\n")
+    if os.geteuid() == 0:
+        os.makedirs("/run/sshd", mode=0o755, exist_ok=True)  # the privilege separation directory
+    checked = subprocess.run([binary, "-t", "-f", str(config)], capture_output=True, text=True)
+    if checked.returncode:
+        pytest.skip(f"sshd cannot run here: {checked.stderr.strip()}")
+    log = (folder / "sshd.log").open("w")
+    server = subprocess.Popen([binary, "-D", "-e", "-f", str(config)], stdin=subprocess.DEVNULL, stdout=log,
+                              stderr=log)
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            if server.poll() is not None or time.monotonic() > deadline:
+                server.kill()
+                pytest.fail(f"sshd did not start: {(folder / 'sshd.log').read_text()}")
+            time.sleep(0.05)
+    known_hosts = folder / "known_hosts"
+    known_hosts.write_text(f"[127.0.0.1]:{port} {' '.join(host_key.with_suffix('.pub').read_text().split()[:2])}\n")
+    yield SshServer(port, pwd.getpwuid(os.geteuid()).pw_name, user_key, known_hosts, host_key)
+    server.terminate()
+    server.wait(10)
+    log.close()
+
+
+# -- runtimes of the packs, for the execution-backend tests ---------------------------------------------------
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """The workspace of ``pack_runtime``: where local commands start."""
+    folder = tmp_path / "workspace"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def pack_runtime(isolated_home: Path, workspace: Path) -> Iterator[Any]:
+    """``pack_runtime(config, *plugins)``: a runtime of this test's home and workspace whose config.yaml is
+    ``config``, with ``plugins`` (``(module, plugin id)`` pairs, e.g. the packs of the repository) loaded as
+    their manifests declare them; closed after the test."""
+    made: list[Runtime] = []
+
+    def make(config: dict[str, Any], *plugins: tuple[str, str]) -> Runtime:
+        import yaml
+
+        from hermes_core.discovery import candidate_from_module
+
+        (isolated_home / "config.yaml").write_text(yaml.safe_dump(config))
+        runtime = Runtime(home=isolated_home, workspace=workspace, entry_points=())
+        made.append(runtime)
+        for module, plugin_id in plugins:
+            record = runtime.load_candidate(candidate_from_module(module, plugin_id))
+            assert record.state == "declared", record.reason
+        return runtime
+
+    yield make
+    for runtime in made:
+        runtime.close()

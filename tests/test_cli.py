@@ -39,8 +39,8 @@ def one_line_error(result):
 
 
 def test_plugin_lifecycle_end_to_end(env, home, wheelhouse, tmp_path):
-    installed = ok(hermes(env, home, "plugins", "install", "hermes-fixture-declared", "--find-links",
-                          str(wheelhouse), "--index-url", (tmp_path / "no-index").as_uri()))
+    [wheel] = wheelhouse.glob("hermes_fixture_declared-*.whl")
+    installed = ok(hermes(env, home, "plugins", "install", str(wheel), "--index-url", (tmp_path / "no-index").as_uri()))
     assert "Installed plugin declared-fixture 1.2.0: fixture_echo" in installed
 
     listed = json.loads(ok(hermes(env, home, "plugins", "list", "--json")))
@@ -61,7 +61,7 @@ def test_plugin_lifecycle_end_to_end(env, home, wheelhouse, tmp_path):
     ok(hermes(env, home, "plugins", "enable", "declared-fixture"))
     assert [t["name"] for t in json.loads(ok(hermes(env, home, "tools", "list", "--json")))] == ["fixture_echo"]
 
-    assert ok(hermes(env, home, "plugins", "freeze")).splitlines() == ["hermes-fixture-declared==1.2.0"]
+    assert ok(hermes(env, home, "plugins", "freeze")).splitlines() == [f"hermes-fixture-declared @ {wheel.as_uri()}"]
 
     assert "Uninstalled hermes-fixture-declared" in ok(hermes(env, home, "plugins", "uninstall",
                                                               "declared-fixture", "-y"))

@@ -83,3 +83,105 @@ def test_unwritable_config_is_a_clear_error(tmp_path):
     blocker.write_text("")
     with pytest.raises(ConfigError, match="cannot write the configuration"):
         HermesHome(blocker / "home").edit_config(lambda doc: doc.update({"command_allowlist": ["x"]}))
+
+
+# -- comment-preserving edits: every comment position survives a disable followed by an enable ----------------
+
+COMMENTED_CONFIGS = {
+    "eol after an empty flow list": "plugins:\n  disabled: []  # note\n",
+    "eol after a flow list": "plugins:\n  disabled: [a]  # keep a off\n",
+    "eol after the key of a block list": "plugins:\n  disabled:  # off\n    - a\n",
+    "eol after each item": "plugins:\n  disabled:\n    - a  # first\n    - b  # second\n",
+    "own line before the list": "plugins:\n  # what is off\n  disabled:\n    - a\n",
+    "own line between items": "plugins:\n  disabled:\n    - a\n    # the next one too\n    - b\n",
+    "own line after the last item": "plugins:\n  disabled:\n    - a\n    # end of list\nweb: {}\n",
+    "no disabled key yet": "# my settings\nplugins:  # plugin switches\n  hook_timeout: 5  # seconds\n",
+    "no plugins section": "# only a comment\nweb: {allow_private_networks: false}  # flow map\n",
+    "comment at the end of the file": "plugins:\n  disabled: []\n# the end\n",
+    "an allow-list too": "plugins:\n  enabled: [x, a]  # only these\n  disabled: []  # none\n",
+    "flow mapping with a comment": "plugins: {disabled: [], enabled: null}  # all flow\n",
+    "empty file with a comment": "# nothing yet\n",
+    "indented by four": "plugins:\n    disabled:\n        - a   # indented\n    hook_timeout: 3\n",
+    "comment between sections": "plugins:\n  disabled: []\n\n# --- web ---\nweb:\n  allow_private_networks: true\n",
+    "document start marker": "---\nplugins:\n  disabled: [] # x\n",
+}
+
+
+def comments(text: str) -> list[str]:
+    return sorted(line.split("#", 1)[1].strip() for line in text.splitlines() if "#" in line)
+
+
+@pytest.mark.parametrize("text", COMMENTED_CONFIGS.values(), ids=COMMENTED_CONFIGS.keys())
+def test_disable_then_enable_keeps_every_comment_and_the_file_readable(plugins, isolated_home, text):
+    from click.testing import CliRunner
+
+    from hermes_core import reset_default_runtime
+    from hermes_core.cli import cli
+
+    plugins.folder("x", manifest="name: x\ntools: []\n")
+    home = HermesHome(isolated_home)
+    home.config_file.write_text(text)
+    before = home.config()
+    for command in ("disable", "enable"):
+        reset_default_runtime()
+        result = CliRunner().invoke(cli, ["plugins", command, "x"])
+        assert result.exit_code == 0, result.output
+        after = home.config_file.read_text()
+        assert comments(after) == comments(text), after
+        assert (command == "disable") == ("x" in home.config().plugins.disabled)
+    assert home.config().model_dump() == before.model_dump()
+
+
+def test_a_config_that_is_already_invalid_is_reported_as_the_users_file_and_left_alone(home):
+    home.config_file.write_text("plugins:\n  disabled: [a\n")
+    with pytest.raises(ConfigError, match=r"config.yaml:\d+: invalid YAML"):
+        home.edit_config(lambda doc: doc["plugins"]["disabled"].append("b"))
+    assert home.config_file.read_text() == "plugins:\n  disabled: [a\n"
+
+
+EDITS_IN_A_CHILD = """
+import sys
+from pathlib import Path
+from hermes_core import HermesHome
+home, tag = HermesHome(Path(sys.argv[1])), sys.argv[2]
+for n in range(25):
+    home.edit_config(lambda doc: doc.setdefault("plugins", {}).setdefault("disabled", []).append(f"{tag}{n}"))
+"""
+
+
+def test_edits_from_two_processes_at_once_are_all_kept(home):
+    import subprocess
+    import sys
+
+    home.config_file.write_text("# shared\nplugins:\n  disabled: []\n")
+    children = [subprocess.Popen([sys.executable, "-c", EDITS_IN_A_CHILD, str(home.root), tag]) for tag in "ab"]
+    for child in children:
+        assert child.wait(timeout=120) == 0
+    disabled = home.config().plugins.disabled
+    assert sorted(disabled) == sorted(f"{tag}{n}" for tag in "ab" for n in range(25))
+    assert "# shared" in home.config_file.read_text()
+
+
+ALREADY_DISABLED = {
+    "first of several, comment below": "plugins:\n  disabled:\n    - x\n    # about b\n    - b\n",
+    "middle, comment below": "plugins:\n  disabled:\n    - a\n    - x\n    # about c\n    - c\n",
+    "last, comment below": "plugins:\n  disabled:\n    - a\n    - x\n# the end\n",
+    "alone, comment below": "plugins:\n  disabled:\n    - x\n\n# --- web ---\nweb: {allow_private_networks: true}\n",
+    "flow list": "plugins:\n  disabled: [a, x, b]  # three\n",
+}
+
+
+@pytest.mark.parametrize("text", ALREADY_DISABLED.values(), ids=ALREADY_DISABLED.keys())
+def test_enable_keeps_the_comments_around_the_removed_entry(plugins, isolated_home, text):
+    from click.testing import CliRunner
+
+    from hermes_core.cli import cli
+
+    plugins.folder("x", manifest="name: x\ntools: []\n")
+    home = HermesHome(isolated_home)
+    home.config_file.write_text(text)
+    result = CliRunner().invoke(cli, ["plugins", "enable", "x"])
+    assert result.exit_code == 0, result.output
+    after = home.config_file.read_text()
+    assert comments(after) == comments(text), after
+    assert "x" not in home.config().plugins.disabled

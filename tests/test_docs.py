@@ -36,7 +36,8 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 MKDOCS_YML = ROOT / "mkdocs.yml"
 #: Pages whose examples run somewhere else than in this process, and where.
-RUN_ELSEWHERE = {"getting-started.md": "test_getting_started_runs_as_written (in a fresh venv)"}
+RUN_ELSEWHERE = {"getting-started.md": "test_getting_started_runs_as_written (in a fresh venv)",
+                 "agent-loops.md": "tests/test_agent_loop_examples.py (against a fake provider endpoint)"}
 FENCE = re.compile(r"^```(?P<info>[^\n`]*)\n(?P<body>.*?)^```$", re.S | re.M)
 
 
@@ -154,7 +155,7 @@ def test_a_new_cli_command_changes_the_cli_reference(monkeypatch: pytest.MonkeyP
 def test_a_new_legacy_name_changes_the_toolsets_page(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(hermes_core.toolsets.LEGACY_TOOLSETS, "shell_tools", ("terminal", "process"))
 
-    assert "| `shell_tools` | `terminal`, `process` | `hermes-plugin-terminal` |" in gen.render_block("toolsets-legacy")
+    assert "| `shell_tools` | `terminal`, `process` | `hermes-tools-terminal` |" in gen.render_block("toolsets-legacy")
     assert [page.name for page in gen.stale_pages()] == ["toolsets.md"]
 
 
@@ -214,7 +215,7 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
     result = mkdocs_build(MKDOCS_YML, tmp_path / "site")
 
     assert result.returncode == 0, result.stdout + result.stderr
-    assert (tmp_path / "site" / "cli" / "index.html").is_file()
+    assert (tmp_path / "site" / "cli.html").is_file()  # pages that work opened from disk (tests/test_docs_site.py)
 
 
 def test_a_broken_link_or_a_page_outside_the_nav_fails_the_build(tmp_path: Path) -> None:
@@ -270,10 +271,10 @@ def test_manifest_examples_validate(page: Path) -> None:
 
 def test_getting_started_runs_as_written(make_venv, wheelhouse: Path, tmp_path: Path) -> None:
     """The page's shell commands, then its Python, in a fresh venv; each ```text block is what they print.
-    `pip install hermes-core hermes-plugin-file` installs from the session's wheelhouse instead of PyPI."""
+    `pip install hermes-tools hermes-tools-file` installs from the session's wheelhouse instead of PyPI."""
     page = DOCS / "getting-started.md"
     commands = blocks(page, "sh")
-    assert any(c.startswith("pip install hermes-core hermes-plugin-file") for c in commands), commands
+    assert any(c.startswith("pip install hermes-tools hermes-tools-file") for c in commands), commands
     venv = make_venv("getting-started")
     bin_dir = venv.path / "bin"
     shim = bin_dir / "pip"  # the venv shares pip with the test interpreter; give it the command
@@ -301,6 +302,7 @@ JSON_COMMANDS = {
     "hermes plugins list --json": ["plugins", "list", "--json"],
     "hermes plugins info ID --json": ["plugins", "info", "demo", "--json"],
     "hermes plugins doctor --json": ["plugins", "doctor", "--json"],
+    "hermes plugins freeze --json": ["plugins", "freeze", "--json"],
     "hermes tools list --json": ["tools", "list", "--all", "--json"],
     "hermes toolsets list --json": ["toolsets", "list", "--json"],
     "hermes toolsets show NAME --json": ["toolsets", "show", "demo-all", "--json"],

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -104,32 +101,6 @@ def test_index_url_in_config_is_used_and_relative_to_the_config_file(index_file,
 def test_a_folder_or_file_url_names_its_index_json(index_file):
     assert len(load_index(str(index_file.parent))) == 4
     assert len(load_index(index_file.as_uri())) == 4
-
-
-@pytest.fixture
-def http_server() -> Iterator[tuple[str, dict[str, tuple[int, bytes]]]]:
-    """A server on 127.0.0.1 answering from a dict of path -> (status, body)."""
-    routes: dict[str, tuple[int, bytes]] = {}
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            status, body = routes.get(self.path, (404, b"not found"))
-            self.send_response(status)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", routes
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def test_the_index_loads_from_an_http_url(http_server, monkeypatch):

@@ -166,6 +166,25 @@ def test_a_file_that_is_not_a_wheel_is_named_in_the_error(tmp_path):
         read_wheel(bogus)
 
 
+def test_an_entry_points_file_that_cannot_be_parsed_is_named_in_the_error(tmp_path):
+    wheel = make_wheel(tmp_path, entry_points="[hermes_agent.plugins]\na line without a value\n")
+    with pytest.raises(WheelError, match=r"hermes_demo_plugin-1\.0\.0-py3-none-any\.whl: entry_points\.txt cannot "
+                                         "be parsed"):
+        read_wheel(wheel)
+
+
+def test_metadata_fields_are_read_as_core_metadata(tmp_path):
+    wheel = make_wheel(tmp_path, metadata="Keywords: demo,Echo Tools\nProject-URL: Source Code, https://x.test/\n"
+                                          "License-Expression: MIT\n\nThe long description.\n")
+    with read_wheel(wheel) as info:
+        assert (info.name, info.version, info.field("summary")) == ("hermes-demo-plugin", "1.0.0",
+                                                                    "Demo tools for Hermes")
+        assert info.metadata["keywords"] == ["demo", "Echo Tools"]
+        assert info.project_urls == {"sourcecode": "https://x.test/"}
+        assert [(ep.group, ep.name, ep.module) for ep in info.plugin_entry_points()] == \
+            [("hermes_agent.plugins", "demo", "hermes_demo_plugin")]
+
+
 def test_a_requirement_pip_cannot_find_fails_with_pips_reason(tmp_path, layout):
     with pytest.raises(WheelError, match="no-such-hermes-plugin: pip failed"):
         fetch("no-such-hermes-plugin", layout, find_links=[str(tmp_path)], no_index=True)

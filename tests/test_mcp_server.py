@@ -22,7 +22,7 @@ from hermes_core.mcp.server import is_error_result
 
 support = sys.modules["hermes_mcp_test_support"]  # loaded by conftest.py
 WAIT = 30.0  # the longest a test waits for something before it fails
-SERVED = {"add", "boom", "guarded", "grow", "shrink", "shout"}
+SERVED = {"add", "boom", "guarded", "grow", "shrink", "shout", "where", "names"}
 HTTP_URL = r"listening on (http://\S+)"
 
 
@@ -31,6 +31,8 @@ def server_home(tmp_path: Path) -> Path:
     """The HERMES_HOME of the served process: a user plugin with tools and a pre_tool_call hook."""
     home = tmp_path / "server-home"
     support.write_demo_plugin(home)
+    # just the demo plugin, whatever else the test environment has installed
+    (home / "config.yaml").write_text("plugins:\n  enabled: [demo]\n")
     return home
 
 
@@ -47,13 +49,14 @@ def run(main: Callable[[], Any]) -> Any:
     return anyio.run(main)
 
 
-async def stdio_session(stack: AsyncExitStack, home: Path, *options: str, inbox: Any = None) -> Any:
+async def stdio_session(stack: AsyncExitStack, home: Path, *options: str, inbox: Any = None,
+                        cwd: str | Path | None = None) -> Any:
     """An initialized SDK ``ClientSession`` on ``hermes mcp serve`` over stdio."""
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
     command = serve_command(*options)
-    params = StdioServerParameters(command=command[0], args=command[1:], env={"HERMES_HOME": str(home)})
+    params = StdioServerParameters(command=command[0], args=command[1:], env={"HERMES_HOME": str(home)}, cwd=cwd)
     errlog = stack.enter_context(open(home / "serve-stderr.log", "a"))  # noqa: SIM115
     read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
     session = await stack.enter_async_context(ClientSession(read, write, message_handler=inbox))
@@ -323,3 +326,78 @@ def test_mcp_inspector_cli_lists_and_calls_tools_over_http(external, server_home
         shouted = inspector(external, *target, "--method", "tools/call", "--tool-name", "shout", "--tool-arg",
                             "text=hello")
         assert shouted["content"][0]["text"] == "HELLO"
+
+
+# -- serving safely ----------------------------------------------------------------------------------------
+
+
+def serve_once(home: Path, *options: str, cwd: Path | str | None = None, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(serve_command(*options), capture_output=True, text=True, timeout=60, cwd=cwd,
+                          stdin=subprocess.DEVNULL, env={**os.environ, "HERMES_HOME": str(home), **env})
+
+
+def test_serving_from_the_root_or_the_home_folder_needs_a_named_workspace(server_home, tmp_path):
+    environ = {k: v for k, v in os.environ.items() if k != "HERMES_WORKSPACE"}
+    for folder, home in (("/", str(tmp_path)), (str(tmp_path), str(tmp_path))):
+        result = subprocess.run(serve_command(), capture_output=True, text=True, timeout=60, cwd=folder,
+                                stdin=subprocess.DEVNULL, env={**environ, "HERMES_HOME": str(server_home),
+                                                               "HOME": home})
+        assert result.returncode == 1
+        assert "refusing to serve with the workspace" in result.stderr and "--workspace DIR" in result.stderr
+
+    project = tmp_path / "project"
+    project.mkdir()
+
+    async def main() -> None:
+        async with AsyncExitStack() as stack:
+            session = await stdio_session(stack, server_home, "--workspace", str(project), cwd="/")
+            assert texts(await session.call_tool("where", {})) == str(project)
+
+    run(main)
+
+
+def test_a_file_name_that_is_not_utf8_comes_back_as_text(server_home, tmp_path):
+    folder = tmp_path / "checkout"
+    folder.mkdir()
+    (Path(os.fsdecode(bytes(folder) + b"/bad\xffname.txt"))).write_text("x")
+    (folder / "good.txt").write_text("x")
+
+    async def main() -> None:
+        async with AsyncExitStack() as stack:
+            session = await stdio_session(stack, server_home)
+            listed = await session.call_tool("names", {"folder": str(folder)})
+            assert not listed.is_error and json.loads(texts(listed)) == ["bad\ufffdname.txt", "good.txt"]
+            assert json.loads(texts(await session.call_tool("add", {"a": 1, "b": 1}))) == {"sum": 2}
+
+    run(main)
+
+
+def test_http_on_an_address_that_is_not_loopback_needs_a_token(server_home):
+    result = serve_once(server_home, "--transport", "http", "--host", "0.0.0.0", "--port", "0")
+    assert result.returncode == 1
+    assert "needs a bearer token" in result.stderr and "--auth-token" in result.stderr
+
+
+def test_with_a_token_every_http_request_must_carry_it(server_home):
+    import httpx2
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    with support.spawn_until(serve_command("--transport", "http", "--port", "0"), HTTP_URL,
+                             env={"HERMES_HOME": str(server_home), "HERMES_MCP_AUTH_TOKEN": "s3cret"}) as (_, match):
+        url = match.group(1)
+        request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+        headers = {"Accept": "application/json, text/event-stream"}
+        for given in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "s3cret"}):
+            answer = httpx2.post(url, json=request, headers={**headers, **given}, timeout=WAIT)
+            assert answer.status_code == 401 and "Bearer" in answer.headers["www-authenticate"]
+
+        async def main() -> None:
+            async with httpx2.AsyncClient(headers={"Authorization": "Bearer s3cret"}, timeout=WAIT) as client, \
+                    streamable_http_client(url, http_client=client) as (read, write), \
+                    ClientSession(read, write) as session:
+                await session.initialize()
+                assert json.loads(texts(await session.call_tool("add", {"a": 2, "b": 2}))) == {"sum": 4}
+
+        run(main)

@@ -1,4 +1,4 @@
-"""First-party packs are ordinary plugins: each installs alone next to hermes-core and uninstalls cleanly."""
+"""First-party packs are ordinary plugins: each installs alone next to hermes-tools and uninstalls cleanly."""
 
 from __future__ import annotations
 
@@ -31,18 +31,18 @@ def home(tmp_path):
 def test_pack_installs_alone_and_uninstalls_cleanly(make_venv, home, pack):
     env = make_venv(f"pack-{pack}")
     assert tool_names(env, home) == set()
-    env.install(f"hermes-plugin-{pack}")
+    env.install(f"hermes-tools-{pack}")
     assert tool_names(env, home) == PACK_TOOLS[pack]
     listed = json.loads(env.hermes_cli("plugins", "list", "--json", env=home).stdout)
     assert [(r["id"], r["state"], r["imported"]) for r in listed] == [(pack, "declared", False)]
-    env.uninstall(f"hermes-plugin-{pack}")
+    env.uninstall(f"hermes-tools-{pack}")
     assert tool_names(env, home) == set()
 
 
 @pytest.fixture(scope="module")
 def everything(make_venv):
     env = make_venv("all-packs")
-    env.install(*(f"hermes-plugin-{pack}" for pack in PACK_TOOLS))
+    env.install(*(f"hermes-tools-{pack}" for pack in PACK_TOOLS))
     return env
 
 

@@ -203,7 +203,7 @@ BAD_PLUGINS = {
     "badyaml": ("name: [unclosed\n", "", "invalid YAML"),
     "badfield": ("name: badfield\ntools:\n  - name: has space\n    toolset: t\n    description: d\n"
                  "    handler: a.b:c\n", "", "tools.0.name"),
-    "toonew": ("name: toonew\nrequires_hermes: '>=99'\n", "def register(ctx): pass\n", "requires hermes-core >=99"),
+    "toonew": ("name: toonew\nrequires_hermes: '>=99'\n", "def register(ctx): pass\n", "requires hermes-tools >=99"),
     "internals": (None, "from tools.registry import registry\n", "Hermes Agent internal"),
 }
 

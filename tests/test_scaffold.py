@@ -41,7 +41,8 @@ EVERY_OPTION = {
 }
 
 DEFAULT_FILES = [
-    ".github/workflows/ci.yml", ".gitignore", "LICENSE", "README.md", "hermes_plugin_weather/__init__.py",
+    ".github/workflows/ci.yml", ".github/workflows/release.yml", ".gitignore", "LICENSE", "README.md",
+    "hermes_plugin_weather/__init__.py",
     "hermes_plugin_weather/plugin.yaml", "hermes_plugin_weather/tools.py", "pyproject.toml",
     "tests/test_plugin.py", "tests/test_tools.py",
 ]
@@ -78,7 +79,7 @@ def test_defaults_render_a_declared_only_pip_plugin(tmp_path: Path) -> None:
     assert pyproject["build-system"] == {"requires": ["setuptools>=77"], "build-backend": "setuptools.build_meta"}
     meta = pyproject["project"]
     assert (meta["name"], meta["version"], meta["license"]) == ("hermes-plugin-weather", "0.1.0", "MIT")
-    assert meta["dependencies"] == [f"hermes-core{requires_hermes()}"]
+    assert meta["dependencies"] == [f"hermes-tools{requires_hermes()}"]
     assert meta["entry-points"]["hermes_agent.plugins"] == {"weather": "hermes_plugin_weather"}
     assert pyproject["tool"]["setuptools"]["package-data"] == {"hermes_plugin_weather": ["plugin.yaml"]}
     manifest = load_manifest(project / "hermes_plugin_weather" / "plugin.yaml")
@@ -139,15 +140,15 @@ def test_readme_covers_developing_testing_publishing_and_the_index(tmp_path: Pat
     assert "{{" not in readme and "{%" not in readme
 
 
-def test_ci_workflow_tests_validates_builds_and_publishes(tmp_path: Path) -> None:
+def test_ci_workflow_tests_validates_and_builds(tmp_path: Path) -> None:
     text = (render("weather", tmp_path, no_input=True) / ".github" / "workflows" / "ci.yml").read_text()
 
     workflow = yaml.safe_load(text)
-    assert set(workflow["jobs"]) == {"test", "build", "publish"}
+    assert set(workflow["jobs"]) == {"test", "build"}
     steps = "\n".join(str(step.get("run", "")) for step in workflow["jobs"]["test"]["steps"])
-    assert "pytest" in steps and "hermes plugins validate ." in steps
+    assert "pytest" in steps and "hermes-tools plugins validate ." in steps
     assert "${{ matrix.python-version }}" in text  # GitHub's expressions survive rendering
-    assert workflow["jobs"]["publish"]["permissions"] == {"id-token": "write"}
+    assert "twine check --strict" in "\n".join(str(step.get("run", "")) for step in workflow["jobs"]["build"]["steps"])
 
 
 def test_generated_python_compiles_and_is_lint_clean(tmp_path: Path) -> None:
@@ -187,9 +188,10 @@ def test_template_is_found_in_the_source_checkout() -> None:
     ("", {}, "invalid plugin name ''"),
     ("x" * 51, {}, "up to 50"),
     ("hermes-plugin-weather", {}, "give the plugin's own id, e.g. 'weather'"),
-    ("web", {}, "taken by the first-party plugin hermes-plugin-web"),
+    ("web", {}, "taken by the first-party plugin hermes-tools-web"),
     ("weather", {"project_slug": "my plugin"}, "invalid project slug 'my plugin'"),
     ("weather", {"project_slug": "../escape"}, "invalid project slug"),
+    ("weather", {"project_slug": "Hermes_Tools-weather"}, "in the family of the first-party distributions"),
     ("weather", {"package_name": "Weather"}, "invalid package name 'Weather'"),
     ("weather", {"package_name": "import"}, "invalid package name"),
     ("weather", {"package_name": "json"}, "would shadow the module"),
@@ -394,8 +396,23 @@ def test_hermes_plugins_new_works_from_an_installed_hermes(make_venv, tmp_path: 
         "starting with a letter (e.g. 'weather' or 'github-issues')"]
 
 
+FENCE = re.compile(r'^```(?P<language>\w+)(?: title="(?P<file>[^"]+)")?\n(?P<body>.*?)^```$', re.S | re.M)
+
+
 def tutorial_blocks(language: str) -> list[str]:
-    return re.findall(rf"^```{language}\n(.*?)^```$", TUTORIAL.read_text(), flags=re.S | re.M)
+    return [m["body"] for m in FENCE.finditer(TUTORIAL.read_text()) if m["language"] == language and not m["file"]]
+
+
+def tutorial_script() -> str:
+    """The tutorial as a reader follows it: its ```sh blocks run in order, and each block titled with a file
+    (```python title="pkg/tools.py"```) is added to the end of that file where it stands."""
+    steps = []
+    for match in FENCE.finditer(TUTORIAL.read_text()):
+        if match["file"]:
+            steps.append(f"cat >> {match['file']} <<'TUTORIAL_EOF'\n{match['body']}TUTORIAL_EOF")
+        elif match["language"] == "sh":
+            steps.append(match["body"])
+    return "set -eux\n" + "\n".join(steps)
 
 
 def test_tutorial_runs_as_written(make_venv, wheelhouse: Path, tmp_path: Path, cookiecutter_config: Path) -> None:
@@ -416,10 +433,17 @@ def test_tutorial_runs_as_written(make_venv, wheelhouse: Path, tmp_path: Path, c
         "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheelhouse), "PIP_NO_BUILD_ISOLATION": "0",
         "PIP_DISABLE_PIP_VERSION_CHECK": "1", "COOKIECUTTER_CONFIG": str(cookiecutter_config),
     }
-    script = "set -eux\n" + "\n".join(commands)
+    additions = [m["file"] for m in FENCE.finditer(TUTORIAL.read_text()) if m["file"]]
+    assert {Path(name).name for name in additions} >= {"tools.py", "hooks.py", "__init__.py", "plugin.yaml"}
 
-    result = venv.run("bash", "-c", script, env=env, cwd=work, timeout=900)
+    # the project's own tests run after each addition (a second tool, then a hook) and must still pass
+    result = venv.run("bash", "-c", tutorial_script(), env=env, cwd=work, timeout=900)
 
     assert result.returncode == 0, result.stdout + result.stderr
-    for shown in (block.strip() for block in tutorial_blocks("text") if block.startswith("{")):
+    assert result.stderr.count("+ pytest") >= 3 and "failed" not in result.stdout
+    project = work / "hermes-plugin-weather"
+    assert [tool.name for tool in load_manifest(project / "hermes_plugin_weather" / "plugin.yaml").tools or []] == \
+        ["weather_hello", "weather_goodbye"]
+    assert "hooks: post_tool_call" in result.stdout
+    for shown in (block.strip() for block in tutorial_blocks("text") if "──" not in block):
         assert shown in result.stdout, f"the tutorial shows {shown!r}, the command printed something else"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 WITH_HOOK = "{{ cookiecutter.with_hook }}" == "True"
 HOOK_FILES = ("{{ cookiecutter.package_name }}/hooks.py", "tests/test_hooks.py")
-# pip compiles the .py files of the template it installs inside hermes-core; their caches are copied along
+# pip compiles the .py files of the template it installs inside hermes-tools; their caches are copied along
 CACHES = ("{{ cookiecutter.package_name }}/__pycache__", "tests/__pycache__")
 
 if not WITH_HOOK:

@@ -20,8 +20,8 @@ TOOLSET = re.compile(r"[a-z][a-z0-9_-]*")
 TOOL = re.compile(r"[a-z][a-z0-9_]*")
 EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 
-#: Ids of the first-party plugins (hermes-plugin-<id> on PyPI).
-FIRST_PARTY = frozenset({"file", "terminal", "web", "code", "agent"})
+#: Ids of the first-party plugins (hermes-tools-<id> on PyPI).
+FIRST_PARTY = frozenset({"file", "terminal", "web", "code", "agent", "ssh"})
 #: Tools the agent loop answers itself; Hermes refuses to dispatch them to a plugin.
 AGENT_LOOP_TOOLS = frozenset({"todo", "memory", "session_search", "delegate_task", "clarify"})
 #: Toolset names with a meaning of their own: everything, and Hermes Agent's legacy names.
@@ -41,6 +41,9 @@ def problems(answers: Mapping[str, Any]) -> list[str]:
         if not DISTRIBUTION.fullmatch(slug):
             found.append(f"invalid project slug {slug!r}: the distribution (and folder) name takes letters, digits, "
                          "'-', '_' and '.', and starts and ends with a letter or digit")
+        elif re.sub(r"[-_.]+", "-", slug).lower().startswith("hermes-tools"):
+            found.append(f"project slug {slug!r} is in the family of the first-party distributions (hermes-tools, "
+                         "hermes-tools-<pack>); choose another, e.g. the default hermes-plugin-<id>")
     if "package_name" in answers:
         package = str(answers["package_name"])
         if not PACKAGE.fullmatch(package) or keyword.iskeyword(package):
@@ -80,7 +83,7 @@ def _plugin_name(name: str) -> list[str]:
         return [f"invalid plugin name {name!r}: use up to 50 lowercase letters, digits and single hyphens, "
                 "starting with a letter (e.g. 'weather' or 'github-issues')"]
     if name in FIRST_PARTY:
-        return [f"plugin name {name!r} is taken by the first-party plugin hermes-plugin-{name}; choose another"]
+        return [f"plugin name {name!r} is taken by the first-party plugin hermes-tools-{name}; choose another"]
     return []
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import sys
-from typing import Any
+import threading
+from typing import NoReturn
 
 import click
 
@@ -53,18 +55,37 @@ def cli() -> None:
     """
 
 
-def main(argv: list[str] | None = None) -> Any:
+def main(argv: list[str] | None = None) -> NoReturn:
     """Entry point of the console script: user errors print one line and exit non-zero."""
+    _leave(_run(argv))
+
+
+def _run(argv: list[str] | None) -> int:
     try:
-        return cli.main(args=argv, prog_name="hermes", standalone_mode=False)
+        # without standalone mode click returns the code of a click.exceptions.Exit instead of raising it
+        returned = cli.main(args=argv, prog_name="hermes", standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)
-        sys.exit(1)
+        return 1
     except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
+        return exc.exit_code
     except click.ClickException as exc:
         exc.show()
-        sys.exit(exc.exit_code)
+        return exc.exit_code
     except HermesError as exc:
         click.echo(f"Error: {exc}", err=True)
-        sys.exit(1)
+        return 1
+    return returned if isinstance(returned, int) else 0
+
+
+def _leave(code: int) -> NoReturn:
+    """Exit with ``code``; a thread a plugin started and left running does not keep the command alive."""
+    runtime = sys.modules.get("hermes_core.runtime")
+    if runtime is not None:  # MCP sessions and their child processes end here, not at interpreter exit
+        runtime.reset_default_runtime()
+    main_thread = threading.main_thread()
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not main_thread):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)

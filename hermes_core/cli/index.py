@@ -193,7 +193,7 @@ def validate_command(root: Path | None) -> None:
 @index.command("build")
 @_ROOT_OPTION
 def build_command(root: Path | None) -> None:
-    """Write index.json (sorted and stable), its copy bundled with hermes-core, and the entry schema."""
+    """Write index.json (sorted and stable), its copy bundled with hermes-tools, and the entry schema."""
     from ..indexbuild import build_index, read_entries
 
     layout = _layout(root)

@@ -1,15 +1,25 @@
-"""``hermes mcp list|serve``: MCP servers' tools in Hermes, and Hermes' tools for MCP clients."""
+"""``hermes mcp list|add|remove|import|serve|install-claude``: MCP servers' tools in Hermes, and Hermes' tools
+for MCP clients."""
 
 from __future__ import annotations
 
 import io
+import ipaddress
 import os
+import re
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
 
-from ._common import UserError, echo_json, runtime
+from ..config import add_to_mapping, remove_from_mapping
+from ..runtime import Runtime
+from ..yamlmodel import round_trip_node
+from ._common import UserError, echo_json, home, runtime
+
+#: The environment variable that holds ``hermes mcp serve --auth-token``.
+TOKEN_ENV = "HERMES_MCP_AUTH_TOKEN"
 
 __all__ = ["mcp"]
 
@@ -70,24 +80,221 @@ def _claim_stdout() -> Any:
               help="stdio for a client that starts this command; http for streamable HTTP.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (http).")
 @click.option("--port", type=int, default=8000, show_default=True, help="Port to listen on (http); 0 picks one.")
-def serve(toolsets: tuple[str, ...], transport: str, host: str, port: int) -> None:
+@click.option("--workspace", type=click.Path(file_okay=False, path_type=Path), envvar="HERMES_WORKSPACE",
+              help="The folder the file tools work in and commands start in (default: the current folder, "
+                   "unless that is / or your home folder). Env: HERMES_WORKSPACE.")
+@click.option("--auth-token", envvar=TOKEN_ENV, metavar="TOKEN",
+              help=f"Require `Authorization: Bearer TOKEN` on every HTTP request; needed to listen on an address "
+                   f"that is not loopback. Env: {TOKEN_ENV}.")
+def serve(toolsets: tuple[str, ...], transport: str, host: str, port: int, workspace: Path | None,
+          auth_token: str | None) -> None:
     """Serve the installed tools to MCP clients (Claude Desktop, editors, other agents)."""
+    folder = _workspace(workspace)
+    if transport == "http" and not auth_token and not _is_loopback(host):
+        raise UserError(f"listening on {host}, which is not a loopback address, needs a bearer token: pass "
+                        f"--auth-token TOKEN or set {TOKEN_ENV}")
     wire = _claim_stdout() if transport == "stdio" else None
     import anyio
 
     from ..mcp.server import HermesMcpServer
 
-    rt = runtime()
+    rt = Runtime(workspace=folder)
     try:
+        rt.load_plugins()
         server = HermesMcpServer(rt, _split(toolsets) or rt.config.toolsets)
         if transport == "stdio":
             anyio.run(server.serve_stdio, wire)
         else:
             try:
-                anyio.run(server.serve_http, host, port)
+                anyio.run(server.serve_http, host, port, "/mcp", auth_token)
             except OSError as exc:
                 raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     except KeyboardInterrupt:
         pass
     finally:
         rt.close()
+
+
+def _workspace(given: Path | None) -> Path:
+    """The workspace to serve: the one given, else the current folder — refused when that is ``/`` or the
+    home folder (an MCP client such as Claude Desktop starts servers in ``/``), as the file tools would then
+    reach the whole disk."""
+    if given is not None:
+        return given.expanduser().absolute()
+    folder = Path.cwd()
+    if folder.resolve() in (Path("/"), Path.home().resolve()):
+        raise UserError(f"refusing to serve with the workspace {folder}: the file tools would reach everything "
+                        "under it. Pass --workspace DIR (or set HERMES_WORKSPACE) to the folder they may use")
+    return folder
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+# -- editing mcp_servers ---------------------------------------------------------------------------
+
+SERVER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+#: Where config.yaml may hold servers: Hermes' key, then Claude's spelling (read as a synonym).
+SERVER_KEYS = ("mcp_servers", "mcpServers")
+
+
+def _pairs(values: tuple[str, ...], separator: str, what: str) -> dict[str, str]:
+    pairs = {}
+    for value in values:
+        key, found, item = value.partition(separator)
+        if not found or not key.strip():
+            raise UserError(f"{what} {value!r} is not KEY{separator}VALUE")
+        pairs[key.strip()] = item.strip() if separator == ":" else item
+    return pairs
+
+
+def _configured(document: Any, name: str) -> str | None:
+    """The key of config.yaml that holds server ``name``, if one does."""
+    return next((key for key in SERVER_KEYS if isinstance(document.get(key), dict) and name in document[key]), None)
+
+
+def _add_servers(entries: dict[str, dict[str, Any]], replace: bool) -> tuple[list[str], list[str]]:
+    """Add ``entries`` to config.yaml, keeping its comments; returns ``(added, already configured)``."""
+    added: list[str] = []
+    present: list[str] = []
+
+    def change(document: Any) -> None:
+        added.clear()
+        present.clear()
+        for name, entry in entries.items():
+            holder = _configured(document, name)
+            if holder is not None and not replace:
+                present.append(name)
+                continue
+            key = holder or next((k for k in SERVER_KEYS if isinstance(document.get(k), dict)), "mcp_servers")
+            add_to_mapping(document, key, round_trip_node(name), round_trip_node(entry, flow_mappings=True))
+            added.append(name)
+
+    home().edit_config(change)
+    return added, present
+
+
+@mcp.command("add", short_help="Add an MCP server to config.yaml.")
+@click.argument("name")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="[-- COMMAND [ARGS]...]")
+@click.option("--url", help="The URL of an HTTP server (instead of a command).")
+@click.option("--transport", type=click.Choice(["http", "sse"]), default="http", show_default=True,
+              help="With --url: streamable HTTP, or the older HTTP+SSE transport.")
+@click.option("-e", "--env", "env", multiple=True, metavar="KEY=VALUE",
+              help="An environment variable of the server's process (repeatable; ${NAME} refers to yours).")
+@click.option("-H", "--header", "headers", multiple=True, metavar="'NAME: VALUE'",
+              help="An HTTP header sent with every request (repeatable), e.g. 'Authorization: Bearer ${TOKEN}'.")
+@click.option("--cwd", help="The folder the server's process starts in.")
+@click.option("--replace", is_flag=True, help="Replace a server of that name.")
+def add(name: str, command: tuple[str, ...], url: str | None, transport: str, env: tuple[str, ...],
+        headers: tuple[str, ...], cwd: str | None, replace: bool) -> None:
+    """Add MCP server NAME: `hermes mcp add NAME -- COMMAND ARGS...` (stdio) or `hermes mcp add NAME --url URL`.
+
+    The entry goes under mcp_servers in config.yaml, whose comments and order are kept.
+    """
+    if not SERVER_NAME.fullmatch(name):
+        raise UserError(f"invalid server name {name!r}: use letters, digits, '_', '.' and '-', starting with a "
+                        "letter or digit")
+    if bool(command) == bool(url):
+        raise UserError("give either a command after `--` (a stdio server) or --url URL (an HTTP server)")
+    entry: dict[str, Any]
+    if url:
+        if env or cwd:
+            raise UserError("--env and --cwd are for a server Hermes starts (a command), not for --url")
+        entry = {"type": transport, "url": url} if transport == "sse" else {"url": url}
+        if headers:
+            entry["headers"] = _pairs(headers, ":", "header")
+    else:
+        if headers:
+            raise UserError("--header is for an HTTP server (--url), not for a command")
+        entry = {"command": command[0], "args": list(command[1:])}
+        if env:
+            entry["env"] = _pairs(env, "=", "variable")
+        if cwd:
+            entry["cwd"] = cwd
+    _, present = _add_servers({name: entry}, replace)
+    if present:
+        raise UserError(f"MCP server {name!r} is already configured; `hermes mcp remove {name}` first, or --replace")
+    click.echo(f"Added MCP server {name} to {home().config_file}; `hermes mcp list` connects to it.")
+
+
+@mcp.command("remove", short_help="Remove an MCP server from config.yaml.")
+@click.argument("name")
+def remove(name: str) -> None:
+    """Remove MCP server NAME from config.yaml (its comments and the rest of the file are kept)."""
+    removed: list[str] = []
+
+    def change(document: Any) -> None:
+        holder = _configured(document, name)
+        if holder is not None:
+            remove_from_mapping(document, holder, name)
+            removed.append(name)
+
+    config = home().config_file
+    if config.exists():
+        home().edit_config(change)
+    if not removed:
+        raise UserError(f"no MCP server {name!r} in {config}; `hermes mcp list` shows the configured ones")
+    click.echo(f"Removed MCP server {name} from {config}.")
+
+
+@mcp.command("import", short_help="Add the MCP servers of a Claude or VS Code configuration.")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--only", multiple=True, metavar="NAME", help="Import only these servers (repeatable).")
+@click.option("--replace", is_flag=True, help="Replace servers of the same names.")
+def import_servers(file: Path, only: tuple[str, ...], replace: bool) -> None:
+    """Add the MCP servers of FILE to config.yaml: Claude Desktop's claude_desktop_config.json, Claude Code's
+    .mcp.json or ~/.claude.json, Cursor's mcp.json or VS Code's .vscode/mcp.json."""
+    from ..mcp.interop import InteropError, read_servers
+
+    try:
+        servers = read_servers(file.expanduser())
+    except InteropError as exc:
+        raise UserError(str(exc)) from None
+    unknown = sorted(set(only) - {server.name for server in servers})
+    if unknown:
+        raise UserError(f"{file} has no MCP server {unknown[0]!r}; it has {', '.join(s.name for s in servers)}")
+    chosen = [server for server in servers if server.entry and (not only or server.name in only)]
+    for server in servers:
+        for note in server.notes:
+            click.echo(f"{server.name}: {note}", err=True)
+    added, present = _add_servers({server.name: server.entry for server in chosen}, replace)
+    for name in present:
+        click.echo(f"{name}: already configured; skipped (--replace replaces it)", err=True)
+    click.echo(f"Imported {len(added)} MCP server{'s' if len(added) != 1 else ''} from {file} into "
+               f"{home().config_file}" + (f": {', '.join(added)}" if added else ""))
+
+
+@mcp.command("install-claude", short_help="Add `hermes mcp serve` to Claude Desktop.")
+@click.option("--toolsets", multiple=True, metavar="A,B", help="Serve only these toolsets.")
+@click.option("--workspace", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="The folder the file tools may use (default: the current folder, unless it is / or your home).")
+@click.option("--name", default="hermes", show_default=True, help="The server's name in Claude Desktop.")
+@click.option("--config-file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Claude Desktop's claude_desktop_config.json (default: where Claude Desktop keeps it here).")
+def install_claude(toolsets: tuple[str, ...], workspace: Path | None, name: str, config_file: Path | None) -> None:
+    """Write the entry that starts `hermes mcp serve` into Claude Desktop's configuration; restart Claude Desktop
+    to use it. Other servers and settings in the file are kept."""
+    from ..mcp.interop import InteropError, claude_desktop_config, install_in_claude, serve_entry
+
+    target = config_file or claude_desktop_config()
+    if config_file is None and not target.parent.is_dir():
+        raise UserError(f"Claude Desktop's configuration folder {target.parent} does not exist: install Claude "
+                        "Desktop and start it once, or pass --config-file")
+    folder = _workspace(workspace)
+    # the home this command uses, when it is not the default one the server would find by itself
+    env = {"HERMES_HOME": str(home().root)} if os.environ.get("HERMES_HOME") else {}
+    entry = serve_entry(folder, _split(toolsets), env)
+    try:
+        replaced = install_in_claude(target, name, entry)
+    except InteropError as exc:
+        raise UserError(str(exc)) from None
+    click.echo(f"{'Updated' if replaced else 'Added'} MCP server {name!r} in {target}: "
+               f"{entry['command']} {' '.join(entry['args'])}")
+    click.echo("Restart Claude Desktop to use it.")

@@ -13,6 +13,7 @@ from ._common import LazyGroup, UserError, echo_json, home, runtime
 
 if TYPE_CHECKING:
     from ..discovery import PluginCandidate
+    from ..installer import InstallTarget
     from ..records import PluginRecord
     from ..runtime import Runtime
 
@@ -39,7 +40,21 @@ def describe(rt: Runtime, record: PluginRecord) -> dict[str, Any]:
         "path": record.path, "manifest": record.manifest_path, "tools": record.tools, "hooks": record.hooks,
         "imported": record.imported, "import_ms": _ms(record.import_ms), "register_ms": _ms(record.register_ms),
         "refused_tools": refused, "warnings": record.warnings,
+        "backends": sorted(name for name, backend in rt.contributions.backends.items()
+                           if backend.plugin == record.id and record.active),
     }
+
+
+def backend_report(rt: Runtime, record: PluginRecord) -> list[dict[str, Any]]:
+    """The execution backends of ``record``: availability (its check runs: this may import plugin code)."""
+    selected = rt.config.terminal.backend
+    report = []
+    for name in describe(rt, record)["backends"]:
+        backend = rt.contributions.backends[name]
+        availability = backend.availability()
+        report.append({"name": name, "description": backend.description, "selected": name == selected,
+                       "available": availability.available, "reason": availability.reason or None})
+    return report
 
 
 def _ms(value: float | None) -> float | None:
@@ -59,7 +74,7 @@ def list_plugins(show_all: bool, as_json: bool) -> None:
     if not rows:
         hidden = len(rt.plugins)
         click.echo("No plugins loaded." + (f" {hidden} more with --all." if hidden else
-                                          " Install one with `hermes plugins install NAME`."))
+                                          " Install one with `hermes plugins install ID`."))
         return
     for row in rows:
         took = (row["import_ms"] or 0) + (row["register_ms"] or 0)
@@ -92,6 +107,7 @@ def info(plugin_id: str, as_json: bool) -> None:
     data["manifest_data"] = record.manifest.model_dump(mode="json", exclude_unset=True) if record.manifest else None
     data["tool_availability"] = {name: {"available": a.available, "reason": a.reason or None}
                                  for name in record.tools for a in [rt.registry.check(name)]}
+    data["backend_availability"] = backend_report(rt, record)
     data["requires_env"] = [{"name": env.name, "set": bool(os.environ.get(env.name)), "secret": env.secret,
                              "description": env.description}
                             for env in (record.manifest.requires_env if record.manifest else [])]
@@ -115,6 +131,10 @@ def info(plugin_id: str, as_json: bool) -> None:
         click.echo(f"  tool {name}: {status}")
     for hook in record.hooks:
         click.echo(f"  hook {hook}")
+    for backend in data["backend_availability"]:
+        status = "available" if backend["available"] else f"unavailable: {backend['reason']}"
+        selected = " (selected: terminal.backend)" if backend["selected"] else ""
+        click.echo(f"  backend {backend['name']}{selected}: {status}")
     for env in data["requires_env"]:
         click.echo(f"  env {env['name']}: {'set' if env['set'] else 'NOT SET'}"
                    f"{' — ' + env['description'] if env['description'] else ''}")
@@ -137,60 +157,99 @@ def _index_info(plugin_id: str, as_json: bool) -> None:
 
 @plugins.command("install")
 @click.argument("spec")
+@click.option("--pip", "as_pip", is_flag=True,
+              help="Hand SPEC to pip as it is, even a bare name the plugin index does not list.")
 @click.option("-U", "--upgrade", is_flag=True, help="Upgrade to the newest version.")
+@click.option("--force-reinstall", is_flag=True,
+              help="Reinstall the plugin's distribution even when this version is installed (not its dependencies).")
 @click.option("-e", "--editable", is_flag=True, help="Install a local project in editable mode.")
 @click.option("--pre", is_flag=True, help="Allow pre-releases.")
 @click.option("-f", "--find-links", "find_links", metavar="DIR", multiple=True, help="Look for wheels here too.")
 @click.option("--index-url", metavar="URL", help="Use this package index instead of PyPI.")
-def install(spec: str, upgrade: bool, editable: bool, pre: bool, find_links: tuple[str, ...],
-            index_url: str | None) -> None:
-    """Install a plugin: a requirement, a path, a wheel, or an id from the plugin index."""
-    from ..installer import InstallerError, check_environment, pip, plugin_distributions
+def install(spec: str, as_pip: bool, upgrade: bool, force_reinstall: bool, editable: bool, pre: bool,
+            find_links: tuple[str, ...], index_url: str | None) -> None:
+    """Install a plugin: an id from the plugin index, or a path, a URL or a pinned requirement (NAME==1.0).
+
+    A bare NAME the index does not list is refused (pip would install whatever PyPI project has that
+    name); --pip installs it anyway. What pip installs without providing a plugin is uninstalled again.
+    """
+    from packaging.utils import canonicalize_name
+
+    from ..installer import InstallerError, changed, check_environment, pip, snapshot
     from ..runtime import Runtime
 
     try:
         check_environment()
+        target = _install_target(spec, as_pip or editable)
     except InstallerError as exc:
         raise UserError(str(exc)) from None
-    requirement = _requirement_for(spec)
-    before = {pid: d.version for pid, d in plugin_distributions().items()}
-    args = ["install", *(["-U"] if upgrade else []), *(["--pre"] if pre else []),
-            *(f"--find-links={d}" for d in find_links), *([f"--index-url={index_url}"] if index_url else []),
-            *(["-e"] if editable else []), requirement]
-    click.echo(f"Installing {requirement} with pip ...", err=True)
+    before = snapshot()
+    args = ["install", *(["-U"] if upgrade else []), *(["--force-reinstall", "--no-deps"] if force_reinstall else []),
+            *(["--pre"] if pre else []), *(f"--find-links={d}" for d in find_links),
+            *([f"--index-url={index_url}"] if index_url else []), *(["-e"] if editable else []), target.requirement]
+    click.echo(f"Installing {target.requirement} with pip ...", err=True)
     if pip(args) != 0:
-        raise UserError(f"pip could not install {requirement!r} (its output is above)")
+        raise UserError(f"pip could not install {target.requirement!r} (its output is above)")
     importlib.invalidate_caches()
+    after = snapshot()
+    touched = set(changed(before, after))
+    if target.distribution:
+        touched.add(canonicalize_name(target.distribution))
     fresh = Runtime()
     fresh.load_plugins()
-    changed = [r for r in fresh.plugins if r.source == "pip" and r.state != "shadowed"
-               and (r.id not in before or before[r.id] != r.version or r.id == spec)]
-    if not changed:
-        click.echo(f"Installed {requirement}, but it provides no Hermes plugin "
-                   "(no `hermes_agent.plugins` entry point).")
-        return
-    for record in changed:
-        if record.state == "error":
-            click.echo(f"Installed plugin {record.id} {record.version}, but it failed to load: {record.reason}")
-        elif record.active:
-            tools = ", ".join(record.tools) or "no tools"
-            click.echo(f"Installed plugin {record.id} {record.version}: {tools}")
-        else:
-            click.echo(f"Installed plugin {record.id} {record.version} ({record.state}: {record.reason}); "
-                       f"`hermes plugins enable {record.id}` turns it on")
+    records = [r for r in fresh.plugins if r.source == "pip" and r.state != "shadowed" and r.distribution
+               and canonicalize_name(r.distribution) in touched]
+    if not records:
+        _roll_back(target, before, after)
+    for record in records:
+        _report_installed(record, before.get(canonicalize_name(record.distribution or "")), force_reinstall)
 
 
-def _requirement_for(spec: str) -> str:
-    if os.path.exists(spec) or any(c in spec for c in "=<>@[/") or spec.endswith((".whl", ".tar.gz")):
-        return spec
+def _install_target(spec: str, as_pip: bool) -> InstallTarget:
+    from ..installer import install_target
+
+    if as_pip:
+        return install_target(spec, None, as_pip=True)
     from ..index import PluginIndexError, load_index
 
     try:
-        entry = load_index(home=home()).get(spec)
-    except PluginIndexError as exc:  # an unreadable index must not stop a plain `pip install NAME`
-        click.echo(f"warning: {exc}; installing {spec!r} as a plain requirement", err=True)
-        entry = None
-    return entry.requirement if entry is not None else spec
+        return install_target(spec, load_index(home=home()))
+    except PluginIndexError as exc:
+        return install_target(spec, None, index_problem=str(exc))
+
+
+def _roll_back(target: InstallTarget, before: dict[str, str], after: dict[str, str]) -> None:
+    """Nothing pip installed provides a plugin: uninstall what this command added, and say so."""
+    from ..installer import changed, describe_versions, newly_installed, pip
+
+    added = newly_installed(before, after)
+    upgraded = [name for name in changed(before, after) if name in before]
+    what = f"{target.requirement} provides no Hermes plugin (no `hermes_agent.plugins` entry point)"
+    if not added and not upgraded:
+        raise UserError(f"{what}; it was already installed, nothing was changed")
+    if added and pip(["uninstall", "-y", *added]) != 0:
+        raise UserError(f"{what}; rolling back failed: uninstall {describe_versions(added, after)} by hand")
+    undone = f"rolled back: uninstalled {describe_versions(added, after)}" if added else "nothing to uninstall"
+    kept = f"; pip also upgraded {describe_versions(upgraded, after)}, which stays" if upgraded else ""
+    raise UserError(f"{what}; {undone}{kept}")
+
+
+def _report_installed(record: PluginRecord, version_before: str | None, force_reinstall: bool) -> None:
+    name = f"plugin {record.id} {record.version}"
+    if version_before is None:
+        head = f"Installed {name}"
+    elif version_before != record.version:
+        head = f"Installed {name} (was {version_before})"
+    elif force_reinstall:
+        head = f"Reinstalled {name}"
+    else:
+        head = f"{name.capitalize()} was already installed; pip changed nothing (--force-reinstall reinstalls it)"
+    if record.state == "error":
+        click.echo(f"{head}, but it failed to load: {record.reason}")
+    elif record.active:
+        click.echo(f"{head}: {', '.join(record.tools) or 'no tools'}")
+    else:
+        click.echo(f"{head} ({record.state}: {record.reason}); `hermes plugins enable {record.id}` turns it on")
 
 
 @plugins.command("uninstall")
@@ -228,11 +287,12 @@ def _require_known(plugin_id: str) -> None:
 def enable(plugin_id: str) -> None:
     """Enable a plugin: drop it from plugins.disabled, and add it to an allow-list if one exists."""
     _require_known(plugin_id)
+    from ..config import remove_from_list
 
     def change(document: Any) -> None:
         section = document.setdefault("plugins", {})
         if plugin_id in (section.get("disabled") or []):
-            section["disabled"].remove(plugin_id)
+            remove_from_list(section, "disabled", plugin_id)
         if section.get("enabled") is not None and plugin_id not in section["enabled"]:
             section["enabled"].append(plugin_id)
 
@@ -257,19 +317,42 @@ def disable(plugin_id: str) -> None:
 
 
 @plugins.command("freeze")
-def freeze() -> None:
-    """Print requirement lines that `pip install -r` turns back into the installed plugins."""
-    from ..installer import freeze_lines
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def freeze(as_json: bool) -> None:
+    """Print requirement lines that `pip install -r` turns back into the installed plugins.
 
-    for line in freeze_lines():
-        click.echo(line)
+    Directory plugins (user, project) are folders, not distributions: they appear as comments.
+    """
+    from ..installer import frozen_plugins
+
+    frozen = frozen_plugins()
+    folders = [r for r in runtime().plugins if r.source != "pip"]
+    if as_json:
+        echo_json([{"plugins": f.plugins, "source": "pip", "distribution": f.distribution, "version": f.version,
+                    "requirement": f.requirement, "path": None, "warning": f.warning} for f in frozen]
+                  + [{"plugins": [r.id], "source": r.source, "distribution": None, "version": r.version,
+                      "requirement": None, "path": r.path, "warning": None} for r in folders])
+        return
+    for item in frozen:
+        if item.requirement:
+            click.echo(item.requirement)
+        else:
+            click.echo(f"# {item.distribution}=={item.version}: {item.warning}")
+            click.echo(f"warning: {item.warning}", err=True)
+    for record in folders:
+        click.echo(f"# {record.source} plugin {record.id}: the folder {record.path} (not a distribution; copy it)")
 
 
 @plugins.command("validate")
 @click.argument("target")
-@click.option("--imports", is_flag=True, help="Also import every handler and check_fn (runs plugin code).")
+@click.option("--imports", is_flag=True, help="Also import every handler and check_fn (runs plugin code, not "
+                                              "register()), and compare the schemas derived from @tool functions.")
 def validate(target: str, imports: bool) -> None:
-    """Validate a plugin's manifest (a folder, a plugin.yaml, a project, or an installed id). Exit 1 if invalid."""
+    """Validate a plugin's manifest (a folder, a plugin.yaml, a project, or an installed id). Exit 1 if invalid.
+
+    Also reports drift between plugin.yaml and the plugin's @tool functions (a parameter missing from either
+    side, a type or required-ness that differs), read from the source without importing it.
+    """
     candidate = _validation_candidate(target)
     manifest = candidate.manifest
     if candidate.error or manifest is None:
@@ -281,9 +364,15 @@ def validate(target: str, imports: bool) -> None:
         from ..loader import reference_problems
 
         problems += reference_problems(candidate)
+    from ..compile import manifest_drift
+
+    drift, drift_warnings = manifest_drift(candidate, imports)
+    problems += [*drift, *(f"warning: {w}" for w in drift_warnings)]
     errors = [p for p in problems if not p.startswith("warning:")]
     for problem in problems:
         click.echo(problem)
+    if drift or drift_warnings:
+        click.echo(f"`hermes plugins compile {target}` updates plugin.yaml from the @tool functions")
     if errors:
         raise click.exceptions.Exit(1)
     tools = len(manifest.tools or [])
@@ -308,13 +397,40 @@ def _validation_candidate(target: str) -> PluginCandidate:
     return record.candidate
 
 
+@plugins.command("compile")
+@click.argument("path", default=".", type=click.Path(path_type=Path))
+def compile_command(path: Path) -> None:
+    """Write the tools: entries of plugin.yaml from the plugin's @tool functions (default: this folder).
+
+    Imports the modules that hold @tool functions (not register()). Updates entries in place, keeping the
+    file's comments, order and the fields the code does not give (check, emoji, ...); creates plugin.yaml
+    next to the package's __init__.py when there is none.
+    """
+    from ..compile import CompileError, compile_manifest
+
+    try:
+        result = compile_manifest(path)
+    except CompileError as exc:
+        raise UserError(str(exc)) from None
+    done = [f"added {', '.join(result.added)}" if result.added else "",
+            f"updated {', '.join(result.updated)}" if result.updated else "",
+            f"{len(result.unchanged)} unchanged" if result.unchanged else ""]
+    summary = "; ".join(part for part in done if part)
+    verb = "created" if result.created else "up to date" if not result.changed else "updated"
+    click.echo(f"{result.manifest_path}: {verb}" + (f" ({summary})" if summary else ""))
+    for name in result.stale:
+        click.echo(f"warning: tool {name}: its handler does not exist in the plugin's code; remove the entry or "
+                   "restore the function", err=True)
+
+
 @plugins.command("doctor")
 @click.option("--strict", is_flag=True, help="Exit non-zero when any problem is found.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def doctor(strict: bool, as_json: bool) -> None:
     """Check every plugin: state, import time, missing env vars and binaries, refused tools, shadowing.
 
-    Unset variables of a plugin's requires_env are notes; --strict fails only on problems.
+    Also says when the `hermes` on PATH is another package's (Hermes Agent installs one; `hermes-tools`
+    is this CLI too). Unset variables of a plugin's requires_env are notes; --strict fails only on problems.
     """
     rt = runtime()
     report = []
@@ -333,17 +449,32 @@ def doctor(strict: bool, as_json: bool) -> None:
             if not availability.available:
                 problems.append(f"tool {name} unavailable: {availability.reason}")
         problems += [f"warning: {w}" for w in record.warnings]
+        for backend in backend_report(rt, record):
+            if not backend["available"]:  # a problem only when config.yaml selects it
+                (problems if backend["selected"] else notes).append(
+                    f"backend {backend['name']} unavailable: {backend['reason']}")
         report.append({**describe(rt, record), "problems": problems, "notes": notes})
     config_problem = None
     try:
         rt.config  # noqa: B018 - read to report a problem with it
     except Exception as exc:  # the report must still come out
         config_problem = str(exc)
+    else:
+        selected = rt.config.terminal.backend
+        if selected not in rt.contributions.backends:
+            known = ", ".join(sorted(rt.contributions.backends))
+            config_problem = (f"terminal.backend: no loaded plugin provides the backend {selected!r} "
+                              f"(known: {known})")
+    command = hermes_command()
     if as_json:
-        echo_json({"plugins": report, "config_error": config_problem})
+        echo_json({"plugins": report, "config_error": config_problem, "hermes_command": command})
     else:
         if config_problem:
             click.echo(f"config: {config_problem}")
+        if command["problem"]:
+            click.echo(f"[!!] hermes command: {command['problem']}")
+        elif command["note"]:
+            click.echo(f"     note: {command['note']}")
         for row in report:
             took = (row["import_ms"] or 0) + (row["register_ms"] or 0)
             timing = f", import+register {took:.1f} ms" if row["imported"] else ""
@@ -355,5 +486,26 @@ def doctor(strict: bool, as_json: bool) -> None:
                 click.echo(f"       note: {note}")
         if not report:
             click.echo("No plugins found.")
-    if strict and (config_problem or any(row["problems"] for row in report)):
+    if strict and (config_problem or command["problem"] or any(row["problems"] for row in report)):
         raise click.exceptions.Exit(1)
+
+
+def hermes_command() -> dict[str, Any]:
+    """Which ``hermes`` the shell runs and whether it is this CLI: Hermes Agent installs a ``hermes`` of its own."""
+    import shutil
+
+    path = shutil.which("hermes")
+    if path is None:
+        return {"path": None, "ours": False, "problem": None,
+                "note": "no `hermes` command on PATH; `hermes-tools` runs the same commands"}
+    try:
+        with open(path, "rb") as script:
+            head = script.read(4096)
+    except OSError:
+        head = b""
+    if b"hermes_core.cli" in head:  # pip's console-script wrapper imports the function it runs
+        return {"path": path, "ours": True, "problem": None, "note": None}
+    return {"path": path, "ours": False, "note": None,
+            "problem": f"the `hermes` on PATH ({path}) is not this Hermes: another package, such as Hermes "
+                       "Agent, installed a command of that name over it; run `hermes-tools` instead (the same "
+                       "commands)"}

@@ -51,7 +51,7 @@ def list_tools(enabled: str | None, disabled: str | None, show_all: bool, as_jso
         echo_json(rows)
         return
     if not rows:
-        click.echo("No tools. Install a tool pack, e.g. `hermes plugins install hermes-plugin-file`.")
+        click.echo("No tools. Install a tool pack, e.g. `hermes plugins install file` (hermes-tools-file).")
         return
     width = max(len(row["name"]) for row in rows)
     for row in rows:

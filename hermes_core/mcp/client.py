@@ -52,7 +52,7 @@ class ServerStatus:
 
     #: The server's name in ``mcp_servers``.
     name: str
-    #: ``stdio`` or ``http``.
+    #: ``stdio``, ``http`` or ``sse``.
     transport: str
     #: ``connecting`` (never listed, or its first connection is under way), ``cached`` (its tools come from
     #: its last listing; not connected yet), ``ready``, ``unavailable``, ``disabled`` or ``closed``.
@@ -106,6 +106,12 @@ def selects(rules: Mapping[str, Any], tool: str) -> bool:
     return not any(fnmatch.fnmatchcase(tool, pattern) for pattern in exclude)
 
 
+def transport(config: Mapping[str, Any]) -> str:
+    """``stdio``, ``http`` or ``sse``: a server entry's ``type``, else ``http`` with a ``url``, else ``stdio``
+    (``McpServerConfig.transport`` on the entry's plain data)."""
+    return config.get("type") or ("http" if config.get("url") else "stdio")
+
+
 def _plain(config: McpServerConfig | Mapping[str, Any]) -> dict[str, Any]:
     return config.model_dump(mode="json") if hasattr(config, "model_dump") else dict(config)
 
@@ -122,6 +128,10 @@ class _RemoteTool:
 
     def __call__(self, args: dict[str, Any], **_context: Any) -> str:
         return self.manager.call(self.server, self.original, args)
+
+    async def acall(self, args: dict[str, Any], **_context: Any) -> str:
+        """The call from a coroutine (the async dispatch path awaits it without a thread)."""
+        return await self.manager.acall(self.server, self.original, args)
 
 
 class _Pending:
@@ -191,6 +201,7 @@ class McpManager:
         self._changed = threading.Condition()
         self._connect_lock = threading.Lock()
         self._pending: set[_Pending] = set()
+        self._awaited: set[concurrent.futures.Future[str]] = set()
         self._closed = False
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -316,6 +327,8 @@ class McpManager:
                 self._thread.join(timeout=10.0)
         for pending in list(self._pending):  # calls whose task never ran or never finished
             pending.release(RuntimeError("Hermes closed its MCP connections during the call"))
+        for awaited in list(self._awaited):
+            awaited.cancel()
         for server in self._servers.values():
             self._remove_tools(server)
         self._notify()
@@ -340,7 +353,7 @@ class McpManager:
                 state, error = "disabled", server.disabled
             else:
                 state, error = ("cached" if server.cached else "connecting"), None
-            status = ServerStatus(server.name, "http" if server.config.get("url") else "stdio", state,
+            status = ServerStatus(server.name, transport(server.config), state,
                                   sorted(entry.name for entry in list(server.tools.values())), error,
                                   skipped=dict(server.skipped))
             if connection is not None:
@@ -381,9 +394,9 @@ class McpManager:
         reason = server.disabled if connection is None else connection.last_error
         raise RuntimeError(f"MCP server '{name}' is {state}" + (f": {reason}" if reason else ""))
 
-    def call(self, name: str, tool: str, arguments: dict[str, Any]) -> str:
-        """Call ``tool`` (the server's own name) of server ``name`` from any thread but the loop's; a server
-        not connected yet is connected first (waiting at most its ``connect_timeout``)."""
+    def _connected(self, name: str, *, wait: bool) -> tuple[ServerConnection, asyncio.AbstractEventLoop]:
+        """Server ``name``'s connection and the manager's loop. A server not connected yet is connected now, and
+        with ``wait`` one still connecting is waited for (at most its ``connect_timeout``)."""
         server = self._servers[name]
         if server.connection is None:
             self.connect([name], wait=False)
@@ -392,10 +405,16 @@ class McpManager:
         if connection is None or loop is None or self._closed:
             raise RuntimeError(f"MCP server '{name}' is not connected" +
                                (f": {server.disabled}" if server.disabled else ""))
+        if wait and connection.state == "connecting":
+            self.wait_for(lambda: connection.state != "connecting", connection.config.connect_timeout + _SYNC_GRACE)
+        return connection, loop
+
+    def call(self, name: str, tool: str, arguments: dict[str, Any]) -> str:
+        """Call ``tool`` (the server's own name) of server ``name`` from any thread but the loop's; a server
+        not connected yet is connected first (waiting at most its ``connect_timeout``)."""
         if threading.current_thread() is self._thread:
             raise RuntimeError("an MCP tool cannot be called from the MCP event-loop thread itself")
-        if connection.state == "connecting":
-            self.wait_for(lambda: connection.state != "connecting", connection.config.connect_timeout + _SYNC_GRACE)
+        connection, loop = self._connected(name, wait=True)
         # A bare lock, not run_coroutine_threadsafe's future: the hop between threads is most of the
         # overhead a registry call adds to the remote call, and a lock is the cheapest way back.
         pending = _Pending()
@@ -413,6 +432,35 @@ class McpManager:
         finally:
             self._pending.discard(pending)
         return pending.outcome()
+
+    async def acall(self, name: str, tool: str, arguments: dict[str, Any]) -> str:
+        """:meth:`call` from a coroutine on any event loop: the call runs on the manager's loop and is awaited
+        without blocking the caller's; cancelling the awaiting task cancels the call. A server not connected
+        yet is connected first, off the caller's loop (that imports ``mcp`` and waits for the handshake)."""
+        import asyncio
+
+        server = self._servers[name]
+        on_own_loop = self._loop is not None and asyncio.get_running_loop() is self._loop
+        if not on_own_loop and (server.connection is None or server.connection.state == "connecting"):
+            connection, loop = await asyncio.to_thread(partial(self._connected, name, wait=True))
+        else:
+            connection, loop = self._connected(name, wait=False)
+        if asyncio.get_running_loop() is loop:
+            return await connection.call(tool, arguments)
+        future = asyncio.run_coroutine_threadsafe(connection.call(tool, arguments), loop)
+        self._awaited.add(future)
+        limit = connection.config.timeout + _SYNC_GRACE
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(future), limit)
+        except TimeoutError:
+            raise TimeoutError(f"MCP server '{name}' did not answer within {limit:g} s") from None
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if future.cancelled() and not (task is not None and task.cancelling()):
+                raise RuntimeError("the MCP call was cancelled: Hermes is closing its MCP connections") from None
+            raise
+        finally:
+            self._awaited.discard(future)
 
     # -- Listener: called by connections on the loop thread ------------------------------------
 

@@ -6,10 +6,12 @@ import hashlib
 import re
 from typing import Final
 
-__all__ = ["MAX_TOOL_NAME", "ToolNames", "log_file_name", "sanitize", "tool_name", "toolset_name"]
+__all__ = ["MAX_TOOL_NAME", "PREFIX", "ToolNames", "log_file_name", "sanitize", "tool_name", "toolset_name"]
 
 #: The longest function name the model APIs accept.
 MAX_TOOL_NAME: Final = 64
+#: What the registry names of MCP servers' tools start with; ``hermes mcp serve`` serves them without it.
+PREFIX: Final = "mcp__"
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 
@@ -24,7 +26,7 @@ def _digest(*parts: str) -> str:
 
 def tool_name(server: str, tool: str, *, salt: str = "") -> str:
     """The registry name of ``tool`` of ``server``; over-long names end in a short hash of the original."""
-    name = f"mcp__{sanitize(server)}__{sanitize(tool)}"
+    name = f"{PREFIX}{sanitize(server)}__{sanitize(tool)}"
     if salt or len(name) > MAX_TOOL_NAME:
         suffix = "_" + _digest(server, tool, salt)
         name = name[: MAX_TOOL_NAME - len(suffix)] + suffix

@@ -8,6 +8,7 @@ clients through their ``subscriptions/listen`` stream.
 
 from __future__ import annotations
 
+import hmac
 import json
 import logging
 import socket
@@ -27,27 +28,18 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._version import __version__
 from ..dispatch import AGENT_LOOP_TOOLS
+from ..toolcalls import is_error_result
 from ..toolsets import UnknownToolsetError
+from .naming import PREFIX
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
 
-__all__ = ["HermesMcpServer", "is_error_result"]
+__all__ = ["BearerAuth", "HermesMcpServer", "is_error_result"]
 
 log = logging.getLogger(__name__)
 
 INSTRUCTIONS = "Tools provided by Hermes plugins. Each tool returns text; failures come back as error results."
-
-
-def is_error_result(text: str) -> bool:
-    """Whether a ``handle_function_call`` result is Hermes' error JSON (``{"error": "..."}``)."""
-    if not text.startswith("{") or '"error"' not in text:
-        return False
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return False
-    return isinstance(value, dict) and isinstance(value.get("error"), str) and bool(value["error"])
 
 
 class _Server(Server[Any]):
@@ -58,6 +50,25 @@ class _Server(Server[Any]):
                                       extensions: dict[str, dict[str, Any]] | None = None) -> InitializationOptions:
         return super().create_initialization_options(notification_options or NotificationOptions(tools_changed=True),
                                                      experimental_capabilities, extensions)
+
+
+class BearerAuth:
+    """ASGI middleware: a request without ``Authorization: Bearer <token>`` is answered 401 and goes no further."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            given = [value for name, value in scope["headers"] if name.lower() == b"authorization"]
+            if len(given) != 1 or not hmac.compare_digest(given[0], self.expected):
+                await send({"type": "http.response.start", "status": 401,
+                            "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]})
+                await send({"type": "http.response.body",
+                            "body": b'{"error": "this Hermes MCP server needs Authorization: Bearer <token>"}'})
+                return
+        await self.app(scope, receive, send)
 
 
 class HermesMcpServer:
@@ -83,10 +94,27 @@ class HermesMcpServer:
 
     def tools(self) -> list[types.Tool]:
         """The tools a client sees now: selected, available, and not the agent loop's own."""
-        definitions = self.runtime.get_tool_definitions(enabled_toolsets=self.toolsets, quiet_mode=True)
-        return [types.Tool(name=d["function"]["name"], description=d["function"].get("description") or None,
-                           input_schema=d["function"]["parameters"])
-                for d in definitions if d["function"]["name"] not in AGENT_LOOP_TOOLS]
+        definitions = self.runtime.get_tool_definitions(enabled_toolsets=self.toolsets, quiet_mode=True, format="mcp")
+        return [types.Tool.model_validate({**d, "name": self.served_name(d["name"])})
+                for d in definitions if d["name"] not in AGENT_LOOP_TOOLS]
+
+    def _is_mcp_tool(self, name: str) -> bool:
+        entry = self.runtime.registry.get(name)
+        return entry is not None and (entry.plugin or "").startswith("mcp:")
+
+    def served_name(self, registered: str) -> str:
+        """A tool of an MCP server Hermes is a client of goes on as ``<server>__<tool>``: the client adds its own
+        prefix for Hermes (Claude Code shows ``mcp__hermes__github__create_issue``, not ``mcp__hermes__mcp__...``).
+        A registered tool of that very name keeps the full name for the MCP one."""
+        short = registered.removeprefix(PREFIX)
+        if short != registered and self._is_mcp_tool(registered) and short not in self.runtime.registry:
+            return short
+        return registered
+
+    def registered_name(self, served: str) -> str:
+        """The registry name of a tool as served (the inverse of :meth:`served_name`)."""
+        full = PREFIX + served
+        return full if served not in self.runtime.registry and self._is_mcp_tool(full) else served
 
     def _selected(self) -> frozenset[str]:
         generation = self.runtime.registry.generation
@@ -103,7 +131,7 @@ class HermesMcpServer:
         return types.ListToolsResult(tools=await anyio.to_thread.run_sync(self.tools))
 
     async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        call = partial(self.runtime.handle_function_call, params.name, params.arguments or {},
+        call = partial(self.runtime.handle_function_call, self.registered_name(params.name), params.arguments or {},
                        tool_call_id=f"mcp-{ctx.request_id}", enabled_tools=self._selected())
         text = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
@@ -158,16 +186,23 @@ class HermesMcpServer:
             await self.server.run(read_stream, write_stream, self.server.create_initialization_options())
             group.cancel_scope.cancel()
 
-    async def serve_http(self, host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp") -> None:
-        """Serve streamable HTTP at ``http://host:port/path`` (port 0 picks a free port; the URL goes to stderr)."""
+    async def serve_http(self, host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp",
+                         token: str | None = None) -> None:
+        """Serve streamable HTTP at ``http://host:port/path`` (port 0 picks a free port; the URL goes to stderr).
+
+        With ``token``, every request must carry ``Authorization: Bearer <token>``; others get 401.
+        """
         import uvicorn
 
-        app = self.server.streamable_http_app(streamable_http_path=path, host=host)
+        app: Any = self.server.streamable_http_app(streamable_http_path=path, host=host)
+        if token:
+            app = BearerAuth(app, token)
         config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
         sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
+            sock.listen(2048)  # before the URL is printed: a client that reads it and connects is not refused
         except OSError:
             sock.close()
             raise

@@ -20,6 +20,7 @@ import anyio
 import httpx2
 import mcp.types as types
 from mcp import ClientSession, StdioServerParameters
+from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
@@ -48,7 +49,8 @@ DEPTH_VARIABLE = "HERMES_MCP_DEPTH"
 BACKOFF_FIRST, BACKOFF_MAX = 0.5, 30.0
 #: A connection that lived this long resets the backoff.
 STABLE_AFTER = 10.0
-_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+#: ``${NAME}``, ``${NAME:-default}`` (Claude Code's spelling) and ``${env:NAME}`` (VS Code's).
+_ENV_REFERENCE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
 class McpCallError(Exception):
@@ -63,8 +65,9 @@ class Listener(Protocol):
 
 
 def expand_env(value: str) -> str:
-    """``${NAME}`` replaced by the environment variable (empty when unset)."""
-    return _ENV_REFERENCE.sub(lambda match: os.environ.get(match.group(1), ""), value)
+    """``${NAME}`` (or ``${env:NAME}``) replaced by the environment variable, empty when it is unset or empty;
+    ``${NAME:-default}`` by ``default`` then."""
+    return _ENV_REFERENCE.sub(lambda match: os.environ.get(match.group(1)) or match.group(2) or "", value)
 
 
 class _WatchedReadStream:
@@ -111,7 +114,7 @@ class ServerConnection:
         self.config = config
         self.log_path = log_path
         self.listener = listener
-        self.transport = "http" if config.url else "stdio"
+        self.transport = config.transport
         self.state = "connecting"
         self.last_error: str | None = None
         self.server_info: str | None = None
@@ -134,8 +137,13 @@ class ServerConnection:
 
     def problem(self) -> str | None:
         """Why the configuration cannot work, or None."""
-        if bool(self.config.command) == bool(self.config.url):
+        config = self.config
+        if config.type is None and bool(config.command) == bool(config.url):
             return "set either 'command' (a stdio server) or 'url' (a streamable HTTP server), not both or neither"
+        if config.transport == "stdio" and (not config.command or config.url):
+            return "type 'stdio' needs a 'command' (and no 'url')"
+        if config.transport != "stdio" and (not config.url or config.command):
+            return f"type {config.transport!r} needs a 'url' (and no 'command')"
         return None
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -231,8 +239,11 @@ class ServerConnection:
         self._log_offset = errlog.tell()
         if config.url:
             url = expand_env(config.url)
-            self._note(f"connecting to {url}", errlog)
+            self._note(f"connecting to {url} ({config.transport})", errlog)
             headers = {key: expand_env(value) for key, value in config.headers.items()}
+            if config.transport == "sse":
+                return await stack.enter_async_context(
+                    sse_client(url, headers=headers, timeout=30.0, sse_read_timeout=config.timeout + 30.0))
             client = await stack.enter_async_context(
                 httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=config.timeout + 30.0)))
             return await stack.enter_async_context(streamable_http_client(url, http_client=client))

@@ -1,7 +1,8 @@
 {%- if cookiecutter.with_hook -%}
 """The {{ cookiecutter.plugin_name }} plugin for Hermes.
 
-Its tools are declared in plugin.yaml; ``register(ctx)`` adds what a manifest cannot declare: a hook.
+Its tools are declared in plugin.yaml (written from tools.py by ``hermes plugins compile``);
+``register(ctx)`` adds what a manifest cannot declare: a hook.
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ def register(ctx: PluginContext) -> None:
 {%- else -%}
 """The {{ cookiecutter.plugin_name }} plugin for Hermes.
 
-Declared only: Hermes lists its tools from plugin.yaml without importing anything, and imports
-the handlers' module, ``{{ cookiecutter.package_name }}.tools``, the first time one of them is called.
-To run code at load (hooks, slash commands), add ``register(ctx)`` here and list the hooks
-under ``provides_hooks`` in plugin.yaml.
+Declared only: Hermes lists its tools from plugin.yaml (written from tools.py by ``hermes plugins
+compile``) without importing anything, and imports ``{{ cookiecutter.package_name }}.tools`` the
+first time one of them is called. To run code at load (hooks, slash commands), add ``register(ctx)``
+here and list the hooks under ``provides_hooks`` in plugin.yaml.
 """
 {%- endif %}

@@ -1,20 +1,27 @@
-"""Handlers of the tools declared in plugin.yaml: ``handler(args, **kwargs) -> str`` (JSON text).
+"""The plugin's tools: typed functions marked with ``@tool``.
 
-Hermes checks ``args`` against the tool's JSON Schema before calling, and passes the call's context
-(``task_id``, ``session_id``, ...) as keyword arguments. Report failures as ``{"error": ...}``; an
-exception would be reported too, but less helpfully.
+The model sees each tool's name, its docstring and a JSON Schema of its parameters, made from the type
+hints (``Field(description=...)`` describes a parameter). ``hermes plugins compile`` writes them into
+plugin.yaml, which Hermes reads without importing this module; run it after changing a signature or a
+docstring (``hermes plugins validate .`` says when plugin.yaml is out of date). Hermes checks the model's
+arguments against the types before the call and sends the return value back as JSON text; raise
+``ToolError`` to fail a call with a message for the model.
 """
 
 from __future__ import annotations
 
-import json
-from typing import Any
+from typing import Annotated
+
+from hermes_core import ToolError, tool
+from pydantic import Field
 
 
-def {{ cookiecutter.tool_name }}(args: dict[str, Any], **kwargs: Any) -> str:
-    """Greet ``args["name"]``."""
-    name = args["name"]
+@tool(toolset="{{ cookiecutter.toolset }}", emoji="👋", parallel_safe=True)
+def {{ cookiecutter.tool_name }}(
+    name: Annotated[str, Field(description="Who to greet.")],
+    excited: Annotated[bool, Field(description="End the greeting with an exclamation mark.")] = False,
+) -> dict[str, str]:
+    """Greet someone by name. Returns JSON {"greeting": "Hello, NAME."}."""
     if not name.strip():
-        return json.dumps({"error": "name is empty: say who to greet"})
-    ending = "!" if args.get("excited") else "."
-    return json.dumps({"greeting": f"Hello, {name}{ending}"})
+        raise ToolError("name is empty: say who to greet")
+    return {"greeting": f"Hello, {name}{'!' if excited else '.'}"}

@@ -41,7 +41,7 @@ def validator_for(tools: dict[str, dict[str, Any]]):
 def test_manifest_is_a_yaml_mapping_named_agent(manifest) -> None:
     assert manifest["manifest_version"] == 1
     assert manifest["name"] == "agent"
-    assert manifest["version"] == "0.1.0"
+    assert manifest["version"] == "0.2.0"
 
 
 def test_tools_and_toolsets_are_as_listed(manifest, tools) -> None:

@@ -1,4 +1,4 @@
-"""The ``execute_code`` handler: one run bound to the calling runtime (its tools, workspace and settings)."""
+"""The ``execute_code`` handler: one run bound to the calling runtime (its tools, backend and settings)."""
 
 from __future__ import annotations
 
@@ -6,19 +6,20 @@ import json
 import os
 from typing import Any
 
-from hermes_core import tool_context, tool_error
+from hermes_core import BackendError, tool_context, tool_error
 
 from .run import Limits, run_code
 from .stubs import callable_tool_names
 
 
 def platform_supported() -> bool:
-    """The runner needs POSIX process groups and Unix domain sockets."""
+    """The runner needs POSIX shells and Unix domain sockets."""
     return os.name == "posix"
 
 
 def execute_code(args: dict[str, Any], **kwargs: Any) -> str:
-    """Run the model's Python script; its tool calls go back through the runtime, hooks included."""
+    """Run the model's Python script on the task's execution backend; its tool calls come back through the
+    runtime, hooks included."""
     code = args.get("code") or ""
     if not code.strip():
         return tool_error("execute_code needs a non-empty 'code' argument")
@@ -28,10 +29,15 @@ def execute_code(args: dict[str, Any], **kwargs: Any) -> str:
     except ValueError as exc:
         return tool_error(str(exc))
     task_id, session_id = kwargs.get("task_id"), kwargs.get("session_id")
+    try:
+        backend = context.execution_backend(task_id)
+    except BackendError as exc:
+        return tool_error(str(exc))
 
     def dispatch(name: str, tool_args: dict[str, Any]) -> str:
         return context.dispatch(name, tool_args, task_id=task_id, session_id=session_id)
 
     names = callable_tool_names(context.available_tools())
-    result = run_code(code, dispatch=dispatch, tool_names=names, limits=limits, cwd=context.workspace)
+    result = run_code(code, dispatch=dispatch, tool_names=names, limits=limits, backend=backend,
+                      cwd=backend.default_cwd)
     return json.dumps(result, ensure_ascii=False)

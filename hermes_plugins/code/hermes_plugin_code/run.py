@@ -1,21 +1,22 @@
-"""One ``execute_code`` run: the generated tools module, the tool-call server and the script process."""
+"""One ``execute_code`` run: the generated tools module and the script staged on the execution backend, the
+tool-call server they reach through a socket, and the script run there like a ``terminal`` command."""
 
 from __future__ import annotations
 
-import os
-import tempfile
+import shlex
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Final
 
-from .process import run_script
+from hermes_core import BackendError, ExecutionBackend
+
 from .rpc import Dispatcher, ToolCallServer
 from .stubs import render_tools_module
 
 #: Environment variables whose names contain one of these are not passed to the script.
-_SECRET_MARKERS: Final = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH")
+SECRET_MARKERS: Final = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH")
+SOCKET_NAME: Final = "tools.sock"
 
 _DEFAULT_MAX_TIMEOUT: Final = 300.0
 
@@ -51,42 +52,45 @@ def _positive(settings: Mapping[str, Any], key: str, default: float) -> float:
     return float(value)
 
 
-def script_env(environ: Mapping[str, str]) -> dict[str, str]:
-    """The script's environment: ours without variables that look like credentials."""
-    return {
-        name: value
-        for name, value in environ.items()
-        if not any(marker in name.upper() for marker in _SECRET_MARKERS)
-    }
+def script_command(python: str, directory: str) -> str:
+    """The shell command that runs the staged script, without the variables that look like credentials.
+
+    They are removed where the script runs (the backend's machine may not be this one).
+    """
+    secrets = "|".join(SECRET_MARKERS)
+    return (f"for name in $(env | sed -n 's/^\\([A-Za-z_][A-Za-z0-9_]*\\)=.*/\\1/p' | grep -iE '{secrets}'); "
+            'do unset "$name" 2>/dev/null; done\n'
+            f"exec {shlex.quote(python)} {shlex.quote(directory + '/script.py')}")
 
 
-def run_code(
-    code: str, *, dispatch: Dispatcher, tool_names: Iterable[str], limits: Limits, cwd: Path
-) -> dict[str, Any]:
-    """Run ``code`` with ``tool_names`` callable through ``dispatch``; the result for the model."""
+def run_code(code: str, *, dispatch: Dispatcher, tool_names: Iterable[str], limits: Limits,
+             backend: ExecutionBackend, cwd: str) -> dict[str, Any]:
+    """Run ``code`` on ``backend`` in ``cwd`` with ``tool_names`` callable through ``dispatch``; the result for
+    the model."""
     names = list(tool_names)
     started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="hermes-code-") as tmp:
-        socket_path = os.path.join(tmp, "tools.sock")
-        (Path(tmp) / "hermes_tools.py").write_text(render_tools_module(names, socket_path), encoding="utf-8")
-        script = Path(tmp) / "script.py"
-        script.write_text(code, encoding="utf-8")
-        with ToolCallServer(socket_path, dispatch, names, limits.max_tool_calls) as server:
-            outcome = run_script(
-                script,
-                cwd=cwd,
-                env=script_env(os.environ),
-                timeout=limits.timeout,
-                output_cap=limits.max_output_chars,
-            )
+    files = {"hermes_tools.py": render_tools_module(names, SOCKET_NAME), "script.py": code}
+    calls = 0
+    try:
+        with backend.stage(files, sockets=[SOCKET_NAME]) as staged, \
+                ToolCallServer(str(staged.local_directory / SOCKET_NAME), dispatch, names,
+                               limits.max_tool_calls) as server:
+            outcome = backend.run(script_command(backend.python, staged.directory), cwd=cwd,
+                                  timeout=limits.timeout, max_output_chars=limits.max_output_chars,
+                                  env={"PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"})
+            calls = server.tool_calls
+    except BackendError as exc:
+        return {"status": "error", "output": "", "tool_calls": calls, "error": str(exc),
+                "duration_s": round(time.monotonic() - started, 3)}
+    status = "timeout" if outcome.timed_out else "ok" if outcome.exit_code == 0 else "error"
     result: dict[str, Any] = {
-        "status": outcome.status,
+        "status": status,
         "output": outcome.output,
-        "tool_calls": server.tool_calls,
+        "tool_calls": calls,
         "duration_s": round(time.monotonic() - started, 3),
     }
-    if outcome.status == "timeout":
+    if status == "timeout":
         result["error"] = f"the script ran longer than {limits.timeout:g} s and was killed"
-    elif outcome.status == "error":
+    elif status == "error":
         result["error"] = f"the script exited with code {outcome.exit_code}"
     return result

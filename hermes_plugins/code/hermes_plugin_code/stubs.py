@@ -16,12 +16,14 @@ _MODULE: Final = Template('''\
 """Hermes tools for this execute_code run (generated; each call is answered by the parent process)."""
 
 import json as _json
+import os as _os
 import socket as _socket
 import threading as _threading
 
 __all__ = $names
 
-_SOCKET_PATH = $socket_path
+# the tool-call server listens on a socket next to this module
+_SOCKET_PATH = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), $socket_name)
 _local = _threading.local()
 
 
@@ -62,11 +64,12 @@ def callable_tool_names(available: Iterable[str]) -> list[str]:
     )
 
 
-def render_tools_module(tool_names: Iterable[str], socket_path: str) -> str:
-    """Source of ``hermes_tools.py``: one keyword-argument function per tool."""
+def render_tools_module(tool_names: Iterable[str], socket_name: str) -> str:
+    """Source of ``hermes_tools.py``: one keyword-argument function per tool, calling through ``socket_name``
+    (a socket in the module's own folder)."""
     names = list(tool_names)
     return _MODULE.substitute(
         names=repr(names),
-        socket_path=repr(socket_path),
+        socket_name=repr(socket_name),
         functions="".join(_FUNCTION.substitute(name=name) for name in names),
     )

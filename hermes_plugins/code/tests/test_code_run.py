@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hermes_plugin_code.run import Limits, run_code, script_env
+from hermes_plugin_code.run import Limits, run_code
+
+from hermes_core import LocalBackend
 
 
 def stand_in(name: str, args: dict[str, Any]) -> str:
@@ -25,7 +27,8 @@ def run(code: str, tmp_path: Path, **limits: Any) -> dict[str, Any]:
         dispatch=stand_in,
         tool_names=["add", "shout"],
         limits=Limits(**limits),
-        cwd=tmp_path,
+        backend=LocalBackend(),
+        cwd=str(tmp_path),
     )
 
 
@@ -105,12 +108,13 @@ def test_timeout_kills_the_script_and_the_children_it_spawned(tmp_path):
     assert wait_until_gone(int(pid_file.read_text()))
 
 
-def test_output_past_the_cap_is_truncated_with_a_marker(tmp_path):
-    result = run(
-        "import sys\nfor _ in range(1000): sys.stdout.write('x' * 100)", tmp_path, max_output_chars=500
-    )
+def test_output_past_the_cap_keeps_its_head_and_tail_with_a_marker(tmp_path):
+    result = run("print('first'); print('x' * 100_000); print('last')", tmp_path, max_output_chars=500)
     assert result["status"] == "ok"
-    assert result["output"] == "x" * 500 + "\n[output truncated: showing the first 500 characters]"
+    assert result["output"].startswith("first\nxxx")
+    assert result["output"].endswith("xxx\nlast\n")
+    assert "characters omitted" in result["output"]
+    assert len(result["output"]) < 600
 
 
 def test_limits_from_settings_cap_the_requested_timeout():
@@ -126,9 +130,13 @@ def test_a_bad_setting_is_named_in_the_error():
         Limits.from_settings({"max_output_chars": "lots"})
 
 
-def test_credentials_are_not_passed_to_the_script():
-    env = script_env({"PATH": "/bin", "OPENAI_API_KEY": "sk", "GITHUB_TOKEN": "t", "HOME": "/h"})
-    assert env == {"PATH": "/bin", "HOME": "/h"}
+def test_credentials_are_not_passed_to_the_script(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk")
+    monkeypatch.setenv("github_token", "t")
+    monkeypatch.setenv("HERMES_TEST_PLAIN", "kept")
+    result = run("import os; print(sorted(k for k in os.environ if 'KEY' in k.upper() or 'TOKEN' in k.upper()),"
+                 " os.environ.get('HERMES_TEST_PLAIN'))", tmp_path)
+    assert result["output"] == "[] kept\n"
 
 
 def wait_until_gone(pid: int) -> bool:

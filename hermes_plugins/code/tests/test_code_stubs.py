@@ -18,13 +18,13 @@ def test_names_that_are_not_python_identifiers_are_skipped():
 
 
 def test_rendered_module_defines_one_keyword_function_per_tool():
-    source = render_tools_module(["read_file", "web_search"], "/sock/path")
+    source = render_tools_module(["read_file", "web_search"], "tools.sock")
     tree = ast.parse(source)
     functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
     assert set(functions) == {"_call", "read_file", "web_search"}
     assert functions["read_file"].args.kwarg is not None
     assert not functions["read_file"].args.args
-    namespace: dict[str, object] = {}
+    namespace: dict[str, object] = {"__file__": "/staged/hermes_tools.py"}
     exec(compile(source, "hermes_tools.py", "exec"), namespace)
     assert namespace["__all__"] == ["read_file", "web_search"]
-    assert namespace["_SOCKET_PATH"] == "/sock/path"
+    assert namespace["_SOCKET_PATH"] == "/staged/tools.sock"

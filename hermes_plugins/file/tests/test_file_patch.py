@@ -83,3 +83,20 @@ def test_crlf_endings_are_kept(workspace, call) -> None:
     dos.write_bytes(b"one\r\ntwo\r\n")
     call(patch, path="dos.txt", old_string="two", new_string="2")
     assert dos.read_bytes() == b"one\r\n2\r\n"
+
+
+@pytest.mark.parametrize("spelling", ["sub/../notes.txt", "{workspace}/notes.txt", "link", "~/../notes.txt",
+                                      "sub/./../notes.txt"])
+def test_two_edits_of_one_file_spelled_differently_in_one_batch_both_land(hermes_runtime, call, workspace,
+                                                                           monkeypatch, spelling) -> None:
+    (workspace / "sub").mkdir()
+    (workspace / "link").symlink_to(workspace / "notes.txt")
+    monkeypatch.setenv("HOME", str(workspace / "sub"))
+    calls = [{"name": "patch", "arguments": {"path": "notes.txt", "old_string": "one\n", "new_string": "1\n"}},
+             {"name": "patch", "arguments": {"path": spelling.format(workspace=workspace), "old_string": "two\n",
+                                             "new_string": "2\n"}}]
+    for attempt in range(30):  # run in parallel, one edit was lost in about half of the attempts
+        (workspace / "notes.txt").write_text("one\ntwo\n")
+        results = hermes_runtime.run_tool_calls(calls)
+        assert all("error" not in result for result in results), results
+        assert (workspace / "notes.txt").read_text() == "1\n2\n", f"an edit was lost on attempt {attempt}"

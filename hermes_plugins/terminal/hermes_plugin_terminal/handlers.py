@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
+import posixpath
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, Final
 
-from hermes_core import tool_context, tool_error
+from hermes_core import BackendError, ExecutionBackend, MissingDirectory, OutputBuffer, tool_context, tool_error
 
 from .approvals import check_command
-from .backend import Backend, LocalBackend
 from .processes import BackgroundProcess, ProcessTable
 from .settings import SettingsError, TerminalSettings, load_settings
 from .workdirs import WorkingDirectories
@@ -23,8 +22,6 @@ DEFAULT_LOG_LINES: Final = 200
 MAX_RUNNING: Final = 32
 #: The task of calls made without a ``task_id``.
 DEFAULT_TASK: Final = "default"
-
-_backend: Backend = LocalBackend()
 
 
 def _workdirs() -> WorkingDirectories:
@@ -54,25 +51,44 @@ def _terminal(args: dict[str, Any], task: str, session_id: str | None) -> dict[s
     if not command.strip():
         raise _UserError("command is empty: pass the shell command to run")
     settings = _settings()
-    cwd = _start_directory(args.get("workdir"), task, settings)
+    backend = _backend(task)
+    cwd = _start_directory(args.get("workdir"), task, settings, backend)
+    # approval comes before any backend sees the command
     refusal = check_command(command, session_id=session_id, args=args)
     if refusal:
         raise _UserError(refusal)
+    pty = bool(args.get("pty"))
     if args.get("background"):
-        return _start_background(command, cwd, task)
+        return _start_background(backend, command, cwd, task, pty, bool(args.get("workdir")))
     timeout = min(float(args.get("timeout") or DEFAULT_TIMEOUT), settings.max_timeout)
     cap = min(int(args.get("max_output_chars") or DEFAULT_OUTPUT_CHARS), settings.max_output_chars)
     try:
-        result = _backend.run(command, cwd=cwd, timeout=timeout, max_output_chars=cap)
+        result = backend.run(command, cwd=cwd, timeout=timeout, max_output_chars=cap, pty=pty)
+    except MissingDirectory:
+        raise _missing(cwd, task, settings, backend, bool(args.get("workdir"))) from None
+    except BackendError as exc:
+        raise _UserError(str(exc)) from None
     except OSError as exc:
         raise _UserError(f"could not start the command in {cwd}: {exc.strerror or exc}") from None
     if not args.get("workdir"):
         _workdirs().set(task, result.cwd)
-    payload: dict[str, Any] = {"output": result.output, "exit_code": result.exit_code, "cwd": result.cwd}
+    output = _transformed(command, result.output, result.exit_code, task, backend.name, cap)
+    payload: dict[str, Any] = {"output": output, "exit_code": result.exit_code, "cwd": result.cwd}
     if result.timed_out:
         payload["error"] = (f"the command timed out after {timeout:g}s and was killed with everything it "
                             "started; use background=true for long-running commands")
     return payload
+
+
+def _transformed(command: str, output: str, exit_code: int, task: str, backend: str, cap: int) -> str:
+    """``output`` after the plugins' ``transform_terminal_output`` hooks (the first string wins), within ``cap``."""
+    for value in tool_context().invoke_hook("transform_terminal_output", command=command, output=output,
+                                            returncode=exit_code, task_id=task, env_type=backend):
+        if isinstance(value, str):
+            capped = OutputBuffer(cap // 2, cap - cap // 2)
+            capped.write(value)
+            return capped.text()
+    return output
 
 
 def _settings() -> TerminalSettings:
@@ -82,28 +98,52 @@ def _settings() -> TerminalSettings:
         raise _UserError(str(exc)) from None
 
 
-def _start_directory(workdir: str | None, task: str, settings: TerminalSettings) -> str:
-    """``workdir`` (relative to the task's directory) for this call only, else the task's directory."""
-    initial = Path(settings.workdir or tool_context().workspace).expanduser().absolute()
-    current = _workdirs().get(task)
-    if current is not None and not Path(current).is_dir():
-        _workdirs().forget(task)
-        raise _UserError(f"the task's working directory {current} no longer exists; it is reset to {initial}")
-    base = Path(current) if current is not None else initial
-    path = base / Path(workdir).expanduser() if workdir else base
-    if not path.is_dir():
-        raise _UserError(f"working directory {path} does not exist or is not a directory")
-    return str(path)
+def _backend(task: str) -> ExecutionBackend:
+    try:
+        return tool_context().execution_backend(task)
+    except BackendError as exc:
+        raise _UserError(str(exc)) from None
 
 
-def _start_background(command: str, cwd: str, task: str) -> dict[str, Any]:
+def _initial_directory(settings: TerminalSettings, backend: ExecutionBackend) -> str:
+    return settings.workdir or backend.default_cwd
+
+
+def _start_directory(workdir: str | None, task: str, settings: TerminalSettings, backend: ExecutionBackend) -> str:
+    """``workdir`` (relative to the task's directory) for this call only, else the task's directory.
+
+    Paths are the backend's (POSIX, ``~`` its user's home); whether they exist is the backend's to say.
+    """
+    base = _workdirs().get(task) or _initial_directory(settings, backend)
+    if not workdir:
+        return base
+    return workdir if workdir.startswith("~") else posixpath.join(base, workdir)
+
+
+def _missing(cwd: str, task: str, settings: TerminalSettings, backend: ExecutionBackend,
+             one_call: bool) -> _UserError:
+    """The error for a start directory that does not exist; a task's vanished directory is reset."""
+    if one_call or _workdirs().get(task) != cwd:
+        return _UserError(f"working directory {cwd} does not exist or is not a directory")
+    _workdirs().forget(task)
+    return _UserError(f"the task's working directory {cwd} no longer exists; it is reset to "
+                      f"{_initial_directory(settings, backend)}")
+
+
+def _start_background(backend: ExecutionBackend, command: str, cwd: str, task: str, pty: bool,
+                      one_call: bool) -> dict[str, Any]:
     if _processes().running() >= MAX_RUNNING:
         raise _UserError(f"{MAX_RUNNING} background processes are already running; "
                          "stop some with process(action='kill') first")
     try:
-        entry = _processes().add(command, cwd, task, _backend.spawn(command, cwd=cwd))
+        process = backend.spawn(command, cwd=cwd, pty=pty)
+    except MissingDirectory:
+        raise _missing(cwd, task, _settings(), backend, one_call) from None
+    except BackendError as exc:
+        raise _UserError(str(exc)) from None
     except OSError as exc:
         raise _UserError(f"could not start the command in {cwd}: {exc.strerror or exc}") from None
+    entry = _processes().add(command, cwd, task, process, backend=backend.name, pty=pty)
     return {**entry.describe(),
             "message": f"started in the background; follow it with process(action='poll', "
                        f"session_id='{entry.id}') and stop it with action='kill'"}

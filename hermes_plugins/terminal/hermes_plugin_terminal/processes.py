@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from .backend import Process
+from hermes_core import Process
 
 __all__ = ["BackgroundProcess", "ProcessTable"]
 
@@ -27,6 +27,8 @@ class BackgroundProcess:
     cwd: str
     task_id: str
     process: Process
+    backend: str = "local"
+    pty: bool = False
     started_at: float = field(default_factory=time.time)
     killed: bool = False
     read_position: int = 0
@@ -55,6 +57,8 @@ class BackgroundProcess:
             "command": self.command,
             "pid": self.process.pid,
             "cwd": self.cwd,
+            "backend": self.backend,
+            "pty": self.pty,
             "status": status,
             "exit_code": None if status == "running" else self.process.poll(),
             "started_at": datetime.fromtimestamp(self.started_at, UTC).isoformat(timespec="seconds"),
@@ -70,8 +74,9 @@ class ProcessTable:
         self._lock = threading.Lock()
         atexit.register(self.kill_all)
 
-    def add(self, command: str, cwd: str, task_id: str, process: Process) -> BackgroundProcess:
-        entry = BackgroundProcess(f"proc_{uuid.uuid4().hex[:12]}", command, cwd, task_id, process)
+    def add(self, command: str, cwd: str, task_id: str, process: Process, *, backend: str = "local",
+            pty: bool = False) -> BackgroundProcess:
+        entry = BackgroundProcess(f"proc_{uuid.uuid4().hex[:12]}", command, cwd, task_id, process, backend, pty)
         with self._lock:
             self._entries[entry.id] = entry
             finished = [e for e in self._entries.values() if e.process.poll() is not None]

@@ -15,7 +15,7 @@ from .settings import WebSettings
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 TEXT_MEDIA_TYPES = frozenset({"application/json", "application/xml", "application/javascript"})
 HEADERS = {
-    "User-Agent": "hermes-plugin-web/0.1",
+    "User-Agent": "hermes-tools-web/0.2",
     "Accept": "text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.9,*/*;q=0.1",
     "Accept-Encoding": ACCEPT_ENCODING,
 }

@@ -1,4 +1,4 @@
-"""Bounded capture of a command's output: the head and the tail are kept, the middle is counted."""
+"""Bounded capture of a command's output: the head and the tail are kept, the middle is counted (backends use it)."""
 
 from __future__ import annotations
 
