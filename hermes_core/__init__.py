@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     )
     from .toolcontext import ToolContext, tool_context
     from .toolsets import LEGACY_TOOLSETS, PRESETS, Toolset, ToolsetCycleError, UnknownToolsetError
+    from .websearch import WebSearchProvider
 
 #: Where each public name lives: importing ``hermes_core`` imports none of them until first use, so a
 #: command pays only for the parts it touches (pydantic, for one, only when a model is needed).
@@ -79,6 +80,7 @@ _LAZY = {
                   "ResponsesFunctionCallOutput", "ToolCallLike", "ToolReply"),
     "toolcontext": ("ToolContext", "tool_context"),
     "toolsets": ("LEGACY_TOOLSETS", "PRESETS", "Toolset", "ToolsetCycleError", "UnknownToolsetError"),
+    "websearch": ("WebSearchProvider",),
 }
 _MODULE_OF = {name: module for module, names in _LAZY.items() for name in names}
 
@@ -133,6 +135,7 @@ __all__ = [
     "Toolset",
     "ToolsetCycleError",
     "UnknownToolsetError",
+    "WebSearchProvider",
     "__version__",
     "aanswer_tool_calls",
     "ahandle_function_call",

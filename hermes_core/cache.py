@@ -32,7 +32,7 @@ __all__ = ["DiscoveryCache"]
 
 log = logging.getLogger(__name__)
 
-FORMAT = 4
+FORMAT = 5
 
 
 class DiscoveryCache:

@@ -23,7 +23,7 @@ __all__ = ["config_data"]
 
 log = logging.getLogger(__name__)
 
-FORMAT = 2
+FORMAT = 3
 _PREFIX = "config-"
 
 

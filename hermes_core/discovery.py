@@ -71,8 +71,11 @@ class PluginCandidate:
     warnings: tuple[str, ...] = ()
     #: The package's ``__init__.py`` defines ``register`` (read with ``ast``, not imported).
     defines_register: bool = False
-    #: Whether this core's version satisfies the manifest's ``requires_hermes`` (None: it has none).
+    #: Whether this core's version satisfies the manifest's ``requires_hermes`` (None: it has none, or it is
+    #: not checked: a foreign manifest's).
     requires_hermes_met: bool | None = None
+    #: The manifest is in Hermes Agent's format (information, never a gate: its ``requires_hermes`` is not checked).
+    foreign_manifest: bool = False
 
     @functools.cached_property
     def manifest(self) -> PluginManifest | None:
@@ -266,24 +269,35 @@ def _read_manifest(candidate: PluginCandidate) -> PluginCandidate:
         if candidate.source != "pip":
             return _warn(candidate, "no plugin.yaml; the plugin is imported to learn what it provides")
         return candidate
-    from .manifest import ManifestError, load_manifest
+    from .manifest import ManifestError, is_hermes_agent_manifest, load_manifest, parse_foreign_manifest
 
+    path = Path(candidate.manifest_path)
+    data, text = _raw_manifest(path)
+    warnings: list[str] = []
     try:
-        manifest = load_manifest(Path(candidate.manifest_path))
+        if is_hermes_agent_manifest(data):
+            # Hermes Agent reads its manifests leniently (and never the one in a wheel): whatever does not fit
+            # ours is dropped with a warning, and the plugin loads through register(ctx), as it does there.
+            manifest, warnings = parse_foreign_manifest(data, text, path)
+            candidate = dataclasses.replace(candidate, foreign_manifest=True)
+        else:
+            manifest = load_manifest(path)
     except ManifestError as exc:
-        if candidate.source == "pip" and not _declares_tools(Path(candidate.manifest_path)):
-            # Hermes Agent never reads a plugin.yaml shipped in a wheel, so published plugins ship them in
-            # shapes of their own; such a plugin loads through register(ctx), as it does there.
+        if candidate.source == "pip" and not (isinstance(data, dict) and "tools" in data):
             return _warn(candidate, f"plugin.yaml ignored, as Hermes Agent ignores it: {exc}")
         return dataclasses.replace(candidate, error=f"invalid manifest: {exc}")
-    warnings = [f"unknown manifest field {name!r} ignored" for name in manifest.unknown_fields]
+    if candidate.foreign_manifest and manifest.requires_hermes:
+        warnings.append(f"requires_hermes {manifest.requires_hermes!r} is shown, not checked: this plugin.yaml is in "
+                        "Hermes Agent's format, where it names a Hermes Agent version")
+    warnings += [f"unknown manifest field {name!r} ignored" for name in manifest.unknown_fields]
     if manifest.declarative and defines_register:
         warnings.append("the manifest declares every tool and no hooks, but the package defines register(): "
                         "Hermes imports it at load and runs register() (its hooks included); list its hooks in "
                         "provides_hooks, or remove register() to keep the plugin lazy")
     if manifest.name and manifest.name != candidate.id and slug(manifest.name) != slug(candidate.id):
         warnings.append(f"manifest name {manifest.name!r} differs from the plugin id {candidate.id!r}; the id is used")
-    met = core_satisfies(manifest.requires_hermes) if manifest.requires_hermes else None
+    met = core_satisfies(manifest.requires_hermes) if manifest.requires_hermes and not candidate.foreign_manifest \
+        else None
     candidate = dataclasses.replace(candidate, manifest_data=manifest.plain(), requires_hermes_met=met,
                                     warnings=(*candidate.warnings, *warnings))
     candidate.__dict__["manifest"] = manifest  # the model at hand, instead of building it again on first use
@@ -294,17 +308,17 @@ def _warn(candidate: PluginCandidate, warning: str) -> PluginCandidate:
     return dataclasses.replace(candidate, warnings=(*candidate.warnings, warning))
 
 
-def _declares_tools(path: Path) -> bool:
-    """The manifest has a ``tools:`` list, so it is written for Hermes and must be valid."""
+def _raw_manifest(path: Path) -> tuple[Any, str]:
+    """The parsed YAML of a manifest and its text (``None`` and ``""`` when unreadable: validation says why)."""
     import yaml
 
     from .yamlmodel import load_untrusted_yaml
 
     try:
-        data = load_untrusted_yaml(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        return load_untrusted_yaml(text), text
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return False
-    return isinstance(data, dict) and "tools" in data
+        return None, ""
 
 
 def _defines_register(init: Path) -> bool:

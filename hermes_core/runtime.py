@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
@@ -26,6 +27,7 @@ from .records import PluginRecord
 from .registry import ToolRegistry
 from .schema_patches import patch_definitions
 from .selection import PluginSelection, SelectionPolicy, select, truthy
+from .sessions import session
 from .toolcalls import ToolCallLike, ToolReply
 from .toolcontext import ToolContext
 from .toolsets import LEGACY_TOOLSETS, Toolsets
@@ -69,7 +71,7 @@ class Runtime:
         self.cwd = cwd
         self.workspace = Path(workspace or self.environ.get("HERMES_WORKSPACE") or os.getcwd()).expanduser().absolute()
         self._entry_points = None if entry_points is None else list(entry_points)
-        self.registry = ToolRegistry(check_timeout=self._load_timeout())
+        self.registry = ToolRegistry(check_timeout=self._load_timeout(), contexts=self.tool_context)
         self.toolsets = Toolsets(self.registry)
         self.hooks = HookRunner(lambda: self._config_data()["plugins"]["hook_timeout"])
         self.contributions = Contributions(self.registry, self.toolsets, self.hooks)
@@ -77,7 +79,8 @@ class Runtime:
         self.commands = self.contributions.commands
         self.cli_commands = self.contributions.cli_commands
         self.skills = self.contributions.skills
-        self.approvals = Approvals(self.home.config, self.home.edit_config)
+        self.web_search_providers = self.contributions.web_search_providers
+        self.approvals = Approvals(self.home.config, self.home.edit_config, observe=self.hooks.call)
         self.contributions.backends["local"] = BackendContribution(
             "local", _local_backend, None, "Runs commands on this machine with bash, each in its own session.")
         #: Where ``terminal``, ``process`` and ``execute_code`` run commands, per task.
@@ -90,6 +93,7 @@ class Runtime:
         self._loaded = False
         self._load_lock = threading.Lock()
         self._tool_contexts: dict[str | None, ToolContext] = {}
+        self._plugin_contexts: list[PluginContext] = []
         tool_output = self._config_data()["tool_output"]
         self.budget = ResultBudget(self.home.results_dir, tool_output["max_result_size_chars"],
                                    tool_output["turn_budget_chars"])
@@ -176,8 +180,10 @@ class Runtime:
         return record
 
     def _load(self, candidate: PluginCandidate) -> LoadResult:
-        return load_plugin(candidate, self.contributions, self.context(candidate.id, candidate),
-                           self._load_timeout())
+        context = self.context(candidate.id, candidate)
+        # Kept as long as the runtime: the compatibility shims act for a plugin through its context.
+        self._plugin_contexts.append(context)
+        return load_plugin(candidate, self.contributions, context, self._load_timeout())
 
     def plugin(self, plugin_id: str) -> PluginRecord | None:
         """The active record of ``plugin_id`` (or its first record when none is active)."""
@@ -192,7 +198,7 @@ class Runtime:
             dispatch=self.handle_function_call,
             manifest=(lambda: candidate.manifest) if candidate else None,  # built only if the plugin reads it
             override_granted=lambda: plugin_id is None or self.config.override_granted(plugin_id),
-            inject=self._inject)
+            inject=self._inject, home=self.home)
 
     def _inject(self, content: str, role: str) -> bool:
         sink = self.message_sink
@@ -208,7 +214,8 @@ class Runtime:
             context = self._tool_contexts.setdefault(plugin_id, ToolContext(
                 plugin_id, self.home, self.workspace, self.approvals, _config=self.home.config,
                 _dispatch=self.handle_function_call, _available_tools=self.registry.get_available_tool_names,
-                _backends=self.backends, _hooks=self._invoke_hook))
+                _backends=self.backends, _hooks=self._invoke_hook,
+                _web_search_providers=lambda: list(self.web_search_providers.values())))
         return context
 
     def _invoke_hook(self, hook_name: str, **kwargs: Any) -> list[Any]:
@@ -344,6 +351,12 @@ class Runtime:
     def enforce_turn_budget(self, results: list[str], budget: int | None = None) -> list[str]:
         """Keep one turn's results under the turn budget by saving the largest first."""
         return self.budget.enforce_turn_budget(results, budget)
+
+    def session(self, platform: str, model: str | None = None,
+                session_id: str | None = None) -> contextlib.AbstractContextManager[str]:
+        """A session of this runtime: ``on_session_start`` now, ``on_session_end`` and ``on_session_finalize``
+        when the ``with`` block ends; the block gets the session id to pass to its calls."""
+        return session(self.hooks, platform, model, session_id)
 
     # -- commands and skills ---------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .approval import Approvals
 from .home import HermesHome
+from .websearch import RegisteredWebSearchProvider
 
 if TYPE_CHECKING:
     from .backends import ExecutionBackend, ExecutionBackends
@@ -43,6 +44,7 @@ class ToolContext:
     _available_tools: Callable[[], list[str]] = field(repr=False)
     _backends: ExecutionBackends = field(repr=False)
     _hooks: Callable[..., list[Any]] = field(repr=False)
+    _web_search_providers: Callable[[], list[RegisteredWebSearchProvider]] = field(default=list, repr=False)
     _state: dict[str, Any] = field(default_factory=dict, repr=False)
     _state_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -72,6 +74,10 @@ class ToolContext:
     def invoke_hook(self, hook_name: str, **kwargs: Any) -> list[Any]:
         """Call the plugins' ``hook_name`` implementations (isolated, with their deadline); their return values."""
         return self._hooks(hook_name, **kwargs)
+
+    def web_search_providers(self) -> list[RegisteredWebSearchProvider]:
+        """The web search backends plugins registered in the runtime, in registration order."""
+        return self._web_search_providers()
 
     @contextlib.contextmanager
     def activate(self) -> Iterator[ToolContext]:

@@ -204,6 +204,15 @@ def test_every_page_is_in_the_nav() -> None:
     assert len(nav) == len(set(nav))
 
 
+def test_mkdocs_yml_names_each_key_once() -> None:
+    """YAML keeps the last of two equal keys: a second ``plugins:`` silently dropped the offline plugin once."""
+    keys = [node.value for node, _ in yaml.compose(MKDOCS_YML.read_text()).value]
+
+    assert len(keys) == len(set(keys)), sorted(key for key in keys if keys.count(key) > 1)
+    assert {"search", "offline"} <= {next(iter(p)) if isinstance(p, dict) else p
+                                     for p in yaml.safe_load(MKDOCS_YML.read_text())["plugins"]}
+
+
 def mkdocs_build(config: Path, site: Path) -> subprocess.CompletedProcess[str]:
     if importlib.util.find_spec("mkdocs") is None or importlib.util.find_spec("material") is None:
         pytest.skip("mkdocs and mkdocs-material are not installed (pip install -e '.[dev]')")

@@ -88,7 +88,11 @@ def _claim_stdout() -> Any:
                    f"that is not loopback. Env: {TOKEN_ENV}.")
 def serve(toolsets: tuple[str, ...], transport: str, host: str, port: int, workspace: Path | None,
           auth_token: str | None) -> None:
-    """Serve the installed tools to MCP clients (Claude Desktop, editors, other agents)."""
+    """Serve the installed tools to MCP clients (Claude Desktop, editors, other agents).
+
+    The server is one session: plugins' on_session_start hooks fire before the first call, on_session_end
+    when it stops.
+    """
     folder = _workspace(workspace)
     if transport == "http" and not auth_token and not _is_loopback(host):
         raise UserError(f"listening on {host}, which is not a loopback address, needs a bearer token: pass "
@@ -101,14 +105,15 @@ def serve(toolsets: tuple[str, ...], transport: str, host: str, port: int, works
     rt = Runtime(workspace=folder)
     try:
         rt.load_plugins()
-        server = HermesMcpServer(rt, _split(toolsets) or rt.config.toolsets)
-        if transport == "stdio":
-            anyio.run(server.serve_stdio, wire)
-        else:
-            try:
-                anyio.run(server.serve_http, host, port, "/mcp", auth_token)
-            except OSError as exc:
-                raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        with rt.session(platform="mcp") as session_id:  # one session for the server's life; its calls belong to it
+            server = HermesMcpServer(rt, _split(toolsets) or rt.config.toolsets, session_id=session_id)
+            if transport == "stdio":
+                anyio.run(server.serve_stdio, wire)
+            else:
+                try:
+                    anyio.run(server.serve_http, host, port, "/mcp", auth_token)
+                except OSError as exc:
+                    raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     except KeyboardInterrupt:
         pass
     finally:
