@@ -131,7 +131,8 @@ class Runtime:
                 config = self._config_data()
                 selections = select(self.discover(), SelectionPolicy.of(config, self.environ))
                 # installed distributions first: a plugin folder cannot claim a tool name before them
-                loads = {id(s): self._load(s.candidate) for s in sorted(selections, key=_load_order)
+                timeout = config["plugins"]["load_timeout"] or None  # plugins.load_timeout; 0: no limit
+                loads = {id(s): self._load(s.candidate, timeout) for s in sorted(selections, key=_load_order)
                          if s.verdict == "selected"}
                 for selection in selections:
                     self._add_record(selection, loads.get(id(selection)))
@@ -162,7 +163,7 @@ class Runtime:
 
     def load_candidate(self, candidate: PluginCandidate) -> PluginRecord:
         """Load one candidate as if it had been selected (the testing kit and embedders use it)."""
-        return self._add_record(PluginSelection(candidate, "selected"), self._load(candidate))
+        return self._add_record(PluginSelection(candidate, "selected"), self._load(candidate, self._load_timeout()))
 
     def load_plugin_from_path(self, path: Path | str, plugin_id: str | None = None) -> PluginRecord:
         """Load one plugin folder (``plugin.yaml`` and/or ``__init__.py``) as a user plugin."""
@@ -179,11 +180,11 @@ class Runtime:
                   file=sys.stderr)
         return record
 
-    def _load(self, candidate: PluginCandidate) -> LoadResult:
+    def _load(self, candidate: PluginCandidate, timeout: float | None) -> LoadResult:
         context = self.context(candidate.id, candidate)
         # Kept as long as the runtime: the compatibility shims act for a plugin through its context.
         self._plugin_contexts.append(context)
-        return load_plugin(candidate, self.contributions, context, self._load_timeout())
+        return load_plugin(candidate, self.contributions, context, timeout)
 
     def plugin(self, plugin_id: str) -> PluginRecord | None:
         """The active record of ``plugin_id`` (or its first record when none is active)."""
