@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 from click.shell_completion import CompletionItem
@@ -54,17 +54,27 @@ def _runtime() -> Runtime:
     return Runtime()
 
 
+def _config() -> dict[str, Any]:
+    """config.yaml as plain data (validated once per content, no pydantic model built on a Tab)."""
+    return _runtime().home.config_data()
+
+
 def _selections() -> list[PluginSelection]:
     from ..selection import SelectionPolicy, select
 
     runtime = _runtime()
-    return select(runtime.discover(), SelectionPolicy.of(runtime.config, runtime.environ))
+    return select(runtime.discover(), SelectionPolicy.of(_config(), runtime.environ))
+
+
+def _manifest(selection: PluginSelection) -> dict[str, Any]:
+    """The candidate's manifest as the plain data discovery keeps (``{}`` without one)."""
+    return selection.candidate.manifest_data or {}
 
 
 def _summary(selection: PluginSelection) -> str:
-    manifest = selection.candidate.manifest
+    description = _manifest(selection).get("description")
     state = selection.verdict if selection.verdict != "selected" else selection.candidate.source
-    return f"{state}: {manifest.description}" if manifest and manifest.description else state
+    return f"{state}: {description}" if description else state
 
 
 def _already_given(ctx: click.Context, param: click.Parameter) -> set[str]:
@@ -94,12 +104,12 @@ installed_plugin_ids = _completer(_plugins(lambda s: s.candidate.source == "pip"
 def _declared_tools() -> Iterable[tuple[str, str, str]]:
     """``(name, toolset, description)`` of the tools the selected plugins declare in their manifests."""
     for selection in _selections():
-        manifest = selection.candidate.manifest
-        if selection.verdict != "selected" or manifest is None:
+        if selection.verdict != "selected":
             continue
-        for tool in manifest.tools or []:
-            yield tool.name, tool.toolset, tool.description.split("\n")[0]
-        for name in manifest.provides_tools:
+        manifest = _manifest(selection)
+        for tool in manifest.get("tools") or []:
+            yield tool["name"], tool["toolset"], (tool.get("description") or "").split("\n")[0]
+        for name in manifest.get("provides_tools") or []:
             yield name, "", f"from plugin {selection.candidate.id}"
 
 
@@ -113,17 +123,17 @@ def _toolsets(ctx: click.Context, param: click.Parameter) -> Values:
 
     found = {toolset: "" for _, toolset, _ in _declared_tools() if toolset}
     for selection in _selections():
-        manifest = selection.candidate.manifest
-        if selection.verdict == "selected" and manifest is not None:
-            found.update({toolset.name: toolset.description for toolset in manifest.toolsets})
+        if selection.verdict == "selected":
+            found.update({toolset["name"]: toolset.get("description") or ""
+                          for toolset in _manifest(selection).get("toolsets") or []})
     found.update({name: f"preset: {preset.description}" for name, preset in PRESETS.items()})
     found.update({name: f"legacy: {', '.join(tools)}" for name, tools in LEGACY_TOOLSETS.items()})
-    found.update({f"mcp-{server}": f"MCP server {server}" for server in _runtime().config.mcp_servers})
+    found.update({f"mcp-{server}": f"MCP server {server}" for server in _config()["mcp_servers"]})
     return found.items()
 
 
 def _servers(ctx: click.Context, param: click.Parameter) -> Values:
-    return [(name, "") for name in _runtime().config.mcp_servers]
+    return [(name, "") for name in _config()["mcp_servers"]]
 
 
 def _index_entries(ctx: click.Context, param: click.Parameter) -> Values:

@@ -5,54 +5,32 @@ from __future__ import annotations
 import importlib
 import os
 import re
-import shutil
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-import yaml
-from packaging.utils import canonicalize_name
 
-from ..compile import CompileError, compile_manifest, manifest_drift
-from ..config import ConfigError, HermesConfig, PluginsConfig, remove_from_list
-from ..discovery import PluginCandidate, candidate_for_validation
-from ..home import HermesHome
-from ..index import PluginIndexError, load_index
-from ..installer import (
-    InstallerError,
-    InstallTarget,
-    changed,
-    check_environment,
-    describe_versions,
-    frozen_plugins,
-    install_target,
-    newly_installed,
-    pip,
-    plugin_distributions,
-    snapshot,
-)
-from ..loader import reference_problems
-from ..records import PluginRecord
-from ..runtime import Runtime
-from ._common import UserError, echo_json, home, runtime
+from ._common import LazyGroup, UserError, echo_json, home, runtime
 from .completion import enabled_plugin_ids, index_ids, installed_plugin_ids, plugin_ids, switched_off_plugin_ids
-from .index import search_command, show_entry
-from .scaffold import new
 from .table import Column, echo_table, state_colour
+
+if TYPE_CHECKING:
+    from ..discovery import PluginCandidate
+    from ..installer import InstallTarget
+    from ..records import PluginRecord
+    from ..runtime import Runtime
 
 __all__ = ["plugins"]
 
 ALWAYS_SHOWN = ("loaded", "declared", "error")
 
 
-@click.group()
+@click.group(cls=LazyGroup, lazy={
+    "new": ("hermes_core.cli.scaffold:new", "Create a plugin project (a pip-installable package) from the template."),
+    "search": ("hermes_core.cli.index:search_command", "Search the plugin index by id, tool name, tag and summary."),
+})
 def plugins() -> None:
     """Find, install, enable and inspect plugins."""
-
-
-plugins.add_command(new)
-plugins.add_command(search_command, "search")
 
 
 def describe(rt: Runtime, record: PluginRecord) -> dict[str, Any]:
@@ -198,6 +176,9 @@ def info(plugin_id: str, as_json: bool) -> None:
 
 
 def _index_info(plugin_id: str, as_json: bool) -> None:
+    from ..index import load_index
+    from .index import show_entry
+
     entry = load_index(home=home()).get(plugin_id)
     if entry is None:
         raise UserError(f"no plugin {plugin_id!r} is installed or listed in the plugin index; "
@@ -225,6 +206,11 @@ def install(spec: str, as_pip: bool, upgrade: bool, force_reinstall: bool, edita
     name); --pip installs it anyway. What pip installs without providing a plugin is uninstalled again.
     Each step prints one line on stderr; pip's own output only with -v (or when pip fails).
     """
+    from packaging.utils import canonicalize_name
+
+    from ..installer import InstallerError, changed, check_environment, describe_versions, snapshot
+    from ..runtime import Runtime
+
     try:
         check_environment()
         target = _install_target(spec, as_pip or editable)
@@ -262,6 +248,8 @@ def _step(message: str) -> None:
 
 def _run_pip(args: list[str], verbose: bool, failure: str) -> None:
     """Run pip (its output shown only when ``verbose``, or when it fails); a failure is a user error."""
+    from ..installer import pip
+
     run = pip(args, show_output=verbose)
     if run.returncode != 0:
         if run.output:
@@ -270,8 +258,12 @@ def _run_pip(args: list[str], verbose: bool, failure: str) -> None:
 
 
 def _install_target(spec: str, as_pip: bool) -> InstallTarget:
+    from ..installer import install_target
+
     if as_pip:
         return install_target(spec, None, as_pip=True)
+    from ..index import PluginIndexError, load_index
+
     try:
         return install_target(spec, load_index(home=home()))
     except PluginIndexError as exc:
@@ -280,6 +272,8 @@ def _install_target(spec: str, as_pip: bool) -> InstallTarget:
 
 def _roll_back(target: InstallTarget, before: dict[str, str], after: dict[str, str], verbose: bool) -> None:
     """Nothing pip installed provides a plugin: uninstall what this command added, and say so."""
+    from ..installer import changed, describe_versions, newly_installed, pip
+
     added = newly_installed(before, after)
     upgraded = [name for name in changed(before, after) if name in before]
     what = f"{target.requirement} provides no Hermes plugin (no `hermes_agent.plugins` entry point)"
@@ -321,6 +315,10 @@ def uninstall(plugin_ids: tuple[str, ...], yes: bool, verbose: bool) -> None:
 
     Every id is checked before anything is uninstalled: an id no distribution provides changes nothing.
     """
+    from packaging.utils import canonicalize_name
+
+    from ..installer import InstallerError, check_environment, plugin_distributions
+
     installed = plugin_distributions()
     chosen: dict[str, tuple[str, str, list[str]]] = {}  # distribution -> (name, version, plugin ids)
     for plugin_id in dict.fromkeys(plugin_ids):
@@ -359,6 +357,7 @@ def _require_known(plugin_id: str) -> None:
 def enable(plugin_id: str) -> None:
     """Enable a plugin: drop it from plugins.disabled, and add it to an allow-list if one exists."""
     _require_known(plugin_id)
+    from ..config import remove_from_list
 
     def change(document: Any) -> None:
         section = document.setdefault("plugins", {})
@@ -394,6 +393,8 @@ def freeze(as_json: bool) -> None:
 
     Directory plugins (user, project) are folders, not distributions: they appear as comments.
     """
+    from ..installer import frozen_plugins
+
     frozen = frozen_plugins()
     folders = [r for r in runtime().plugins if r.source != "pip"]
     if as_json:
@@ -434,7 +435,11 @@ def validate(target: str, imports: bool, as_json: bool) -> None:
         warnings = []
     else:
         if imports:
+            from ..loader import reference_problems
+
             errors += reference_problems(candidate)
+        from ..compile import manifest_drift
+
         drift, drift_warnings = manifest_drift(candidate, imports)
         errors += drift
         warnings += drift_warnings
@@ -460,6 +465,8 @@ def validate(target: str, imports: bool, as_json: bool) -> None:
 
 
 def _validation_candidate(target: str) -> PluginCandidate:
+    from ..discovery import candidate_for_validation
+
     path = Path(target)
     if path.exists():
         candidate = candidate_for_validation(path)
@@ -474,22 +481,32 @@ def _validation_candidate(target: str) -> PluginCandidate:
     return record.candidate
 
 
-@dataclass(frozen=True)
-class _SalvagedHome(HermesHome):
-    """A home whose invalid config.yaml is replaced by what could be read of it (for ``doctor`` only)."""
-
-    salvaged: HermesConfig = field(default_factory=HermesConfig)
-
-    def config(self) -> HermesConfig:
-        return self.salvaged
-
-
 def _runtime_despite_invalid_config() -> tuple[Runtime, str]:
     """A runtime for ``doctor`` when config.yaml is invalid, and what it did about it.
 
     Which plugins the user disabled is read from the file when that part of it is readable; otherwise no
     plugin is imported at all, so nothing runs that the user may have switched off.
     """
+    from dataclasses import dataclass, field
+
+    import yaml
+
+    from ..config import HermesConfig, PluginsConfig
+    from ..home import HermesHome
+    from ..runtime import Runtime
+
+    @dataclass(frozen=True)
+    class _SalvagedHome(HermesHome):  # defined here: the config models are built only when doctor needs them
+        """A home whose invalid config.yaml is replaced by what could be read of it."""
+
+        salvaged: HermesConfig = field(default_factory=HermesConfig)
+
+        def config(self) -> HermesConfig:
+            return self.salvaged
+
+        def config_data(self) -> dict[str, Any]:
+            return self.salvaged.model_dump(mode="json")
+
     root = home().root
     try:
         data = yaml.safe_load((root / "config.yaml").read_text(encoding="utf-8")) or {}
@@ -515,6 +532,8 @@ def compile_command(path: Path) -> None:
     file's comments, order and the fields the code does not give (check, emoji, ...); creates plugin.yaml
     next to the package's __init__.py when there is none.
     """
+    from ..compile import CompileError, compile_manifest
+
     try:
         result = compile_manifest(path)
     except CompileError as exc:
@@ -541,6 +560,8 @@ def doctor(strict: bool, as_json: bool) -> None:
     --strict fails only on problems. An invalid config.yaml is reported first, and the report of every plugin
     still follows.
     """
+    from ..config import ConfigError
+
     config_problem = fallback = None
     try:
         home().config()
@@ -615,6 +636,8 @@ def _env_note(env: Any) -> str:
 
 def hermes_command() -> dict[str, Any]:
     """Which ``hermes`` the shell runs and whether it is this CLI: Hermes Agent installs a ``hermes`` of its own."""
+    import shutil
+
     path = shutil.which("hermes")
     if path is None:
         return {"path": None, "ours": False, "problem": None,
