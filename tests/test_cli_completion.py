@@ -136,3 +136,14 @@ def test_the_completion_scripts_are_the_ones_docs_cli_md_tells_each_shell_to_loa
         script = subprocess.run([HERMES], capture_output=True, text=True, timeout=60,
                                 env={**os.environ, "_HERMES_COMPLETE": f"{shell}_source"})
         assert script.returncode == 0 and f"{shell}_complete" in script.stdout, script.stderr
+
+
+def test_a_warm_completion_builds_no_model_and_parses_no_yaml(notes, isolated_home):
+    (isolated_home / "config.yaml").write_text("plugins:\n  disabled: []\n")
+    assert offered("hermes tools show notes_") == ["notes_add", "notes_find"]  # fills the caches
+    protocol = {"_HERMES_COMPLETE": "bash_complete", "COMP_WORDS": "hermes tools show notes_", "COMP_CWORD": "3"}
+    warm = subprocess.run([HERMES], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, **protocol, "PYTHONPROFILEIMPORTTIME": "1"})
+    assert warm.returncode == 0 and warm.stdout.split() == ["plain,notes_add", "plain,notes_find"], warm.stdout
+    imported = {line.rsplit("|", 1)[-1].strip() for line in warm.stderr.splitlines() if line.startswith("import time")}
+    assert imported & {"pydantic", "yaml", "hermes_core.manifest", "hermes_core.config"} == set()
