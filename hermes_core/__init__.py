@@ -29,8 +29,9 @@ from .home import HermesHome, hermes_home
 from .hooks import hookimpl, hookspec
 from .manifest import ManifestError, PluginManifest
 from .output import OutputBuffer
+from .policies import POLICIES, Policy, PolicyError
 from .records import PluginRecord
-from .registry import UNLIMITED, Availability, ToolEntry, ToolRegistry, tool_entry
+from .registry import UNLIMITED, Availability, ToolAnnotations, ToolEntry, ToolRegistry, tool_entry
 from .runtime import Runtime, default_runtime, reset_default_runtime
 from .toolcalls import (
     AnthropicToolResult,
@@ -47,11 +48,13 @@ from .toolcalls import (
 )
 from .toolcontext import ToolContext, tool_context
 from .toolsets import LEGACY_TOOLSETS, PRESETS, Toolset, ToolsetCycleError, UnknownToolsetError
+from .views import ToolView
 
 __all__ = [
     "AGENT_LOOP_TOOLS",
     "FORMATS",
     "LEGACY_TOOLSETS",
+    "POLICIES",
     "PRESETS",
     "UNLIMITED",
     "AnthropicToolResult",
@@ -82,6 +85,8 @@ __all__ = [
     "PluginContext",
     "PluginManifest",
     "PluginRecord",
+    "Policy",
+    "PolicyError",
     "Process",
     "ResponsesFunctionCall",
     "ResponsesFunctionCallOutput",
@@ -89,6 +94,7 @@ __all__ = [
     "ShellBackend",
     "ShellProcess",
     "Staged",
+    "ToolAnnotations",
     "ToolCallLike",
     "ToolContext",
     "ToolEntry",
@@ -96,6 +102,7 @@ __all__ = [
     "ToolRegistry",
     "ToolReply",
     "ToolSpec",
+    "ToolView",
     "Toolset",
     "ToolsetCycleError",
     "UnknownToolsetError",

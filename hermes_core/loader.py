@@ -187,6 +187,7 @@ def declared_entry(tool: ToolDeclaration, candidate: PluginCandidate, package: s
         requires_env=[env.name for env in (candidate.manifest.requires_env if candidate.manifest else [])],
         is_async=tool.is_async, emoji=tool.emoji, max_result_size_chars=UNLIMITED if limit == "unlimited" else limit,
         plugin=candidate.id, parallel_safe=tool.parallel_safe, path_args=tool.path_args,
+        annotations=tool.annotations.model_dump(exclude_none=True) if tool.annotations else None,
     )
 
 

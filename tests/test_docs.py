@@ -313,6 +313,7 @@ JSON_COMMANDS = {
     "hermes plugins doctor --json": ["plugins", "doctor", "--json"],
     "hermes plugins freeze --json": ["plugins", "freeze", "--json"],
     "hermes tools list --json": ["tools", "list", "--all", "--json"],
+    "hermes tools show NAME --json": ["tools", "show", "demo_echo", "--json"],
     "hermes toolsets list --json": ["toolsets", "list", "--json"],
     "hermes toolsets show NAME --json": ["toolsets", "show", "demo-all", "--json"],
     "hermes plugins search --json": ["plugins", "search", "web", "--json", "--limit", "1"],

@@ -86,9 +86,15 @@ def _claim_stdout() -> Any:
 @click.option("--auth-token", envvar=TOKEN_ENV, metavar="TOKEN",
               help=f"Require `Authorization: Bearer TOKEN` on every HTTP request; needed to listen on an address "
                    f"that is not loopback. Env: {TOKEN_ENV}.")
+@click.option("--read-only", is_flag=True,
+              help="Serve only the tools annotated read-only; any other call is refused.")
 def serve(toolsets: tuple[str, ...], transport: str, host: str, port: int, workspace: Path | None,
-          auth_token: str | None) -> None:
-    """Serve the installed tools to MCP clients (Claude Desktop, editors, other agents)."""
+          auth_token: str | None, read_only: bool) -> None:
+    """Serve the installed tools to MCP clients (Claude Desktop, editors, other agents).
+
+    Each tool is listed with its annotations (readOnlyHint, destructiveHint, ...). Calls run under
+    `approvals.policy` of config.yaml; over stdio nobody can answer an approval, so a call that asks is refused.
+    """
     folder = _workspace(workspace)
     if transport == "http" and not auth_token and not _is_loopback(host):
         raise UserError(f"listening on {host}, which is not a loopback address, needs a bearer token: pass "
@@ -101,7 +107,8 @@ def serve(toolsets: tuple[str, ...], transport: str, host: str, port: int, works
     rt = Runtime(workspace=folder)
     try:
         rt.load_plugins()
-        server = HermesMcpServer(rt, _split(toolsets) or rt.config.toolsets)
+        server = HermesMcpServer(rt.filtered(read_only=True) if read_only else rt,
+                                 _split(toolsets) or rt.config.toolsets)
         if transport == "stdio":
             anyio.run(server.serve_stdio, wire)
         else:

@@ -29,6 +29,7 @@ from ..installer import (
     snapshot,
 )
 from ..loader import reference_problems
+from ..manifest import unannotated_tools
 from ..records import PluginRecord
 from ..runtime import Runtime
 from ._common import UserError, echo_json, home, runtime
@@ -360,6 +361,9 @@ def validate(target: str, imports: bool) -> None:
         click.echo(f"invalid: {problem or 'no plugin.yaml'}")
         raise click.exceptions.Exit(1)
     problems = [f"warning: {w}" for w in candidate.warnings]
+    problems += [f"warning: tool {name}: {missing}, so it counts as one that may change things (it asks under "
+                 "approvals.policy `writes` and is left out under `read-only`); add e.g. `annotations: {read_only: "
+                 "true}`" for name, missing in unannotated_tools(manifest).items()]
     if imports:
         problems += reference_problems(candidate)
     drift, drift_warnings = manifest_drift(candidate, imports)

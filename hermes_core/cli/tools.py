@@ -8,6 +8,9 @@ from typing import Any
 
 import click
 
+from ..registry import ToolAnnotations, ToolEntry
+from ..runtime import Runtime
+from ..views import select_names
 from ._common import UserError, echo_json, runtime
 
 __all__ = ["tools"]
@@ -28,21 +31,21 @@ def tools() -> None:
 @click.option("--all", "show_all", is_flag=True, help="Include unavailable tools, with the reason.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def list_tools(enabled: str | None, disabled: str | None, show_all: bool, as_json: bool) -> None:
-    """List tools with their toolset, plugin and availability."""
+    """List tools with their toolset, what they may do (read-only, destructive, writes, or - when they do not
+    say) and their availability. Under `approvals.policy: read-only` only read-only tools are available."""
     rt = runtime()
-    names, unknown = rt.select_tools(_split(enabled), _split(disabled))
+    names, unknown = select_names(rt.registry, rt.toolsets, _split(enabled), _split(disabled))
     if unknown:
         raise UserError(f"unknown toolset {', '.join(repr(u) for u in unknown)}; "
                         "see `hermes toolsets list` for the known ones")
     rows: list[dict[str, Any]] = []
     for name in names:
         entry = rt.registry.get(name)
-        availability = rt.registry.check(name)
-        if entry is None or not (availability.available or show_all):
+        if entry is None:
             continue
-        rows.append({"name": name, "toolset": entry.toolset, "plugin": entry.plugin,
-                     "available": availability.available, "reason": availability.reason or None,
-                     "description": entry.description.split("\n")[0]})
+        row = _row(rt, entry)
+        if row["available"] or show_all:
+            rows.append(row)
     if as_json:
         echo_json(rows)
         return
@@ -52,7 +55,22 @@ def list_tools(enabled: str | None, disabled: str | None, show_all: bool, as_jso
     width = max(len(row["name"]) for row in rows)
     for row in rows:
         status = "" if row["available"] else f"  [unavailable: {row['reason']}]"
-        click.echo(f"{row['name']:<{width}}  {row['toolset']:<16} {row['description'][:70]}{status}")
+        does = ToolAnnotations.of(row["annotations"]).label()
+        click.echo(f"{row['name']:<{width}}  {row['toolset']:<16} {does:<11}  {row['description'][:70]}{status}")
+
+
+def _unavailable(rt: Runtime, entry: ToolEntry) -> str | None:
+    """Why the model is not offered ``entry`` now (its checks, or the approval policy), or None when it is."""
+    availability = rt.registry.check(entry.name)
+    return availability.reason or "unavailable" if not availability.available else rt.scope.refusal(entry)
+
+
+def _row(rt: Runtime, entry: ToolEntry) -> dict[str, Any]:
+    """What `tools list --json` prints of one tool."""
+    reason = _unavailable(rt, entry)
+    return {"name": entry.name, "toolset": entry.toolset, "plugin": entry.plugin, "available": reason is None,
+            "reason": reason, "annotations": entry.annotations.as_dict(),
+            "description": entry.description.split("\n")[0]}
 
 
 def _entry_or_fail(name: str) -> Any:
@@ -67,14 +85,21 @@ def _entry_or_fail(name: str) -> Any:
 
 @tools.command("show")
 @click.argument("name")
-def show_tool(name: str) -> None:
+@click.option("--json", "as_json", is_flag=True,
+              help="Everything about the tool: its annotations, availability and definition (unavailable too).")
+def show_tool(name: str, as_json: bool) -> None:
     """Print a tool's definition exactly as the model sees it."""
-    _entry_or_fail(name)
     rt = runtime()
-    definition = next((d for d in rt.get_tool_definitions(quiet_mode=True) if d["function"]["name"] == name), None)
+    entry = _entry_or_fail(name)
+    row = _row(rt, entry)
+    definition = None if not row["available"] else \
+        next((d for d in rt.get_tool_definitions(quiet_mode=True) if d["function"]["name"] == name), None)
+    if as_json:
+        echo_json({**row, "description": entry.description, "parallel_safe": entry.parallel_safe,
+                   "path_args": list(entry.path_args), "definition": definition})
+        return
     if definition is None:
-        reason = rt.registry.check(name).reason
-        raise UserError(f"tool {name!r} is unavailable: {reason}")
+        raise UserError(f"tool {name!r} is unavailable: {row['reason']}")
     echo_json(definition)
 
 

@@ -17,7 +17,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..config import McpServerConfig
-from ..registry import ToolEntry, ToolRegistry, tool_entry
+from ..registry import ToolAnnotations, ToolEntry, ToolRegistry, tool_entry
 from ..toolsets import ALL_NAMES, LEGACY_TOOLSETS, PRESETS, Toolsets
 from .naming import ToolNames, log_file_name, toolset_name
 
@@ -410,10 +410,10 @@ class McpManager:
         parameters.setdefault("type", "object")
         if parameters["type"] == "object":
             parameters.setdefault("properties", {})
-        read_only = bool(tool.annotations and tool.annotations.read_only_hint)
+        annotations = ToolAnnotations.from_mcp(tool.annotations) if server.config.trust_annotations else None
         return tool_entry(name, toolset_name(server.name), _RemoteTool(self, server.name, original),
                           description=description, parameters=parameters, check_fn=partial(self.check, server.name),
-                          plugin=server.plugin, parallel_safe=read_only)
+                          plugin=server.plugin, annotations=annotations)
 
     def _add_alias(self, name: str) -> None:
         toolsets = self.toolsets
