@@ -50,22 +50,28 @@ def stricter(first: Policy, second: Policy) -> Policy:
 class ToolScope:
     """The tools one runtime or one filtered view offers and dispatches, and the approval policy they run under.
 
-    The root scope of a runtime holds every tool and takes its policy from ``policy()`` (the runtime's own, else
-    ``approvals.policy`` of its config). A narrowed scope keeps only the tools it selects (a tool named in
-    ``tools`` or belonging to one of ``toolsets``, resolved again whenever the registry changes), only read-only
-    ones when ``read_only``, and runs them under its own policy or its parent's, whichever is stricter.
+    The root scope of a runtime holds every tool and runs it under :attr:`own_policy`, else under what
+    ``default_policy()`` says when first asked (``approvals.policy`` of the runtime's config). A narrowed scope
+    keeps only the tools it selects (a tool named in ``tools`` or belonging to one of ``toolsets``, resolved
+    again whenever the registry changes), only read-only ones when ``read_only``, and runs them under its own
+    policy or its parent's, whichever is stricter.
     """
 
-    def __init__(self, registry: ToolRegistry, toolsets: Toolsets, policy: Callable[[], Policy | None], *,
-                 tools: Iterable[str] | None = None, toolset_names: Iterable[str] | None = None,
-                 read_only: bool = False, parent: ToolScope | None = None) -> None:
+    def __init__(self, registry: ToolRegistry, toolsets: Toolsets, policy: Policy | None = None,
+                 default_policy: Callable[[], Policy] | None = None, *, tools: Iterable[str] | None = None,
+                 toolset_names: Iterable[str] | None = None, read_only: bool = False,
+                 parent: ToolScope | None = None) -> None:
         self.registry = registry
         self.toolsets = toolsets
         self.parent = parent
-        self._policy = policy
+        #: The scope's own policy (None: its parent's; for a root scope, ``default_policy()``, read when needed).
+        self.own_policy = policy
+        self._default_policy = default_policy
         self._tools = None if tools is None else frozenset(tools)
         self._toolset_names = None if toolset_names is None else tuple(toolset_names)
         self._read_only = read_only
+        #: A runtime's own scope: every tool is in it (the policy may still refuse some).
+        self._everything = parent is None and tools is None and toolset_names is None and not read_only
         self._selected: tuple[int, frozenset[str] | None] = (-1, None)
         self._lock = threading.Lock()
 
@@ -88,20 +94,20 @@ class ToolScope:
         if missing:
             log.warning("a filtered view names tool%s that %s not registered (yet): %s", "s" * (len(missing) > 1),
                         "are" if len(missing) > 1 else "is", ", ".join(missing))
-        return ToolScope(self.registry, self.toolsets, lambda: fixed, tools=names, toolset_names=toolset_names,
+        return ToolScope(self.registry, self.toolsets, fixed, tools=names, toolset_names=toolset_names,
                          read_only=read_only, parent=self)
 
     # -- what the scope holds --------------------------------------------------------------------------
 
     def policy(self) -> Policy:
         """The approval policy the scope's calls run under."""
-        own = self._policy() or "dangerous"
-        return own if self.parent is None else stricter(own, self.parent.policy())
-
-    @property
-    def filtered(self) -> bool:
-        """This scope, or one it narrows, selects some tools only (not a runtime's whole registry)."""
-        return self._selection_given or (self.parent is not None and self.parent.filtered)
+        own = self.own_policy
+        if self.parent is None:
+            if own is None:  # read once, not per call: reading the config costs more than a call
+                own = self.own_policy = self._default_policy() if self._default_policy else "dangerous"
+            return own
+        parents = self.parent.policy()
+        return parents if own is None else stricter(own, parents)
 
     @property
     def _selection_given(self) -> bool:
@@ -131,14 +137,16 @@ class ToolScope:
 
     def refusal(self, entry: ToolEntry) -> str | None:
         """Why this scope neither offers nor runs ``entry`` (a message for the model), or None when it does."""
+        read_only = entry.annotations.read_only is True
+        if self._everything:  # a runtime's own scope, which every call consults: the short way
+            return None if read_only or self.policy() != "read-only" else _refused_by_policy(entry.name)
         name = entry.name
         if not self.contains(name):
             return f"Tool '{name}' is not offered here: it is outside this filtered view of the tools"
-        if entry.read_only:
+        if read_only:
             return None
         if self.policy() == "read-only":
-            return (f"Tool '{name}' is refused by the approval policy 'read-only': only tools annotated read-only "
-                    f"run, and '{name}' is not")
+            return _refused_by_policy(name)
         if self._read_only_view():
             return f"Tool '{name}' is refused: this view offers only read-only tools, and '{name}' is not read-only"
         return None
@@ -154,4 +162,9 @@ class ToolScope:
 
     def asks(self, entry: ToolEntry) -> bool:
         """A call of ``entry`` asks the approval callback before it runs (policy ``writes``, not read-only)."""
-        return not entry.read_only and self.policy() == "writes"
+        return entry.annotations.read_only is not True and self.policy() == "writes"
+
+
+def _refused_by_policy(name: str) -> str:
+    return (f"Tool '{name}' is refused by the approval policy 'read-only': only tools annotated read-only run, and "
+            f"'{name}' is not")

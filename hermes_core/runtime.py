@@ -24,7 +24,7 @@ from .formats import DefinitionFormatter
 from .home import HermesHome
 from .hooks import HookRunner
 from .loader import LoadResult, load_plugin
-from .policies import Policy, ToolScope, check_policy
+from .policies import ToolScope, check_policy
 from .records import PluginRecord
 from .registry import ToolRegistry
 from .selection import PluginSelection, SelectionPolicy, select, truthy
@@ -57,14 +57,13 @@ class Runtime(ToolApi):
     - ``environ``: where ``HERMES_LOAD_PLUGINS``, ``HERMES_SAFE_MODE``, ``HERMES_ENABLE_PROJECT_PLUGINS``,
       ``HERMES_NO_CACHE`` and ``HERMES_PLUGINS_DEBUG`` are read (default ``os.environ``).
     - ``policy``: the approval policy, ``dangerous``, ``writes`` or ``read-only`` (default: ``approvals.policy``
-      of the config).
+      of the config, read when the runtime first needs it).
     """
 
     def __init__(self, home: Path | str | HermesHome | None = None, cwd: Path | None = None, *,
                  workspace: Path | str | None = None, entry_points: Iterable[EntryPoint] | None = None,
                  environ: Mapping[str, str] | None = None, policy: str | None = None) -> None:
         self.environ: Mapping[str, str] = os.environ if environ is None else environ
-        self._policy: Policy | None = None if policy is None else check_policy(policy)
         self.home = home if isinstance(home, HermesHome) else HermesHome(Path(home)) if home else HermesHome.from_env()
         self.cwd = cwd
         self.workspace = Path(workspace or self.environ.get("HERMES_WORKSPACE") or os.getcwd()).expanduser().absolute()
@@ -94,7 +93,8 @@ class Runtime(ToolApi):
         self.budget = ResultBudget(self.home.results_dir, tool_output.max_result_size_chars,
                                    tool_output.turn_budget_chars)
         #: The tools this runtime offers and dispatches (all of them, unless the policy is ``read-only``).
-        self.scope = ToolScope(self.registry, self.toolsets, lambda: self._policy or self.config.approvals.policy)
+        self.scope = ToolScope(self.registry, self.toolsets, None if policy is None else check_policy(policy),
+                               lambda: self.config.approvals.policy)
         self.dispatcher = Dispatcher(self.registry, self.hooks, self.middleware, self.budget, self.approvals,
                                      self.tool_context, self.scope)
         self.formatter = DefinitionFormatter()
@@ -109,9 +109,9 @@ class Runtime(ToolApi):
         return self.approvals.set_callback(callback)
 
     def set_policy(self, policy: str | None) -> None:
-        """Run this runtime's calls under ``policy`` from now on (``None``: ``approvals.policy`` of the config).
-        Its filtered views follow, each staying at least as strict as it was made."""
-        self._policy = None if policy is None else check_policy(policy)
+        """Run this runtime's calls under ``policy`` from now on (``None``: ``approvals.policy`` of the config, read
+        again). Its filtered views follow, each staying at least as strict as it was made."""
+        self.scope.own_policy = None if policy is None else check_policy(policy)
 
     # -- plugins -------------------------------------------------------------------------------
 
