@@ -49,6 +49,7 @@ from .toolcalls import (
 from .toolcontext import ToolContext, tool_context
 from .toolsets import LEGACY_TOOLSETS, PRESETS, Toolset, ToolsetCycleError, UnknownToolsetError
 from .views import ToolView
+from .websearch import WebSearchProvider
 
 __all__ = [
     "AGENT_LOOP_TOOLS",
@@ -106,6 +107,7 @@ __all__ = [
     "Toolset",
     "ToolsetCycleError",
     "UnknownToolsetError",
+    "WebSearchProvider",
     "__version__",
     "aanswer_tool_calls",
     "ahandle_function_call",

@@ -133,9 +133,12 @@ class Approvals:
     inherits another call's approval. ``always`` adds the rule key to the allowlist (comments kept).
     """
 
-    def __init__(self, config: Callable[[], HermesConfig], edit_config: Callable[[Callable[[Any], None]], Any]) -> None:
+    def __init__(self, config: Callable[[], HermesConfig], edit_config: Callable[[Callable[[Any], None]], Any],
+                 observe: Callable[..., Any] | None = None) -> None:
         self._config = config
         self._edit_config = edit_config
+        #: Called as ``observe(hook_name, **kwargs)`` around each question (Hermes Agent's approval hooks).
+        self._observe = observe
         self._callback: ApprovalCallback | None = None
         self._session: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
@@ -174,9 +177,31 @@ class Approvals:
         if self.is_approved(request.rule_key, request.session_id) or _covered(request):
             return True
         settings = self._config().approvals
+        asks = settings.mode == "ask"
+        observed = self._observed(request) if asks else {}
+        if asks:
+            self._notify("pre_approval_request", observed)
         decision = request_approval(request, self._callback, mode=settings.mode, timeout=settings.timeout)
+        if asks:
+            self._notify("post_approval_response", {**observed, "choice": decision})
         try:
             self.remember(request.rule_key, request.session_id, decision)
         except Exception:
             log.exception("could not remember the approval of %r", request.rule_key)
         return decision != "deny"
+
+    def _observed(self, request: ApprovalRequest) -> dict[str, Any]:
+        """The keywords of Hermes Agent's approval hooks, for ``request``."""
+        command = (request.args or {}).get("command")
+        return {"command": command if isinstance(command, str) else request.tool_name or "",
+                "description": request.message, "pattern_key": request.rule_key or "",
+                "pattern_keys": [request.rule_key] if request.rule_key else [], "session_key": request.session_id or "",
+                "surface": "cli" if (self._callback or _callback) is terminal_approval else "gateway",
+                "tool_name": request.tool_name}
+
+    def _notify(self, hook: str, kwargs: dict[str, Any]) -> None:
+        if self._observe is not None:
+            try:
+                self._observe(hook, **kwargs)
+            except Exception:  # observers only: an approval never fails because of one
+                log.exception("%s observers failed", hook)

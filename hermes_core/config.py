@@ -71,8 +71,16 @@ class ToolOutputConfig(_Section):
     turn_budget_chars: int = Field(200_000, gt=0, description="Budget for all results of one turn.")
 
 
-class WebConfig(_Section):
+class WebConfig(BaseModel):
+    """``web:``; keys of Hermes Agent's ``web`` section (``search_backend``, ``gemini_model``, ...) are kept for
+    the plugins that read them."""
+
+    model_config = ConfigDict(extra="allow")
+
     allow_private_networks: bool = False
+    search_backend: str | None = Field(None, description="The web search provider `web_search` uses (Hermes "
+                                                         "Agent's key; the web pack's `search_provider` wins).")
+    backend: str | None = Field(None, description="Hermes Agent's shared fallback for `search_backend`.")
 
 
 class IndexConfig(_Section):

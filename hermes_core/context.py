@@ -14,9 +14,11 @@ import yaml
 from .authoring import tool_spec
 from .backends import BackendContribution, BackendFactory
 from .contributions import MIDDLEWARE_KINDS, CliCommand, Command, Contributions, Skill
+from .home import HermesHome
 from .hooks import accepted_keywords
 from .manifest import PluginManifest
-from .registry import ResultLimit, ToolAnnotations, ToolEntry, tool_entry
+from .registry import ResultLimit, ToolAnnotations, ToolEntry, ToolRegistry, tool_entry
+from .websearch import RegisteredWebSearchProvider, web_search_provider_problem
 from .yamlmodel import load_untrusted_yaml
 
 __all__ = ["PluginContext", "normalize_command_name"]
@@ -73,7 +75,7 @@ class PluginContext:
     def __init__(self, plugin_id: str | None, contributions: Contributions, settings: Callable[[], dict[str, Any]],
                  dispatch: Callable[..., str], manifest: PluginManifest | None = None, *,
                  override_granted: Callable[[], bool] = lambda: False,
-                 inject: Callable[[str, str], bool] | None = None) -> None:
+                 inject: Callable[[str, str], bool] | None = None, home: HermesHome | None = None) -> None:
         #: The plugin id (entry-point name or folder name); ``None`` for the host program itself.
         self.plugin_id = plugin_id
         #: The parsed ``plugin.yaml``; plugins without one (as Hermes Agent's pip plugins are) get one
@@ -84,10 +86,14 @@ class PluginContext:
         self._dispatch = dispatch
         self._override_granted = override_granted
         self._inject = inject
+        #: The home of the runtime (the Hermes Agent compatibility shims read its config.yaml and .env).
+        self.home = home
         self._undo: list[Callable[[], None]] = []
         self._closed = False
         #: Names of the tools registered through this context, in order.
         self.registered_tools: list[str] = []
+        #: What the plugin registered that Hermes set aside (shown on its record).
+        self.warnings: list[str] = []
 
     def __getattr__(self, name: str) -> Any:
         # Only reached for attributes this class lacks: name the gap instead of a bare AttributeError, while
@@ -96,7 +102,8 @@ class PluginContext:
             raise AttributeError(name)
         raise AttributeError(
             f"PluginContext has no {name!r}: Hermes provides the tool-layer part of Hermes Agent's plugin API "
-            "(tools, hooks, middleware, commands, skills, dispatch_tool, get_config, inject_message); probe "
+            "(tools, hooks, middleware, commands, skills, web search providers, dispatch_tool, get_config, "
+            "inject_message); probe "
             f"optional features with getattr(ctx, {name!r}, None)")
 
     # -- tools -------------------------------------------------------------------------------
@@ -112,9 +119,10 @@ class PluginContext:
 
         Either a function decorated with ``@hermes_core.tool`` alone, ``register_tool(fn)`` (keywords given
         beside it override what the decorator says), or Hermes Agent's ``name, toolset, schema, handler`` with
-        ``handler(args: dict, **kwargs) -> str``. ``annotations`` say what the tool may do: ``{"read_only": True}``,
-        or ``destructive``, ``idempotent``, ``open_world`` (MCP's ``readOnlyHint`` names work too);
-        ``parallel_safe`` defaults to ``read_only``.
+        ``handler(args: dict, **kwargs) -> str``. While a variable of ``requires_env`` is unset the tool is
+        unavailable, naming it, unless ``check_fn`` says it is available. ``annotations`` say what the tool may
+        do: ``{"read_only": True}``, or ``destructive``, ``idempotent``, ``open_world`` (MCP's ``readOnlyHint``
+        names work too); ``parallel_safe`` defaults to ``read_only``.
         """
         spec = tool_spec(name) if callable(name) else tool_spec(handler)
         if callable(name) and spec is None:
@@ -166,6 +174,11 @@ class PluginContext:
         self.registered_tools.append(entry.name)
         return True
 
+    @property
+    def registry(self) -> ToolRegistry:
+        """The runtime's tools, for lookups (register through :meth:`register_tool`)."""
+        return self._contributions.registry
+
     def unregister_tool(self, name: str) -> bool:
         """Remove a tool this plugin registered; False when it has no tool of that name."""
         registry = self._contributions.registry
@@ -208,6 +221,19 @@ class PluginContext:
                 middleware.pop(kind, None)
 
         self._undo.append(undo)
+
+    def register_web_search_provider(self, provider: Any) -> None:
+        """Add a web search backend (Hermes Agent's provider protocol: ``name``, ``is_available()``,
+        ``search(query, limit)``); ``web_search`` asks registered providers before its own."""
+        problem = web_search_provider_problem(provider)
+        if problem is not None:
+            # Hermes Agent ignores such a provider and loads the plugin; so does Hermes, saying so.
+            self.warnings.append(f"web search provider {type(provider).__name__} ignored: {problem}")
+            log.warning("plugin %r: web search provider ignored: %s", self.plugin_id, problem)
+            return
+        name = provider.name.strip()
+        self._add(self._contributions.web_search_providers, name,
+                  RegisteredWebSearchProvider(name, provider, self.plugin_id))
 
     # -- commands and skills ------------------------------------------------------------------
 

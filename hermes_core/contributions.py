@@ -11,6 +11,7 @@ from .backends import BackendContribution
 from .hooks import HookRunner
 from .registry import ToolRegistry
 from .toolsets import Toolsets
+from .websearch import RegisteredWebSearchProvider
 
 __all__ = ["MIDDLEWARE_KINDS", "CliCommand", "Command", "Contributions", "Middleware", "Skill"]
 
@@ -71,15 +72,20 @@ class Contributions:
     commands: dict[str, Command] = field(default_factory=dict)
     cli_commands: dict[str, CliCommand] = field(default_factory=dict)
     skills: dict[str, Skill] = field(default_factory=dict)
+    #: Web search backends by name, in registration order (``web_search`` asks them first).
+    web_search_providers: dict[str, RegisteredWebSearchProvider] = field(default_factory=dict)
     #: Execution backends by name (the built-in ``local`` among them).
     backends: dict[str, BackendContribution] = field(default_factory=dict)
 
     def of_plugin(self, plugin_id: str) -> dict[str, list[str]]:
-        """Names of the commands, CLI commands, skills and middleware kinds ``plugin_id`` contributed."""
+        """Names of the commands, CLI commands, skills, middleware kinds and web search providers ``plugin_id``
+        contributed."""
         return {
             "commands": sorted(name for name, c in self.commands.items() if c.plugin == plugin_id),
             "cli_commands": sorted(name for name, c in self.cli_commands.items() if c.plugin == plugin_id),
             "skills": sorted(name for name, s in self.skills.items() if s.plugin == plugin_id),
             "middleware": sorted(kind for kind, chain in self.middleware.items()
                                  if any(plugin == plugin_id for plugin, _ in chain)),
+            "web_search_providers": sorted(name for name, p in self.web_search_providers.items()
+                                           if p.plugin == plugin_id),
         }

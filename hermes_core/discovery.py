@@ -16,11 +16,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib.metadata import Distribution, EntryPoint, entry_points
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
 
-from .manifest import ManifestError, PluginManifest, load_manifest
+from .manifest import ManifestError, PluginManifest, is_hermes_agent_manifest, load_manifest, parse_foreign_manifest
 from .yamlmodel import load_untrusted_yaml
 
 __all__ = [
@@ -68,6 +68,8 @@ class PluginCandidate:
     warnings: tuple[str, ...] = ()
     #: The package's ``__init__.py`` defines ``register`` (read with ``ast``, not imported).
     defines_register: bool = False
+    #: The manifest is in Hermes Agent's format (information, never a gate: its ``requires_hermes`` is not checked).
+    foreign_manifest: bool = False
 
     @property
     def version(self) -> str | None:
@@ -243,15 +245,25 @@ def _read_manifest(candidate: PluginCandidate) -> PluginCandidate:
         if candidate.source != "pip":
             return _warn(candidate, "no plugin.yaml; the plugin is imported to learn what it provides")
         return candidate
+    path = Path(candidate.manifest_path)
+    data, text = _raw_manifest(path)
+    warnings: list[str] = []
     try:
-        manifest = load_manifest(Path(candidate.manifest_path))
+        if is_hermes_agent_manifest(data):
+            # Hermes Agent reads its manifests leniently (and never the one in a wheel): whatever does not fit
+            # ours is dropped with a warning, and the plugin loads through register(ctx), as it does there.
+            manifest, warnings = parse_foreign_manifest(data, text, path)
+            candidate = dataclasses.replace(candidate, foreign_manifest=True)
+        else:
+            manifest = load_manifest(path)
     except ManifestError as exc:
-        if candidate.source == "pip" and not _declares_tools(Path(candidate.manifest_path)):
-            # Hermes Agent never reads a plugin.yaml shipped in a wheel, so published plugins ship them in
-            # shapes of their own; such a plugin loads through register(ctx), as it does there.
+        if candidate.source == "pip" and not (isinstance(data, dict) and "tools" in data):
             return _warn(candidate, f"plugin.yaml ignored, as Hermes Agent ignores it: {exc}")
         return dataclasses.replace(candidate, error=f"invalid manifest: {exc}")
-    warnings = [f"unknown manifest field {name!r} ignored" for name in manifest.unknown_fields]
+    if candidate.foreign_manifest and manifest.requires_hermes:
+        warnings.append(f"requires_hermes {manifest.requires_hermes!r} is shown, not checked: this plugin.yaml is in "
+                        "Hermes Agent's format, where it names a Hermes Agent version")
+    warnings += [f"unknown manifest field {name!r} ignored" for name in manifest.unknown_fields]
     if manifest.declarative and defines_register:
         warnings.append("the manifest declares every tool and no hooks, but the package defines register(): "
                         "Hermes imports it at load and runs register() (its hooks included); list its hooks in "
@@ -265,13 +277,13 @@ def _warn(candidate: PluginCandidate, warning: str) -> PluginCandidate:
     return dataclasses.replace(candidate, warnings=(*candidate.warnings, warning))
 
 
-def _declares_tools(path: Path) -> bool:
-    """The manifest has a ``tools:`` list, so it is written for Hermes and must be valid."""
+def _raw_manifest(path: Path) -> tuple[Any, str]:
+    """The parsed YAML of a manifest and its text (``None`` and ``""`` when unreadable: validation says why)."""
     try:
-        data = load_untrusted_yaml(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        return load_untrusted_yaml(text), text
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return False
-    return isinstance(data, dict) and "tools" in data
+        return None, ""
 
 
 def _defines_register(init: Path) -> bool:

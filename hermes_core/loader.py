@@ -24,6 +24,7 @@ from packaging.specifiers import SpecifierSet
 
 from ._version import __version__
 from .authoring import tool_handler
+from .compat import HERMES_AGENT_INTERNALS, claim, import_problem, install_shims, loading
 from .context import PluginContext
 from .contributions import Contributions
 from .deadline import DeadlineExceeded, call_with_deadline
@@ -40,9 +41,6 @@ __all__ = ["HERMES_AGENT_INTERNALS", "NAMESPACE", "LoadResult", "declared_entry"
            "load_plugin", "mount_directory_plugin", "reference_problems"]
 
 NAMESPACE = "hermes_plugins"
-#: Top-level modules of Hermes Agent itself; plugins that import them rely on internals, not the contract.
-HERMES_AGENT_INTERNALS = frozenset({"tools", "hermes_cli", "agent", "gateway", "run_agent", "model_tools",
-                                    "toolsets", "hermes_state", "cron", "hermes_constants", "acp_adapter"})
 
 
 @dataclass(frozen=True)
@@ -121,11 +119,13 @@ def load_plugin(candidate: PluginCandidate, contributions: Contributions, contex
     if candidate.error:
         return LoadResult("error", candidate.error, candidate.module)
     manifest = candidate.manifest
-    if manifest is not None and manifest.requires_hermes and \
+    if manifest is not None and manifest.requires_hermes and not candidate.foreign_manifest and \
             not SpecifierSet(manifest.requires_hermes).contains(__version__, prereleases=True):
         return LoadResult("error", f"requires hermes-tools {manifest.requires_hermes}, but this is {__version__}",
                           candidate.module)
     module = candidate.module if candidate.source == "pip" else mount_directory_plugin(candidate, contributions)
+    install_shims()
+    claim(_code_prefix(candidate, module), context)
     timings: dict[str, float] = {}
     try:
         if manifest is not None and manifest.tools is not None:
@@ -133,7 +133,8 @@ def load_plugin(candidate: PluginCandidate, contributions: Contributions, contex
         if manifest is not None:
             _register_backends(context, candidate, manifest, module)
         if manifest is None or not manifest.declarative or candidate.defines_register:
-            _import_and_register(contributions, context, candidate, module, timings, timeout)
+            with loading(context):
+                _import_and_register(contributions, context, candidate, module, timings, timeout)
             state: Literal["loaded", "declared"] = "loaded"
         else:
             state = "declared"
@@ -145,8 +146,8 @@ def load_plugin(candidate: PluginCandidate, contributions: Contributions, contex
     tools = tuple(name for name in dict.fromkeys(context.registered_tools)
                   if (entry := registry.get(name)) is not None and entry.plugin == candidate.id)
     hooks = tuple(contributions.hooks.hooks_of(candidate.id))
-    warnings = tuple(f"hook {hook!r} is not a Hermes hook; kept, but nothing calls it unless the agent loop does"
-                     for hook in hooks if hook not in KNOWN_HOOKS)
+    warnings = tuple([*(f"hook {hook!r} is not a Hermes hook; kept, but nothing calls it unless the agent loop does"
+                        for hook in hooks if hook not in KNOWN_HOOKS), *context.warnings])
     return LoadResult(state, "", module, tools, hooks, warnings, imported="import_ms" in timings,
                       import_ms=timings.get("import_ms"), register_ms=timings.get("register_ms"))
 
@@ -184,11 +185,21 @@ def declared_entry(tool: ToolDeclaration, candidate: PluginCandidate, package: s
         description=tool.description, parameters=tool.parameters,
         check_fn=LazyReference(tool.check_fn, package, candidate.id, origin) if tool.check_fn else None,
         requirements=Requirements(tuple(check.env), tuple(check.bins), tuple(check.modules)) if check else None,
-        requires_env=[env.name for env in (candidate.manifest.requires_env if candidate.manifest else [])],
         is_async=tool.is_async, emoji=tool.emoji, max_result_size_chars=UNLIMITED if limit == "unlimited" else limit,
         plugin=candidate.id, parallel_safe=tool.parallel_safe, path_args=tool.path_args,
         annotations=tool.annotations.model_dump(exclude_none=True) if tool.annotations else None,
     )
+
+
+def _code_prefix(candidate: PluginCandidate, module: str) -> str:
+    """The module name under which all of a plugin's code lives: a pip plugin's top-level package, or the
+    name a directory plugin is mounted as."""
+    return module.split(".")[0] if candidate.source == "pip" else module
+
+
+def _code_root(candidate: PluginCandidate) -> str | None:
+    """The folder file names in a plugin's messages are relative to (its package's parent folder)."""
+    return str(Path(candidate.path).parent) if candidate.path else None
 
 
 def _import_and_register(contributions: Contributions, context: PluginContext, candidate: PluginCandidate,
@@ -221,11 +232,12 @@ def _import_and_register(contributions: Contributions, context: PluginContext, c
 
 def _run_plugin_code(contributions: Contributions, context: PluginContext, candidate: PluginCandidate,
                      module_name: str, timings: dict[str, float]) -> None:
+    prefix, root = _code_prefix(candidate, module_name), _code_root(candidate)
     started = time.perf_counter()
     try:
         module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        raise _LoadError(_missing_module_message(module_name, exc)) from None
+    except ImportError as exc:
+        raise _LoadError(import_problem(exc, prefix, root) or _import_message(module_name, exc)) from None
     except BaseException as exc:  # a plugin's import may raise anything, SystemExit included
         where = f" ({exc.filename}:{exc.lineno})" if isinstance(exc, SyntaxError) else ""
         raise _LoadError(f"import of {module_name!r} failed: {type(exc).__name__}: {exc}{where}") from None
@@ -248,8 +260,11 @@ def _run_plugin_code(contributions: Contributions, context: PluginContext, candi
     started = time.perf_counter()
     try:
         register(context)
-    except ModuleNotFoundError as exc:
-        raise _LoadError(_missing_module_message(module_name, exc)) from None
+    except ImportError as exc:
+        problem = import_problem(exc, prefix, root)
+        if problem is None and not isinstance(exc, ModuleNotFoundError):
+            problem = f"register() raised ImportError: {exc}"
+        raise _LoadError(problem or _import_message(module_name, exc)) from None
     except BaseException as exc:  # on this thread, even KeyboardInterrupt is the plugin's own doing
         raise _LoadError(f"register() raised {type(exc).__name__}: {exc}") from None
     finally:
@@ -299,9 +314,7 @@ def reference_problems(candidate: PluginCandidate) -> list[str]:
     return problems
 
 
-def _missing_module_message(module: str, exc: ModuleNotFoundError) -> str:
-    missing = exc.name or ""
-    if missing.split(".")[0] in HERMES_AGENT_INTERNALS:
-        return (f"imports {missing!r}, a Hermes Agent internal module that is not part of the plugin contract; "
-                "the plugin must use only what register(ctx) is given")
-    return f"import of {module!r} failed: module {missing!r} is not installed"
+def _import_message(module: str, exc: ImportError) -> str:
+    if isinstance(exc, ModuleNotFoundError):
+        return f"import of {module!r} failed: module {exc.name or ''!r} is not installed"
+    return f"import of {module!r} failed: ImportError: {exc}"

@@ -7,12 +7,13 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from .errors import HermesError
-from .yamlmodel import validate_yaml
+from .yamlmodel import describe_validation_error, validate_yaml
 
 __all__ = [
+    "HERMES_AGENT_FIELDS",
     "BackendDeclaration",
     "EnvRequirement",
     "ManifestError",
@@ -21,12 +22,18 @@ __all__ = [
     "ToolCheck",
     "ToolDeclaration",
     "ToolsetDeclaration",
+    "is_hermes_agent_manifest",
     "load_manifest",
     "manifest_json_schema",
+    "parse_foreign_manifest",
     "parse_manifest",
     "unannotated_tools",
 ]
 
+#: Fields only Hermes Agent's own ``plugin.yaml`` has (its schema and what published plugins add to it).
+HERMES_AGENT_FIELDS = frozenset({"kind", "provides_web_providers", "provides_memory_providers", "pip_dependencies",
+                                 "python_dependencies", "optional_env", "label", "hooks", "platforms",
+                                 "python_runtime", "provides"})
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
 REFERENCE = re.compile(r"^\.*[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
@@ -186,7 +193,9 @@ class PluginManifest(BaseModel):
     homepage: str | None = Field(None, description="Where to read more.")
     kind: str | None = Field(None, description="Hermes Agent's plugin kind (informational).")
     requires_hermes: Annotated[str, AfterValidator(_specifier)] | None = Field(
-        None, description="A PEP 440 specifier the core's version must satisfy, e.g. `>=0.1,<2`.")
+        None, description="A PEP 440 specifier the core's version must satisfy, e.g. `>=0.1,<2`. Checked when the "
+                          "manifest is in Hermes' format (it has `manifest_version` or `tools`); in a Hermes Agent "
+                          "manifest it names a Hermes Agent version and is shown, not checked.")
     requires_env: list[Annotated[EnvRequirement, BeforeValidator(_env_requirement)]] = Field(
         default_factory=list, description="Environment variables it uses: names or `{name, description, url, "
                                           "secret}` (information, not a load gate).")
@@ -221,6 +230,43 @@ def unannotated_tools(manifest: PluginManifest) -> dict[str, str]:
 def parse_manifest(text: str, source: Path | str = "plugin.yaml") -> PluginManifest:
     """Validate manifest text; raises :class:`ManifestError` naming the file, line and field."""
     return validate_yaml(text, source, PluginManifest, ManifestError, "a manifest", trusted=False)
+
+
+def is_hermes_agent_manifest(data: Any) -> bool:
+    """``data`` (a parsed ``plugin.yaml``) is in Hermes Agent's format, not Hermes': information, never a gate.
+
+    Hermes' own manifests declare ``tools``, or a ``manifest_version`` without any field of Hermes Agent's schema.
+    """
+    if not isinstance(data, dict) or "tools" in data:
+        return False
+    return "manifest_version" not in data or not HERMES_AGENT_FIELDS.isdisjoint(data)
+
+
+def parse_foreign_manifest(data: dict[str, Any], text: str, source: Path | str) -> tuple[PluginManifest, list[str]]:
+    """A Hermes Agent manifest as far as it validates: each field in another shape is dropped with a warning."""
+    data = _hermes_agent_env(data)
+    try:
+        return PluginManifest.model_validate(data), []
+    except ValidationError as exc:
+        bad = sorted({str(error["loc"][0]) for error in exc.errors() if error["loc"]})
+        warning = (f"plugin.yaml field{'s' if len(bad) > 1 else ''} {', '.join(map(repr, bad))} ignored (a Hermes "
+                   f"Agent manifest, read for information): {describe_validation_error(Path(source), text, exc)}")
+    try:
+        return PluginManifest.model_validate({k: v for k, v in data.items() if k not in bad}), [warning]
+    except ValidationError as exc:  # a problem with no field to drop (the document itself)
+        raise ManifestError(describe_validation_error(Path(source), text, exc)) from None
+
+
+def _hermes_agent_env(data: dict[str, Any]) -> dict[str, Any]:
+    """``requires_env`` items as Hermes Agent's set-up wizard writes them (``prompt``, ``password``) read as ours."""
+    items = data.get("requires_env")
+    if not isinstance(items, list):
+        return data
+    known = ("name", "description", "url", "secret")
+    env = [{**{k: v for k, v in item.items() if k in known},
+            **({"secret": item["password"]} if "secret" not in item and isinstance(item.get("password"), bool)
+               else {})} if isinstance(item, dict) else item for item in items]
+    return {**data, "requires_env": env}
 
 
 def load_manifest(path: Path) -> PluginManifest:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import importlib.util
 import inspect
@@ -13,7 +14,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, Protocol
 
 from .deadline import DeadlineExceeded, call_with_deadline
 from .exitguard import refusing_exit
@@ -32,6 +33,7 @@ __all__ = [
     "as_text",
     "async_handler",
     "call_handler",
+    "env_names",
     "tool_entry",
 ]
 
@@ -209,6 +211,16 @@ class ToolEntry:
         return {"type": "function", "function": dict(self.schema)}
 
 
+def env_names(requires_env: Iterable[Any]) -> list[str]:
+    """The variable names of a ``requires_env`` list: names, or ``{"name": ...}`` mappings as manifests write them."""
+    names = []
+    for item in requires_env:
+        name = item.get("name") if isinstance(item, dict) else getattr(item, "name", item)
+        if isinstance(name, str) and name.strip():
+            names.append(name.strip())
+    return names
+
+
 def tool_entry(name: str, toolset: str, handler: Callable[..., Any], *, description: str = "",
                parameters: dict[str, Any] | None = None, check_fn: Callable[[], Any] | None = None,
                requirements: Requirements | None = None, requires_env: Iterable[Any] = (), is_async: bool = False,
@@ -232,6 +244,12 @@ def tool_entry(name: str, toolset: str, handler: Callable[..., Any], *, descript
                      path_args=tuple(path_args), annotations=annotations)
 
 
+class HandlerContext(Protocol):
+    """What a plugin's checks run inside: its :class:`~hermes_core.ToolContext`, made current while they run."""
+
+    def activate(self) -> contextlib.AbstractContextManager[Any]: ...
+
+
 @dataclass(frozen=True)
 class Refusal:
     """A registration the conflict policy turned down, kept for ``plugins list`` and ``doctor``."""
@@ -247,7 +265,10 @@ class Refusal:
 class ToolRegistry:
     """Tools by name; thread-safe; ``generation`` changes whenever the set of tools does."""
 
-    def __init__(self, check_ttl: float = 30.0, check_timeout: float | None = None) -> None:
+    def __init__(self, check_ttl: float = 30.0, check_timeout: float | None = None,
+                 contexts: Callable[[str | None], HandlerContext] | None = None) -> None:
+        #: The handler context of a plugin; its checks run inside it, as its handlers do.
+        self.contexts = contexts
         self._tools: dict[str, ToolEntry] = {}
         self._lock = threading.RLock()
         self._checks: dict[str, tuple[float, Availability]] = {}
@@ -343,22 +364,28 @@ class ToolRegistry:
         self._checks[name] = (now + self.check_ttl, result)
         return result
 
-    @staticmethod
-    def _evaluate(entry: ToolEntry, timeout: float | None) -> Availability:
+    def _evaluate(self, entry: ToolEntry, timeout: float | None) -> Availability:
         missing = entry.requirements.missing()
         if missing:
             return Availability(False, "; ".join(missing))
+        unset = [f"environment variable {name} is not set" for name in env_names(entry.requires_env)
+                 if not os.environ.get(name)]
         if entry.check_fn is None:
-            return Availability(True)
+            return Availability(False, "; ".join(unset)) if unset else Availability(True)
+        # A check_fn has the last word: a plugin may know another way to its credentials.
+        activation = self.contexts(entry.plugin).activate() if self.contexts is not None else contextlib.nullcontext()
         # on a worker thread (with a deadline) anything the check raises is its own doing, KeyboardInterrupt too
         caught = BaseException if timeout else Exception
         try:
-            ok = call_with_deadline(_checked, timeout, entry.check_fn)
+            with activation:
+                ok = call_with_deadline(_checked, timeout, entry.check_fn)
         except DeadlineExceeded:
             return Availability(False, f"its check did not answer within {timeout:g} s (plugins.load_timeout)")
         except caught as exc:
             return Availability(False, str(exc) or f"check raised {type(exc).__name__}")
-        return Availability(True) if ok else Availability(False, "its check reported it unavailable")
+        if ok:
+            return Availability(True)
+        return Availability(False, "; ".join(unset) if unset else "its check reported it unavailable")
 
     def invalidate_checks(self) -> None:
         """Forget cached check results (the next pass runs every check again)."""

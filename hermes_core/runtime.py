@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
@@ -28,6 +29,7 @@ from .policies import ToolScope, check_policy
 from .records import PluginRecord
 from .registry import ToolRegistry
 from .selection import PluginSelection, SelectionPolicy, select, truthy
+from .sessions import session
 from .toolcontext import CURRENT, ToolContext
 from .toolsets import Toolsets
 from .views import ToolApi
@@ -68,7 +70,8 @@ class Runtime(ToolApi):
         self.cwd = cwd
         self.workspace = Path(workspace or self.environ.get("HERMES_WORKSPACE") or os.getcwd()).expanduser().absolute()
         self._entry_points = None if entry_points is None else list(entry_points)
-        self.registry = ToolRegistry(check_timeout=self.config.plugins.load_timeout or None)
+        self.registry = ToolRegistry(check_timeout=self.config.plugins.load_timeout or None,
+                                     contexts=self.tool_context)
         self.toolsets = Toolsets(self.registry)
         self.hooks = HookRunner(lambda: self.config.plugins.hook_timeout)
         self.contributions = Contributions(self.registry, self.toolsets, self.hooks)
@@ -76,7 +79,8 @@ class Runtime(ToolApi):
         self.commands = self.contributions.commands
         self.cli_commands = self.contributions.cli_commands
         self.skills = self.contributions.skills
-        self.approvals = Approvals(self.home.config, self.home.edit_config)
+        self.web_search_providers = self.contributions.web_search_providers
+        self.approvals = Approvals(self.home.config, self.home.edit_config, observe=self.hooks.call)
         self.contributions.backends["local"] = BackendContribution(
             "local", _local_backend, None, "Runs commands on this machine with bash, each in its own session.")
         #: Where ``terminal``, ``process`` and ``execute_code`` run commands, per task.
@@ -89,6 +93,7 @@ class Runtime(ToolApi):
         self._loaded = False
         self._load_lock = threading.Lock()
         self._tool_contexts: dict[str | None, ToolContext] = {}
+        self._plugin_contexts: list[PluginContext] = []
         tool_output = self.config.tool_output
         self.budget = ResultBudget(self.home.results_dir, tool_output.max_result_size_chars,
                                    tool_output.turn_budget_chars)
@@ -172,8 +177,10 @@ class Runtime(ToolApi):
         return record
 
     def _load(self, candidate: PluginCandidate) -> LoadResult:
-        return load_plugin(candidate, self.contributions, self.context(candidate.id, candidate),
-                           self.config.plugins.load_timeout or None)
+        context = self.context(candidate.id, candidate)
+        # Kept as long as the runtime: the compatibility shims act for a plugin through its context.
+        self._plugin_contexts.append(context)
+        return load_plugin(candidate, self.contributions, context, self.config.plugins.load_timeout or None)
 
     def plugin(self, plugin_id: str) -> PluginRecord | None:
         """The active record of ``plugin_id`` (or its first record when none is active)."""
@@ -187,7 +194,7 @@ class Runtime(ToolApi):
             settings=lambda: self.config.plugin_settings(plugin_id) if plugin_id else {},
             dispatch=self._dispatch_for_plugin, manifest=candidate.manifest if candidate else None,
             override_granted=lambda: plugin_id is None or self.config.override_granted(plugin_id),
-            inject=self._inject)
+            inject=self._inject, home=self.home)
 
     def _dispatch_for_plugin(self, tool_name: str, args: Any, **context: Any) -> str:
         """``ctx.dispatch_tool``: from inside a tool call of this runtime or of one of its views, through that
@@ -211,7 +218,8 @@ class Runtime(ToolApi):
             context = self._tool_contexts.setdefault(plugin_id, ToolContext(
                 plugin_id, self.home, self.workspace, self.approvals, _config=self.home.config,
                 _dispatch=self.handle_function_call, _available_tools=self.available_tools,
-                _backends=self.backends, _hooks=self._invoke_hook))
+                _backends=self.backends, _hooks=self._invoke_hook,
+                _web_search_providers=lambda: list(self.web_search_providers.values())))
         return context
 
     def _invoke_hook(self, hook_name: str, **kwargs: Any) -> list[Any]:
@@ -253,6 +261,12 @@ class Runtime(ToolApi):
     def resolve_toolset(self, name: str) -> list[str]:
         """The tools of a toolset, composites and legacy names expanded."""
         return self.toolsets.resolve(name)
+
+    def session(self, platform: str, model: str | None = None,
+                session_id: str | None = None) -> contextlib.AbstractContextManager[str]:
+        """A session of this runtime: ``on_session_start`` now, ``on_session_end`` and ``on_session_finalize``
+        when the ``with`` block ends; the block gets the session id to pass to its calls."""
+        return session(self.hooks, platform, model, session_id)
 
     # -- commands and skills ---------------------------------------------------------------------
 

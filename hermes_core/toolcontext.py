@@ -18,6 +18,7 @@ from .approval import Approvals
 from .backends import ExecutionBackend, ExecutionBackends
 from .config import HermesConfig
 from .home import HermesHome
+from .websearch import RegisteredWebSearchProvider
 
 __all__ = ["ToolContext", "tool_context"]
 
@@ -41,6 +42,7 @@ class ToolContext:
     _available_tools: Callable[[], list[str]] = field(repr=False)
     _backends: ExecutionBackends = field(repr=False)
     _hooks: Callable[..., list[Any]] = field(repr=False)
+    _web_search_providers: Callable[[], list[RegisteredWebSearchProvider]] = field(default=list, repr=False)
     _state: dict[str, Any] = field(default_factory=dict, repr=False)
     _state_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -70,6 +72,10 @@ class ToolContext:
     def invoke_hook(self, hook_name: str, **kwargs: Any) -> list[Any]:
         """Call the plugins' ``hook_name`` implementations (isolated, with their deadline); their return values."""
         return self._hooks(hook_name, **kwargs)
+
+    def web_search_providers(self) -> list[RegisteredWebSearchProvider]:
+        """The web search backends plugins registered in the runtime, in registration order."""
+        return self._web_search_providers()
 
     @contextlib.contextmanager
     def activate(self) -> Iterator[ToolContext]:

@@ -155,6 +155,19 @@ def entry_points_in(sites: list[Path]) -> list[EntryPoint]:
             if ep.group in ("hermes_agent.plugins", "hermes.plugins")] if sites else []
 
 
+@pytest.fixture(scope="session")
+def package_index() -> str:
+    """The package index the ``network`` tests install from; they are skipped when it cannot be reached."""
+    import urllib.request
+
+    index = os.environ.get("PIP_INDEX_URL", "https://pypi.org/simple").rstrip("/")
+    try:
+        with urllib.request.urlopen(f"{index}/pip/", timeout=20):
+            return index
+    except (OSError, ValueError) as exc:
+        pytest.skip(f"the package index {index} cannot be reached: {exc}")
+
+
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """Every test gets its own HERMES_HOME and working directory, and no plugin-selection variables."""

@@ -82,7 +82,9 @@ def test_data_flows_one_way(graph, stage):
 
 
 def test_nothing_below_the_runtime_reads_hermes_home_or_loads_the_config_itself():
-    allowed = {"home.py", "runtime.py", "__init__.py", "testing.py"}  # where runtimes are made
+    allowed = {"home.py", "runtime.py", "__init__.py", "testing.py",  # where runtimes are made
+               # shims of Hermes Agent's functions of these names: they read the home of the plugin's runtime
+               "hermes_cli_config.py", "hermes_constants.py"}
     offenders = []
     for path in PACKAGE.rglob("*.py"):
         text = path.read_text(encoding="utf-8")

@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from hermes_core import HermesHome, Runtime, get_tool_definitions, handle_function_call
+from hermes_core._version import __version__
 
 DECLARED = """\
 name: {id}
@@ -203,8 +204,9 @@ BAD_PLUGINS = {
     "badyaml": ("name: [unclosed\n", "", "invalid YAML"),
     "badfield": ("name: badfield\ntools:\n  - name: has space\n    toolset: t\n    description: d\n"
                  "    handler: a.b:c\n", "", "tools.0.name"),
-    "toonew": ("name: toonew\nrequires_hermes: '>=99'\n", "def register(ctx): pass\n", "requires hermes-tools >=99"),
-    "internals": (None, "from tools.registry import registry\n", "Hermes Agent internal"),
+    "toonew": ("manifest_version: 1\nname: toonew\nrequires_hermes: '>=99'\n", "def register(ctx): pass\n",
+               "requires hermes-tools >=99"),
+    "internals": (None, "from gateway.config import load_gateway_config\n", "Hermes Agent internal"),
 }
 
 
@@ -293,12 +295,62 @@ def test_plugin_record_carries_load_timings(plugins):
     assert record.import_ms >= 0 and record.register_ms >= 0
 
 
-def test_foreign_wheel_manifest_that_does_not_validate_is_ignored_with_a_warning(plugins):
-    plugins.distribution("foreign", "foreign_pkg", manifest="name: foreign\nrequires_env: 5\n",
-                         init=REGISTERS.format(tool="foreign_tool", toolset="f"))
+@pytest.mark.parametrize("source", ["pip", "user"])
+def test_hermes_agent_manifest_fields_in_other_shapes_are_dropped_with_a_warning(plugins, source):
+    manifest = "name: foreign\nversion: '2.0'\nrequires_env: 5\nprovides_hooks: {a: 1}\n"
+    init = REGISTERS.format(tool="foreign_tool", toolset="f")
+    if source == "pip":
+        plugins.distribution("foreign", "foreign_pkg", manifest=manifest, init=init)
+    else:
+        plugins.folder("foreign", manifest=manifest, init=init)
     record = loaded().plugin("foreign")
-    assert record.state == "loaded" and record.tools == ["foreign_tool"]
-    assert record.warnings[0].startswith("plugin.yaml ignored, as Hermes Agent ignores it:")
+    assert (record.state, record.tools, record.manifest.version) == ("loaded", ["foreign_tool"], "2.0")
+    [warning] = record.warnings
+    assert warning.startswith("plugin.yaml fields 'provides_hooks', 'requires_env' ignored (a Hermes Agent manifest")
+    assert "plugin.yaml:3: requires_env" in warning
+
+
+def test_requires_env_items_with_hermes_agents_setup_fields_are_read(plugins):
+    plugins.distribution("wizard", "wizard_pkg", init=REGISTERS.format(tool="wizard_tool", toolset="w"),
+                         manifest="name: wizard\nrequires_env:\n  - {name: W_ID, prompt: Your id, password: false}\n"
+                                  "  - {name: W_TOKEN, description: The token, prompt: Token, password: true}\n")
+    record = loaded().plugin("wizard")
+    assert [(e.name, e.description, e.secret) for e in record.manifest.requires_env] == [
+        ("W_ID", "", False), ("W_TOKEN", "The token", True)]
+    assert record.warnings == []
+
+
+WHEEL_MANIFEST_OF_HERMES_AGENT = """name: big-tools
+version: 0.4.0
+description: Fourteen tools for Hermes Agent
+kind: standalone
+requires_hermes: ">=0.21.5"
+pip_dependencies: [httpx]
+"""
+
+
+def test_requires_hermes_of_a_hermes_agent_manifest_is_shown_not_checked(plugins):
+    plugins.distribution("big-tools", "big_tools", manifest=WHEEL_MANIFEST_OF_HERMES_AGENT,
+                         init=REGISTERS.format(tool="big_tool", toolset="big"))
+    record = loaded().plugin("big-tools")
+    assert (record.state, record.tools, record.manifest.requires_hermes) == ("loaded", ["big_tool"], ">=0.21.5")
+    assert record.candidate.foreign_manifest
+    assert record.warnings[0] == ("requires_hermes '>=0.21.5' is shown, not checked: this plugin.yaml is in Hermes "
+                                  "Agent's format, where it names a Hermes Agent version")
+
+
+@pytest.mark.parametrize(("manifest", "foreign"), [
+    ("name: a\nrequires_hermes: '>=99'\n", True),
+    ("manifest_version: 1\nname: a\nkind: standalone\nrequires_hermes: '>=99'\n", True),
+    ("manifest_version: 1\nname: a\nrequires_hermes: '>=99'\n", False),
+    ("name: a\nrequires_hermes: '>=99'\ntools: []\n", False),
+])
+def test_hermes_own_manifests_keep_enforcing_requires_hermes(plugins, manifest, foreign):
+    plugins.distribution("a", "a_pkg", manifest=manifest, init="def register(ctx):\n    pass\n")
+    record = loaded().plugin("a")
+    assert record.candidate.foreign_manifest is foreign
+    assert (record.state, record.reason) == (("loaded", "") if foreign else
+                                             ("error", f"requires hermes-tools >=99, but this is {__version__}"))
 
 
 def test_wheel_manifest_with_tools_must_validate(plugins):

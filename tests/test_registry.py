@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from hermes_core import HermesHome, Runtime, ToolEntry, ToolRegistry, tool_entry
-from hermes_core.registry import Requirements
+from hermes_core.registry import Availability, Requirements
 
 
 def echo(args, **kwargs):
@@ -93,6 +93,29 @@ def test_check_fn_result_is_cached_until_invalidated():
     assert len(calls) == 2
 
 
+def test_unset_requires_env_makes_a_tool_unavailable_naming_the_variable(monkeypatch):
+    monkeypatch.delenv("HERMES_TEST_TOKEN", raising=False)
+    monkeypatch.setenv("HERMES_TEST_URL", "https://example.org")
+    registry = ToolRegistry()
+    registry.register(entry(requires_env=["HERMES_TEST_URL", {"name": "HERMES_TEST_TOKEN", "secret": True}]))
+    assert registry.check("t").reason == "environment variable HERMES_TEST_TOKEN is not set"
+    assert registry.get_definitions() == []
+    monkeypatch.setenv("HERMES_TEST_TOKEN", "t")
+    registry.invalidate_checks()
+    assert registry.check("t").available
+
+
+@pytest.mark.parametrize(("check", "available", "reason"), [
+    (lambda: True, True, ""),
+    (lambda: False, False, "environment variable HERMES_TEST_TOKEN is not set"),
+])
+def test_a_check_fn_has_the_last_word_over_requires_env(monkeypatch, check, available, reason):
+    monkeypatch.delenv("HERMES_TEST_TOKEN", raising=False)
+    registry = ToolRegistry()
+    registry.register(entry(requires_env=["HERMES_TEST_TOKEN"], check_fn=check))
+    assert registry.check("t") == Availability(available, reason)
+
+
 def test_requirements_name_what_is_missing(monkeypatch):
     monkeypatch.delenv("HERMES_TEST_MISSING_VAR", raising=False)
     registry = ToolRegistry()
@@ -166,3 +189,13 @@ def test_dispatch_calls_the_handler_directly_without_hooks():
     assert registry.dispatch("mapping", {}) == '{"n": 1}'
     with pytest.raises(KeyError):
         registry.dispatch("missing", {})
+
+
+def test_a_check_fn_runs_in_its_plugins_tool_context(isolated_home):
+    from hermes_core import tool_context
+
+    HermesHome.from_env().edit_config(lambda doc: doc.update({"plugins": {"entries": {"checked": {"enforce": True}}}}))
+    runtime = Runtime()
+    runtime.context("checked").register_tool("t", "a", {"description": "x"}, echo,
+                                             check_fn=lambda: tool_context().settings["enforce"])
+    assert runtime.registry.check("t").available

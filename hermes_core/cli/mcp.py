@@ -94,6 +94,8 @@ def serve(toolsets: tuple[str, ...], transport: str, host: str, port: int, works
 
     Each tool is listed with its annotations (readOnlyHint, destructiveHint, ...). Calls run under
     `approvals.policy` of config.yaml; over stdio nobody can answer an approval, so a call that asks is refused.
+    The server is one session: plugins' on_session_start hooks fire before the first call, on_session_end
+    when it stops.
     """
     folder = _workspace(workspace)
     if transport == "http" and not auth_token and not _is_loopback(host):
@@ -107,15 +109,16 @@ def serve(toolsets: tuple[str, ...], transport: str, host: str, port: int, works
     rt = Runtime(workspace=folder)
     try:
         rt.load_plugins()
-        server = HermesMcpServer(rt.filtered(read_only=True) if read_only else rt,
-                                 _split(toolsets) or rt.config.toolsets)
-        if transport == "stdio":
-            anyio.run(server.serve_stdio, wire)
-        else:
-            try:
-                anyio.run(server.serve_http, host, port, "/mcp", auth_token)
-            except OSError as exc:
-                raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        with rt.session(platform="mcp") as session_id:  # one session for the server's life; its calls belong to it
+            server = HermesMcpServer(rt.filtered(read_only=True) if read_only else rt,
+                                     _split(toolsets) or rt.config.toolsets, session_id=session_id)
+            if transport == "stdio":
+                anyio.run(server.serve_stdio, wire)
+            else:
+                try:
+                    anyio.run(server.serve_http, host, port, "/mcp", auth_token)
+                except OSError as exc:
+                    raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     except KeyboardInterrupt:
         pass
     finally:

@@ -5,15 +5,18 @@ from __future__ import annotations
 import importlib
 import os
 import shutil
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import click
+import yaml
 from packaging.utils import canonicalize_name
 
 from ..compile import CompileError, compile_manifest, manifest_drift
-from ..config import remove_from_list
+from ..config import ConfigError, HermesConfig, PluginsConfig, remove_from_list
 from ..discovery import PluginCandidate, candidate_for_validation
+from ..home import HermesHome
 from ..index import PluginIndexError, load_index
 from ..installer import (
     InstallerError,
@@ -54,15 +57,32 @@ def describe(rt: Runtime, record: PluginRecord) -> dict[str, Any]:
     """The JSON record of one plugin (the stable shape of ``plugins list --json``)."""
     refused = [{"tool": r.tool, "toolset": r.toolset, "reason": r.reason}
                for r in rt.registry.refusals if r.plugin == record.id and record.active]
+    contributed = rt.contributions.of_plugin(record.id) if record.active else {key: [] for key in CONTRIBUTIONS}
     return {
         "id": record.id, "version": record.version, "source": record.source, "state": record.state,
         "reason": record.reason or None, "distribution": record.distribution, "module": record.module,
         "path": record.path, "manifest": record.manifest_path, "tools": record.tools, "hooks": record.hooks,
+        **{key: contributed[key] for key in CONTRIBUTIONS},
         "imported": record.imported, "import_ms": _ms(record.import_ms), "register_ms": _ms(record.register_ms),
         "refused_tools": refused, "warnings": record.warnings,
         "backends": sorted(name for name, backend in rt.contributions.backends.items()
                            if backend.plugin == record.id and record.active),
     }
+
+
+#: What a plugin contributes besides tools and hooks: record key -> label in the text listings.
+CONTRIBUTIONS = {"commands": "slash commands", "cli_commands": "CLI commands", "skills": "skills",
+                 "middleware": "middleware", "web_search_providers": "web search providers"}
+
+
+def _contribution_lines(row: dict[str, Any]) -> list[str]:
+    """``label: a, b`` for each kind of contribution the record has (slash commands shown as ``/name``)."""
+    lines = []
+    for key, label in CONTRIBUTIONS.items():
+        if row[key]:
+            names = [f"/{name}" for name in row[key]] if key == "commands" else row[key]
+            lines.append(f"{label}: {', '.join(names)}")
+    return lines
 
 
 def backend_report(rt: Runtime, record: PluginRecord) -> list[dict[str, Any]]:
@@ -105,6 +125,8 @@ def list_plugins(show_all: bool, as_json: bool) -> None:
             click.echo(f"    tools: {', '.join(row['tools'])}")
         if row["hooks"]:
             click.echo(f"    hooks: {', '.join(row['hooks'])}")
+        for line in _contribution_lines(row):
+            click.echo(f"    {line}")
         if row["reason"]:
             click.echo(f"    reason: {row['reason']}")
         for refusal in row["refused_tools"]:
@@ -151,6 +173,11 @@ def info(plugin_id: str, as_json: bool) -> None:
         click.echo(f"  tool {name}: {status}")
     for hook in record.hooks:
         click.echo(f"  hook {hook}")
+    for line in _contribution_lines(data):
+        click.echo(f"  {line}")
+    if manifest and manifest.requires_hermes:
+        checked = "not checked: a Hermes Agent version" if record.candidate.foreign_manifest else "checked"
+        click.echo(f"  requires_hermes: {manifest.requires_hermes} ({checked})")
     for backend in data["backend_availability"]:
         status = "available" if backend["available"] else f"unavailable: {backend['reason']}"
         selected = " (selected: terminal.backend)" if backend["selected"] else ""
@@ -395,6 +422,38 @@ def _validation_candidate(target: str) -> PluginCandidate:
     return record.candidate
 
 
+@dataclass(frozen=True)
+class _SalvagedHome(HermesHome):
+    """A home whose invalid config.yaml is replaced by what could be read of it (for ``doctor`` only)."""
+
+    salvaged: HermesConfig = field(default_factory=HermesConfig)
+
+    def config(self) -> HermesConfig:
+        return self.salvaged
+
+
+def _runtime_despite_invalid_config() -> tuple[Runtime, str]:
+    """A runtime for ``doctor`` when config.yaml is invalid, and what it did about it.
+
+    Which plugins the user disabled is read from the file when that part of it is readable; otherwise no
+    plugin is imported at all, so nothing runs that the user may have switched off.
+    """
+    root = home().root
+    try:
+        data = yaml.safe_load((root / "config.yaml").read_text(encoding="utf-8")) or {}
+        section = data.get("plugins") or {}
+        salvaged = HermesConfig(plugins=PluginsConfig.model_validate(
+            {key: section[key] for key in ("enabled", "disabled") if key in section}))
+    except Exception:  # unreadable, not YAML, or the selection itself is what is invalid
+        rt = Runtime(_SalvagedHome(root), environ={**os.environ, "HERMES_SAFE_MODE": "1"})
+        rt.load_plugins()
+        return rt, ("plugins.enabled and plugins.disabled cannot be read from it, so no plugin was imported; "
+                    "the plugins below are as found on disk")
+    rt = Runtime(_SalvagedHome(root, salvaged))
+    rt.load_plugins()
+    return rt, "plugins.enabled and plugins.disabled were read from it; every other setting is at its default"
+
+
 @plugins.command("compile")
 @click.argument("path", default=".", type=click.Path(path_type=Path))
 def compile_command(path: Path) -> None:
@@ -427,8 +486,17 @@ def doctor(strict: bool, as_json: bool) -> None:
 
     Also says when the `hermes` on PATH is another package's (Hermes Agent installs one; `hermes-tools`
     is this CLI too). Unset variables of a plugin's requires_env are notes; --strict fails only on problems.
+    An invalid config.yaml is reported first, and the report of every plugin still follows.
     """
-    rt = runtime()
+    config_problem = fallback = None
+    try:
+        home().config()
+    except ConfigError as exc:  # the report must still come out, the config problem first
+        config_problem = str(exc)
+    if config_problem is None:
+        rt = runtime()
+    else:
+        rt, fallback = _runtime_despite_invalid_config()
     report = []
     for record in rt.plugins:
         problems: list[str] = []
@@ -450,12 +518,7 @@ def doctor(strict: bool, as_json: bool) -> None:
                 (problems if backend["selected"] else notes).append(
                     f"backend {backend['name']} unavailable: {backend['reason']}")
         report.append({**describe(rt, record), "problems": problems, "notes": notes})
-    config_problem = None
-    try:
-        rt.config  # noqa: B018 - read to report a problem with it
-    except Exception as exc:  # the report must still come out
-        config_problem = str(exc)
-    else:
+    if config_problem is None:
         selected = rt.config.terminal.backend
         if selected not in rt.contributions.backends:
             known = ", ".join(sorted(rt.contributions.backends))
@@ -463,10 +526,13 @@ def doctor(strict: bool, as_json: bool) -> None:
                               f"(known: {known})")
     command = hermes_command()
     if as_json:
-        echo_json({"plugins": report, "config_error": config_problem, "hermes_command": command})
+        echo_json({"plugins": report, "config_error": config_problem, "config_fallback": fallback,
+                   "hermes_command": command})
     else:
         if config_problem:
             click.echo(f"config: {config_problem}")
+            if fallback:
+                click.echo(f"config: {fallback}")
         if command["problem"]:
             click.echo(f"[!!] hermes command: {command['problem']}")
         elif command["note"]:

@@ -121,7 +121,8 @@ def _parse_arg(item: str) -> tuple[str, Any]:
 def call_tool(name: str, arguments: str | None, pairs: tuple[str, ...]) -> None:
     """Call a tool through the full call path (hooks included) and print its result.
 
-    ARGUMENTS is a JSON object; --arg adds or overrides single arguments.
+    ARGUMENTS is a JSON object; --arg adds or overrides single arguments. The call runs in a session of
+    its own: plugins' on_session_start hooks fire before it, on_session_end after it.
     """
     _entry_or_fail(name)
     args: dict[str, Any] = {}
@@ -134,7 +135,9 @@ def call_tool(name: str, arguments: str | None, pairs: tuple[str, ...]) -> None:
         if not isinstance(args, dict):
             raise UserError("ARGUMENTS must be a JSON object, e.g. '{\"path\": \"a.txt\"}'")
     args.update(_parse_arg(item) for item in pairs)
-    result = runtime().handle_function_call(name, args)
+    rt = runtime()
+    with rt.session(platform="cli") as session_id:  # plugins set up and tear down per-session state
+        result = rt.handle_function_call(name, args, session_id=session_id)
     click.echo(result)
     try:
         decoded = json.loads(result)

@@ -75,8 +75,11 @@ class HermesMcpServer:
     """An MCP server over the tools of one runtime, or of a filtered view of it (``runtime.filtered(...)``),
     optionally limited to some toolsets. Each tool is listed with its annotations as MCP's hints."""
 
-    def __init__(self, runtime: ToolApi, toolsets: Iterable[str] | None = None, poll_interval: float = 0.25) -> None:
+    def __init__(self, runtime: ToolApi, toolsets: Iterable[str] | None = None, poll_interval: float = 0.25,
+                 session_id: str | None = None) -> None:
         self.runtime = runtime
+        #: The session the calls belong to (``hermes mcp serve`` runs one).
+        self.session_id = session_id
         self.toolsets = list(toolsets) if toolsets else None
         self.poll_interval = poll_interval
         if self.toolsets:
@@ -133,7 +136,8 @@ class HermesMcpServer:
 
     async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         call = partial(self.runtime.handle_function_call, self.registered_name(params.name), params.arguments or {},
-                       tool_call_id=f"mcp-{ctx.request_id}", enabled_tools=self._selected())
+                       tool_call_id=f"mcp-{ctx.request_id}", session_id=self.session_id,
+                       enabled_tools=self._selected())
         text = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
                                     is_error=is_error_result(text))

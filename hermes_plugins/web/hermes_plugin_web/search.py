@@ -1,7 +1,8 @@
-"""``web_search`` and its providers: SearXNG (self-hosted) and the Brave Search API.
+"""``web_search`` and its providers: those plugins register, then SearXNG (self-hosted) and the Brave Search API.
 
-Provider URLs come from the operator, not the model, so the SSRF guard does not apply to them.
-httpx is imported only when a search runs: ``search_available`` is called to list tools.
+Without a ``search_provider`` setting the providers form a fallback chain: each available one is asked in
+that order until one answers. Provider URLs come from the operator, not the model, so the SSRF guard does
+not apply to them. httpx is imported only when a search runs: ``search_available`` is called to list tools.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypedDict
 
-from hermes_core import tool_error
+from hermes_core import tool_context, tool_error
 
 from .settings import SettingsError, WebSettings, load_settings
 
@@ -45,8 +46,11 @@ class SearchUnavailable(Exception):
 
 
 class SearchProvider(Protocol):
-    name: ClassVar[str]
-    label: ClassVar[str]
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def label(self) -> str: ...
 
     def search(self, client: httpx.Client, query: str, count: int) -> list[SearchResult]:
         """At most ``count`` results for ``query``."""
@@ -95,39 +99,95 @@ class BraveSearch:
         return _normalise(items, count, snippet_key="description")
 
 
-def configured_provider(settings: WebSettings) -> SearchProvider:
-    """The provider to use: ``search_provider`` if set, else SearXNG, else Brave; raises SearchUnavailable."""
+@dataclass(frozen=True)
+class PluginProvider:
+    """A backend a plugin registered with ``ctx.register_web_search_provider`` (Hermes Agent's protocol)."""
+
+    label: str
+    provider: Any
+
+    @property
+    def name(self) -> str:
+        return str(self.provider.name)
+
+    def search(self, client: httpx.Client, query: str, count: int) -> list[SearchResult]:
+        answer = self.provider.search(query, count)
+        if not isinstance(answer, dict):
+            raise SearchError(f"{self.label} answered {type(answer).__name__}, not a result object")
+        if answer.get("success") is False or ("error" in answer and not answer.get("data")):
+            raise SearchError(f"{self.label}: {answer.get('error') or 'the search failed'}")
+        data = answer.get("data")
+        items = data.get("web") if isinstance(data, dict) else data
+        return _normalise(items if isinstance(items, list) else [], count, snippet_key="description")
+
+
+def registered_providers() -> dict[str, SearchProvider]:
+    """The providers plugins registered in the calling runtime that can search, by name, in registration order."""
     providers: dict[str, SearchProvider] = {}
+    for registered in tool_context().web_search_providers():
+        if registered.searches():
+            label = str(getattr(registered.provider, "display_name", "") or registered.name)
+            providers[registered.name] = PluginProvider(label, registered.provider)
+    return providers
+
+
+def _available(provider: SearchProvider) -> bool:
+    if not isinstance(provider, PluginProvider):
+        return True  # built-in providers are only listed when their variable is set
+    try:
+        return bool(provider.provider.is_available())
+    except Exception:
+        return False
+
+
+def provider_chain(settings: WebSettings) -> list[SearchProvider]:
+    """The providers to ask, in order; raises SearchUnavailable with the reason when there are none.
+
+    ``search_provider`` (else Hermes Agent's ``web.search_backend`` / ``web.backend``) names the only one;
+    without it: the registered providers that report themselves available, then SearXNG, then Brave.
+    """
+    registered = registered_providers()
+    builtin: dict[str, SearchProvider] = {}
     if searxng_url := os.environ.get("SEARXNG_URL", "").strip():
-        providers["searxng"] = SearXNG(base_url=searxng_url)
+        builtin["searxng"] = SearXNG(base_url=searxng_url)
     if brave_key := os.environ.get("BRAVE_API_KEY", "").strip():
-        providers["brave"] = BraveSearch(api_key=brave_key, base_url=settings.brave_base_url)
+        builtin["brave"] = BraveSearch(api_key=brave_key, base_url=settings.brave_base_url)
     wanted = settings.search_provider
     if wanted is None:
-        if not providers:
-            raise SearchUnavailable(NOT_CONFIGURED)
-        return next(iter(providers.values()))
+        chain = [p for p in registered.values() if _available(p)] + list(builtin.values())
+        if not chain:
+            unavailable = "".join(f"; {name} reports itself unavailable" for name in registered)
+            raise SearchUnavailable(NOT_CONFIGURED + unavailable)
+        return chain
+    if wanted in registered:
+        if not _available(registered[wanted]):
+            raise SearchUnavailable(f"search_provider is {wanted}, but it reports itself unavailable "
+                                    "(is its API key set?)")
+        return [registered[wanted]]
     if wanted not in PROVIDER_ENV:
-        raise SearchUnavailable(
-            f"unknown search_provider {wanted!r} in plugins.entries.web.settings: "
-            f"use one of {', '.join(PROVIDER_ENV)}"
-        )
-    if wanted not in providers:
+        known = ", ".join([*registered, *PROVIDER_ENV])
+        raise SearchUnavailable(f"unknown search_provider {wanted!r}: use one of {known}")
+    if wanted not in builtin:
         raise SearchUnavailable(f"search_provider is {wanted}, but {PROVIDER_ENV[wanted]} is not set")
-    return providers[wanted]
+    return [builtin[wanted]]
+
+
+def configured_provider(settings: WebSettings) -> SearchProvider:
+    """The first provider :func:`provider_chain` would ask."""
+    return provider_chain(settings)[0]
 
 
 def search_available() -> bool:
     """The ``check_fn`` of web_search: True, or an exception whose message says what is missing."""
     try:
-        configured_provider(load_settings())
+        provider_chain(load_settings())
     except SettingsError as exc:
         raise SearchUnavailable(str(exc)) from None
     return True
 
 
 def web_search(args: dict[str, Any], **kwargs: Any) -> str:
-    """Search with the configured provider; returns ``{query, provider, results}`` as JSON."""
+    """Search with the first provider of the chain that answers; returns ``{query, provider, results}`` as JSON."""
     import httpx
 
     query = str(args.get("query") or "").strip()
@@ -136,19 +196,31 @@ def web_search(args: dict[str, Any], **kwargs: Any) -> str:
     count = max(1, min(int(args.get("max_results") or DEFAULT_RESULTS), MAX_RESULTS))
     try:
         settings = load_settings()
-        provider = configured_provider(settings)
+        chain = provider_chain(settings)
     except (SettingsError, SearchUnavailable) as exc:
         return _error(str(exc))
-    try:
-        with httpx.Client(timeout=settings.timeout, follow_redirects=True) as client:
-            results = provider.search(client, query, count)
-    except SearchError as exc:
-        return _error(str(exc))
-    except httpx.TimeoutException:
-        return _error(f"{provider.label} did not answer within {settings.timeout:g} s")
-    except httpx.HTTPError as exc:
-        return _error(f"{provider.label} request failed: {str(exc) or type(exc).__name__}")
-    return json.dumps({"query": query, "provider": provider.name, "results": results}, ensure_ascii=False)
+    failures = []
+    with httpx.Client(timeout=settings.timeout, follow_redirects=True) as client:
+        for provider in chain:
+            try:
+                results = provider.search(client, query, count)
+            except Exception as exc:  # a plugin's provider may raise anything; the next one is asked
+                failures.append(_failure(provider, exc, settings.timeout))
+                continue
+            return json.dumps({"query": query, "provider": provider.name, "results": results}, ensure_ascii=False)
+    return _error(failures[0] if len(failures) == 1 else "no web search provider answered: " + "; ".join(failures))
+
+
+def _failure(provider: SearchProvider, exc: Exception, timeout: float) -> str:
+    import httpx
+
+    if isinstance(exc, SearchError):
+        return str(exc)
+    if isinstance(exc, httpx.TimeoutException):
+        return f"{provider.label} did not answer within {timeout:g} s"
+    if isinstance(exc, httpx.HTTPError):
+        return f"{provider.label} request failed: {str(exc) or type(exc).__name__}"
+    return f"{provider.label} failed: {type(exc).__name__}: {exc}"
 
 
 def _get_json(

@@ -30,7 +30,8 @@ class WebSettings:
     convert_timeout: float = 20.0
     #: Largest part of an HTML page converted to Markdown, in bytes; the result notes a cut.
     max_convert_bytes: int = 2_000_000
-    #: ``searxng`` or ``brave``; unset = the first one configured, in that order.
+    #: A registered provider's name, ``searxng`` or ``brave`` (else Hermes Agent's ``web.search_backend`` or
+    #: ``web.backend``); unset = the fallback chain: registered providers, SearXNG, Brave.
     search_provider: str | None = None
     #: Base URL of the Brave Search API (override it to use a proxy or a test server).
     brave_base_url: str = BRAVE_BASE_URL
@@ -64,7 +65,8 @@ def load_settings() -> WebSettings:
             max_redirects=int(raw.get("max_redirects", defaults.max_redirects)),
             convert_timeout=float(raw.get("convert_timeout", defaults.convert_timeout)),
             max_convert_bytes=int(raw.get("max_convert_bytes", defaults.max_convert_bytes)),
-            search_provider=str(raw.get("search_provider") or "").strip().lower() or None,
+            search_provider=str(raw.get("search_provider") or config.web.search_backend or config.web.backend
+                                or "").strip().lower() or None,
             brave_base_url=str(raw.get("brave_base_url", defaults.brave_base_url)),
         )
     except (SettingsError, TypeError, ValueError) as exc:

@@ -14,6 +14,8 @@ import pytest
 from hermes_plugin_web.search import SearchUnavailable, configured_provider, search_available, web_search
 from hermes_plugin_web.settings import WebSettings
 
+from hermes_core import Runtime, WebSearchProvider
+
 # The shape of SearXNG's /search?format=json answer (fields we do not use trimmed).
 SEARXNG_ANSWER = {
     "query": "hermes plugins",
@@ -209,3 +211,108 @@ def test_empty_query_is_an_error(web_config, monkeypatch) -> None:
     monkeypatch.setenv("SEARXNG_URL", "http://searx.invalid")
 
     assert search(query="  ") == {"error": "query is required and must not be empty"}
+
+
+# -- providers that plugins register -------------------------------------------------------------------
+
+
+class Backend(WebSearchProvider):
+    """A provider written to Hermes Agent's protocol; it answers what it was given and records its calls."""
+
+    def __init__(self, name: str, answer: Any = None, available: bool = True) -> None:
+        self._name, self.answer, self.available, self.calls = name, answer, available, []
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def is_available(self) -> bool:
+        return self.available
+
+    def search(self, query: str, limit: int = 5) -> dict[str, Any]:
+        self.calls.append((query, limit))
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer
+
+
+HIT = {"success": True, "data": {"web": [
+    {"title": "Hermes <b>plugins</b>", "url": "https://example.net/a", "description": "From a plugin.", "position": 1},
+    {"title": "no url", "description": "skipped", "position": 2},
+]}}
+
+
+@pytest.fixture
+def register(hermes_runtime: Runtime):
+    def add(provider: Backend, plugin: str = "backends") -> Backend:
+        hermes_runtime.context(plugin).register_web_search_provider(provider)
+        return provider
+
+    return add
+
+
+def test_a_registered_provider_is_asked_first(register, local_server, web_config, monkeypatch) -> None:
+    monkeypatch.setenv("SEARXNG_URL", local_server.url("/"))
+    backend = register(Backend("ollama-cloud", HIT))
+
+    assert search(query="hermes", max_results=4) == {"query": "hermes", "provider": "ollama-cloud", "results": [
+        {"title": "Hermes plugins", "url": "https://example.net/a", "snippet": "From a plugin."}]}
+    assert backend.calls == [("hermes", 4)] and local_server.requests == []
+
+
+def test_unavailable_or_failing_providers_fall_back_along_the_chain(register, local_server, web_config,
+                                                                     monkeypatch) -> None:
+    local_server.add("/search", json.dumps(SEARXNG_ANSWER), content_type="application/json")
+    monkeypatch.setenv("SEARXNG_URL", local_server.url("/"))
+    asleep = register(Backend("asleep", HIT, available=False))
+    refusing = register(Backend("refusing", {"success": False, "error": "quota exhausted"}))
+    broken = register(Backend("broken", RuntimeError("boom")))
+
+    assert search(query="hermes plugins")["provider"] == "searxng"
+    assert (asleep.calls, len(refusing.calls), len(broken.calls)) == ([], 1, 1)
+
+
+def test_when_every_provider_fails_the_error_names_each(register, local_server, web_config, monkeypatch) -> None:
+    local_server.add("/search", "down", status=503)
+    monkeypatch.setenv("SEARXNG_URL", local_server.url("/"))
+    register(Backend("refusing", {"success": False, "error": "quota exhausted"}))
+
+    assert search(query="x") == {"error": "no web search provider answered: refusing: quota exhausted; "
+                                          "SearXNG answered HTTP 503 Service Unavailable"}
+
+
+def test_search_provider_may_name_a_registered_provider(register, web_config, monkeypatch) -> None:
+    monkeypatch.setenv("BRAVE_API_KEY", "key")
+    register(Backend("first", HIT))
+    chosen = register(Backend("chosen", HIT))
+    web_config(search_provider="chosen")
+
+    assert search(query="q")["provider"] == "chosen" and chosen.calls == [("q", 5)]
+    chosen.available = False
+    with pytest.raises(SearchUnavailable, match="search_provider is chosen, but it reports itself unavailable"):
+        search_available()
+
+
+def test_hermes_agent_search_backend_key_chooses_too(register, hermes_home, web_config) -> None:
+    register(Backend("first", HIT))
+    register(Backend("gemini", HIT))
+    (hermes_home / "config.yaml").write_text(json.dumps({"web": {"search_backend": "gemini",
+                                                                 "gemini_model": "flash"}}))
+
+    assert search(query="q")["provider"] == "gemini"
+
+
+def test_unavailable_registered_providers_are_named_in_the_reason(register, web_config) -> None:
+    register(Backend("asleep", HIT, available=False))
+
+    with pytest.raises(SearchUnavailable, match=r"Brave Search API key; asleep reports itself unavailable$"):
+        search_available()
+
+
+def test_an_object_without_the_protocol_is_ignored_with_a_warning(hermes_runtime: Runtime) -> None:
+    context = hermes_runtime.context("odd")
+    context.register_web_search_provider(object())
+
+    assert hermes_runtime.web_search_providers == {}
+    assert context.warnings == ["web search provider object ignored: its name raised AttributeError: "
+                                "'object' object has no attribute 'name'"]
