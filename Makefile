@@ -3,9 +3,11 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 DEMO_VENV ?= .demo-venv
+BENCH_VENV ?= .bench-venv
+HERMES_AGENT_VENV ?= .hermes-agent-venv
 PACKS := file terminal web code agent ssh
 
-.PHONY: install demo test lint bench docs dist clean
+.PHONY: install demo test lint bench bench-vs-hermes-agent docs dist clean
 
 $(BIN)/hermes: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,11 +37,26 @@ dist: install
 docs: install
 	$(BIN)/mkdocs build --strict
 
-bench: install
+# Start-up is measured as users run it: the core and the first-party packs installed (not editable) in their own venv.
+$(BENCH_VENV)/bin/python:
+	$(PYTHON) -m venv $(BENCH_VENV)
+
+bench: install $(BENCH_VENV)/bin/python
+	$(BENCH_VENV)/bin/python -m pip install -q --disable-pip-version-check '.[mcp]' $(addprefix ./hermes_plugins/,$(PACKS))
+	$(BENCH_VENV)/bin/python -m pip install -q --disable-pip-version-check --no-deps --force-reinstall . \
+		$(addprefix ./hermes_plugins/,$(PACKS))
 	$(BIN)/python bench/dispatch.py
-	$(BIN)/python bench/startup.py
+	$(BENCH_VENV)/bin/python bench/startup.py
 	$(BIN)/python bench/mcp.py
 	$(BIN)/python bench/agent_loop.py
 
+# The same benchmarks beside Hermes Agent 0.19 (installed in a venv of its own, only for the comparison).
+$(HERMES_AGENT_VENV)/bin/hermes:
+	$(PYTHON) -m venv $(HERMES_AGENT_VENV)
+	$(HERMES_AGENT_VENV)/bin/python -m pip install -q --disable-pip-version-check 'hermes-agent==0.19.0'
+
+bench-vs-hermes-agent: $(HERMES_AGENT_VENV)/bin/hermes
+	HERMES_AGENT_PYTHON="$(CURDIR)/$(HERMES_AGENT_VENV)/bin/python" $(MAKE) bench
+
 clean:
-	rm -rf $(VENV) $(DEMO_VENV) site dist
+	rm -rf $(VENV) $(DEMO_VENV) $(BENCH_VENV) $(HERMES_AGENT_VENV) site dist

@@ -1,4 +1,8 @@
-"""Per-call overhead of ``handle_function_call`` over calling the handler directly (no hooks).
+"""Per-call overhead of ``handle_function_call`` over calling the handler directly: without hooks, with 1 no-op
+``pre_tool_call`` + 1 no-op ``post_tool_call``, and with 3 + 3 (each implementation with its deadline, the
+default; and with ``hook_timeout: 0``, inline). Anchors in the same run: pluggy calling 3 no-op
+implementations, and, when ``HERMES_AGENT_PYTHON`` names an interpreter with ``hermes-agent==0.19.0``
+installed (``make bench-vs-hermes-agent``), Hermes Agent's own ``handle_function_call``.
 
 Run: python bench/dispatch.py   (prints figures; asserts nothing)
 """
@@ -6,45 +10,139 @@ Run: python bench/dispatch.py   (prints figures; asserts nothing)
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import tempfile
 import timeit
+from collections.abc import Callable
+from pathlib import Path
+
+import pluggy
 
 from hermes_core import Runtime
 
 SCHEMA = {"description": "Add two numbers", "parameters": {
     "type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]}}
+ROUNDS = 15
 
 
 def add(args, **kwargs):
     return json.dumps({"sum": args["a"] + args["b"]})
 
 
-def best_of(statements: list, number: int, rounds: int = 9) -> list[float]:
+def best_of(statements: dict[str, tuple[Callable[[], object], int]], rounds: int = ROUNDS) -> dict[str, float]:
     """Seconds per call of each statement: the best of several rounds, run interleaved so that a busy
     moment of the machine falls on all of them alike."""
-    times = [[] for _ in statements]
+    times: dict[str, list[float]] = {name: [] for name in statements}
     for _ in range(rounds):
-        for slot, statement in zip(times, statements, strict=True):
-            slot.append(timeit.timeit(statement, number=number) / number)
-    return [min(slot) for slot in times]
+        for name, (statement, number) in statements.items():
+            times[name].append(timeit.timeit(statement, number=number) / number)
+    return {name: min(slot) for name, slot in times.items()}
+
+
+def runtime_with_hooks(pairs: int, hook_timeout: float | None = None) -> Runtime:
+    """A runtime with the ``add`` tool and ``pairs`` no-op pre_tool_call + post_tool_call implementations."""
+    home = Path(tempfile.mkdtemp(prefix="hermes-bench-"))
+    if hook_timeout is not None:
+        (home / "config.yaml").write_text(f"plugins:\n  hook_timeout: {hook_timeout}\n")
+    runtime = Runtime(home=home, entry_points=())
+    runtime.register_tool("add", "math", SCHEMA, add)
+    for index in range(pairs):
+        context = runtime.context(f"hooks-{index}")
+        context.register_hook("pre_tool_call", lambda tool_name, args: None)
+        context.register_hook("post_tool_call", lambda tool_name, result: None)
+    return runtime
+
+
+def pluggy_three() -> Callable[[], object]:
+    """pluggy itself calling 3 no-op implementations of one hook (no deadline, no isolation)."""
+    mark, spec = pluggy.HookimplMarker("bench"), pluggy.HookspecMarker("bench")
+
+    class Spec:
+        @spec
+        def post_tool_call(self, tool_name, result):
+            """no-op"""
+
+    manager = pluggy.PluginManager("bench")
+    manager.add_hookspecs(Spec)
+    for index in range(3):
+        manager.register(type(f"P{index}", (), {"post_tool_call": staticmethod(mark(lambda tool_name, result: None))}),
+                         name=f"p{index}")
+    return lambda: manager.hook.post_tool_call(tool_name="add", result="{}")
+
+
+HERMES_AGENT_PROBE = """
+import json, sys, timeit
+sys.argv = ["bench"]
+from tools.registry import registry
+import model_tools
+
+def add(args, **kwargs):
+    return json.dumps({"sum": args["a"] + args["b"]})
+
+registry.register(name="bench_add", toolset="bench", handler=add, schema={
+    "name": "bench_add", "description": "Add two numbers", "parameters": {"type": "object", "properties": {
+        "a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]}})
+args = {"a": 2, "b": 3}
+model_tools.handle_function_call("bench_add", args)
+best = lambda f, n: min(timeit.repeat(f, number=n, repeat=ROUNDS)) / n
+print(json.dumps({"direct": best(lambda: add(args), 20000),
+                  "via": best(lambda: model_tools.handle_function_call("bench_add", args), 2000)}))
+""".replace("ROUNDS", str(ROUNDS))
+
+
+def hermes_agent() -> dict[str, float] | None:
+    python = os.environ.get("HERMES_AGENT_PYTHON")
+    if not python:
+        return None
+    with tempfile.TemporaryDirectory(prefix="hermes-agent-bench-") as home:
+        result = subprocess.run([python, "-c", HERMES_AGENT_PROBE], capture_output=True, text=True, timeout=600,
+                                env={**os.environ, "HERMES_HOME": home})
+    if result.returncode != 0:
+        print(f"Hermes Agent probe failed: {result.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
+        return None
+    return json.loads(result.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
-    runtime = Runtime(home=tempfile.mkdtemp(prefix="hermes-bench-"))
-    runtime.register_tool("add", "math", SCHEMA, add)
     args = {"a": 2, "b": 3}
     text = json.dumps(args)
-    number = 20_000
-    direct, via_dict, via_json, decode = best_of(
-        [lambda: add(args), lambda: runtime.handle_function_call("add", args),
-         lambda: runtime.handle_function_call("add", text), lambda: json.loads(text)], number)
-    print(f"handler called directly:            {direct * 1e6:7.2f} µs/call (baseline)")
-    print(f"handle_function_call, dict args:    {via_dict * 1e6:7.2f} µs/call  "
-          f"overhead {(via_dict - direct) * 1e6:5.2f} µs  ({via_dict / direct:.2f} × the baseline)")
-    print(f"handle_function_call, JSON args:    {via_json * 1e6:7.2f} µs/call  "
-          f"overhead {(via_json - direct) * 1e6:5.2f} µs  ({via_json / direct:.2f} × the baseline)")
-    print(f"  of which json.loads of the arguments: {decode * 1e6:5.2f} µs")
-    print("target: overhead ≤ 3 µs per call (Hermes Agent 0.19: about 17 µs)")
+    plain, one, three, inline = (runtime_with_hooks(0), runtime_with_hooks(1), runtime_with_hooks(3),
+                                 runtime_with_hooks(3, hook_timeout=0))
+    for runtime in (plain, one, three, inline):
+        runtime.handle_function_call("add", args)  # warm: validators compiled, hook workers started
+    times = best_of({
+        "direct": (lambda: add(args), 20_000),
+        "dict": (lambda: plain.handle_function_call("add", args), 20_000),
+        "json": (lambda: plain.handle_function_call("add", text), 20_000),
+        "decode": (lambda: json.loads(text), 20_000),
+        "1+1": (lambda: one.handle_function_call("add", args), 2_000),
+        "3+3": (lambda: three.handle_function_call("add", args), 2_000),
+        "3+3 inline": (lambda: inline.handle_function_call("add", args), 5_000),
+        "pluggy": (pluggy_three(), 20_000),
+    })
+    direct = times["direct"]
+
+    def row(label: str, key: str) -> None:
+        print(f"{label:<52} {times[key] * 1e6:8.2f} µs/call  overhead {(times[key] - direct) * 1e6:7.2f} µs")
+
+    print(f"{'handler called directly (baseline)':<52} {direct * 1e6:8.2f} µs/call")
+    row("handle_function_call, no hooks, dict args", "dict")
+    row("handle_function_call, no hooks, JSON args", "json")
+    print(f"  of which json.loads of the arguments: {times['decode'] * 1e6:5.2f} µs")
+    row("with 1 pre_tool_call + 1 post_tool_call (deadlines)", "1+1")
+    row("with 3 pre_tool_call + 3 post_tool_call (deadlines)", "3+3")
+    row("with 3 + 3, hook_timeout: 0 (inline, no deadline)", "3+3 inline")
+    print(f"{'anchor: pluggy calling 3 no-op implementations':<52} {times['pluggy'] * 1e6:8.2f} µs/call")
+    agent = hermes_agent()
+    if agent is not None:
+        overhead = agent["via"] - agent["direct"]
+        print(f"{'Hermes Agent 0.19 handle_function_call, no hooks':<52} {agent['via'] * 1e6:8.2f} µs/call  "
+              f"overhead {overhead * 1e6:7.2f} µs  ({overhead / max(times['dict'] - direct, 1e-9):.1f} × ours)")
+    print("targets: overhead ≤ 2 µs without hooks; ≤ 25 µs with 3 + 3 no-op hooks and their deadlines")
+    for runtime in (plain, one, three, inline):
+        runtime.close()
 
 
 if __name__ == "__main__":

@@ -9,10 +9,12 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from .config import HermesConfig
 from .deadline import DeadlineExceeded, call_with_deadline
+
+if TYPE_CHECKING:
+    from .config import HermesConfig
 
 __all__ = [
     "ApprovalCallback",

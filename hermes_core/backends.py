@@ -16,14 +16,16 @@ from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
-from pydantic import BaseModel, ValidationError
-
-from .config import TerminalConfig
 from .errors import HermesError
 from .output import OutputBuffer
 from .registry import Availability
+
+if TYPE_CHECKING:  # pydantic and the config models stay off the start-up path: only a command needs them
+    from pydantic import BaseModel
+
+    from .config import TerminalConfig
 
 __all__ = [
     "BackendContribution",
@@ -41,7 +43,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-M = TypeVar("M", bound=BaseModel)
+M = TypeVar("M", bound="BaseModel")
 
 
 class BackendError(HermesError):
@@ -143,6 +145,8 @@ class BackendSetup:
 
     def parse(self, model: type[M]) -> M:
         """``settings`` validated as ``model``; raises :class:`BackendError` naming each bad key."""
+        from pydantic import ValidationError
+
         try:
             return model.model_validate(self.settings)
         except ValidationError as exc:

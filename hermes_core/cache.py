@@ -1,5 +1,8 @@
 """The discovery cache in a home's ``cache/`` folder: candidates with validated manifests, as plain data.
 
+A hit reads JSON and builds :class:`PluginCandidate` records holding that plain data: no YAML parser,
+no pydantic model and no ``importlib.metadata`` scan (a miss does all three).
+
 The cache is valid while the interpreter, ``sys.path``, the folders on it, the ``entry_points.txt`` files
 and every manifest and plugin folder it saw keep their paths and modification times: installing,
 removing or editing a plugin changes one of those, so it is seen at once. A cache file that cannot be
@@ -15,18 +18,21 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
-from importlib.metadata import EntryPoint, distributions
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ._version import __version__
+from .cachefile import write_json
 from .discovery import PluginCandidate, Source, discover
-from .manifest import PluginManifest
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 __all__ = ["DiscoveryCache"]
 
 log = logging.getLogger(__name__)
 
-FORMAT = 2
+FORMAT = 6
 
 
 class DiscoveryCache:
@@ -43,7 +49,7 @@ class DiscoveryCache:
         ``source_key`` identifies the entry-point source (``"installed"``, or the injected entry points).
         """
         roots = [str(root) for root, _ in folders]
-        key = hashlib.sha256(json.dumps([FORMAT, sys.executable, sys.path, roots, source_key],
+        key = hashlib.sha256(json.dumps([FORMAT, __version__, sys.executable, sys.path, roots, source_key],
                                         default=str).encode()).hexdigest()[:24]
         path = self.folder / f"discovery-{key}.json"
         cached = _load(path)
@@ -58,6 +64,8 @@ class DiscoveryCache:
 
 
 def _watched(candidates: list[PluginCandidate], roots: list[str], eps: Sequence[EntryPoint] | None) -> list[str]:
+    from importlib.metadata import distributions
+
     files = [p for p in sys.path if p] + roots
     dists = distributions() if eps is None else [ep.dist for ep in eps if ep.dist is not None]
     files += [str(Path(dist._path) / "entry_points.txt")
@@ -82,7 +90,6 @@ def _stamps(paths: list[str]) -> list[int | None]:
 def _plain(candidate: PluginCandidate) -> dict[str, Any]:
     data = dataclasses.asdict(candidate)
     data["warnings"] = list(candidate.warnings)
-    data["manifest"] = candidate.manifest.model_dump(mode="json", exclude_unset=True) if candidate.manifest else None
     return data
 
 
@@ -103,21 +110,17 @@ def _load(path: Path) -> list[PluginCandidate] | None:
 
 
 def _candidate(data: dict[str, Any]) -> PluginCandidate:
-    manifest = data.pop("manifest")
     data["warnings"] = tuple(data["warnings"])
     candidate = PluginCandidate(**data)
-    if not isinstance(candidate.id, str) or candidate.source not in ("pip", "user", "project"):
+    manifest = candidate.manifest_data
+    plain_manifest = manifest is None or (isinstance(manifest, dict) and isinstance(manifest.get("tools"), list | None))
+    if not isinstance(candidate.id, str) or candidate.source not in ("pip", "user", "project") or not plain_manifest:
         raise ValueError("not a plugin candidate")
-    if manifest is None:
-        return candidate
-    return dataclasses.replace(candidate, manifest=PluginManifest.model_validate(manifest))
+    return candidate
 
 
 def _write(path: Path, data: dict[str, Any]) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data), encoding="utf-8")
-        os.replace(tmp, path)
+        write_json(path, data)
     except OSError as exc:
         log.debug("discovery cache not written: %s", exc)

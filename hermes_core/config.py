@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -21,6 +22,7 @@ __all__ = [
     "add_to_mapping",
     "edit_config",
     "load_config",
+    "parse_config",
     "remove_from_list",
     "remove_from_mapping",
 ]
@@ -31,13 +33,13 @@ class ConfigError(HermesError):
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class PluginEntryConfig(BaseModel):
     """``plugins.entries.<id>``: our keys, and any others a plugin written for Hermes Agent 0.19 reads there."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     allow_tool_override: bool = Field(
         False, description="Let this plugin replace a tool that another toolset already owns."
@@ -53,7 +55,8 @@ class PluginsConfig(_Section):
     enabled: list[str] | None = Field(None, description="An allow-list of plugin ids; absent = all.")
     disabled: list[str] = Field(default_factory=list, description="Plugin ids never loaded; always wins.")
     entries: dict[str, PluginEntryConfig] = Field(default_factory=dict)
-    hook_timeout: float = Field(30.0, gt=0, description="Seconds a hook implementation may take.")
+    hook_timeout: float = Field(30.0, ge=0, description="Seconds a hook implementation may take; 0 for no deadline "
+                                                        "(implementations then run inline, in the caller's thread).")
     load_timeout: float = Field(30.0, ge=0, description="Seconds a plugin's import and register(), or one run "
                                                         "of a tool's check_fn, may take; 0 = no limit.")
 
@@ -90,7 +93,7 @@ class IndexConfig(_Section):
 class TerminalConfig(BaseModel):
     """``terminal:``: the execution backend commands run on, and one settings section per backend."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     backend: str = Field("local", min_length=1, description="`local`, `sandbox`, `ssh` or a plugin's backend name.")
 
@@ -141,7 +144,7 @@ class McpServerConfig(_Section):
 class HermesConfig(BaseModel):
     """The whole of ``config.yaml``; unknown top-level keys are kept for plugins."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     plugins: PluginsConfig = Field(default_factory=PluginsConfig)
     toolsets: list[str] | None = Field(None, description="Default toolsets for `hermes mcp serve`.")
@@ -176,7 +179,6 @@ class HermesConfig(BaseModel):
         return bool(entry and entry.allow_tool_override)
 
 
-_DEFAULTS = HermesConfig()
 _cache: dict[Path, tuple[tuple[int, int], HermesConfig]] = {}
 _cache_lock = threading.Lock()
 
@@ -186,7 +188,7 @@ def load_config(path: Path) -> HermesConfig:
     try:
         stat = path.stat()
     except (FileNotFoundError, NotADirectoryError):
-        return _DEFAULTS
+        return _defaults()
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
     key = (stat.st_mtime_ns, stat.st_size)
@@ -194,13 +196,19 @@ def load_config(path: Path) -> HermesConfig:
         cached = _cache.get(path)
         if cached and cached[0] == key:
             return cached[1]
-    config = _parse(path, path.read_text(encoding="utf-8"))
+    config = parse_config(path.read_text(encoding="utf-8"), path)
     with _cache_lock:
         _cache[path] = (key, config)
     return config
 
 
-def _parse(path: Path, text: str) -> HermesConfig:
+@functools.cache
+def _defaults() -> HermesConfig:
+    return HermesConfig()
+
+
+def parse_config(text: str, path: Path) -> HermesConfig:
+    """Validate the text of ``config.yaml``; raises :class:`ConfigError` naming ``path``, the line and the key."""
     return validate_yaml(text, path, HermesConfig, ConfigError, "the top level")
 
 
@@ -226,7 +234,7 @@ def edit_config(mutate: Callable[[Any], None], path: Path) -> HermesConfig:
             original = path.read_text(encoding="utf-8") if path.exists() else ""
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
-        _parse(path, original)  # a problem with the user's file is reported as one, before any edit
+        parse_config(original, path)  # a problem with the user's file is reported as one, before any edit
         document = rt.load(original) if original.strip() else None
         # a file of nothing but comments loads as None: keep them above what the edit adds
         preamble = original if document is None and original.strip() else ""
@@ -242,7 +250,7 @@ def edit_config(mutate: Callable[[Any], None], path: Path) -> HermesConfig:
         except Exception as exc:  # ruamel wrote what it cannot read back: keep the user's file as it is
             raise ConfigError(f"{path}: the edit could not be written without breaking the file's layout "
                               f"({type(exc).__name__}); nothing was changed — edit the file by hand") from None
-        config = _parse(path, text)
+        config = parse_config(text, path)
         try:
             tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
             tmp.write_text(text, encoding="utf-8")

@@ -5,21 +5,21 @@ from __future__ import annotations
 import functools
 import logging
 import re
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
-
-from .authoring import tool_spec
 from .backends import BackendContribution, BackendFactory
 from .contributions import MIDDLEWARE_KINDS, CliCommand, Command, Contributions, Skill
 from .home import HermesHome
 from .hooks import accepted_keywords
-from .manifest import PluginManifest
 from .registry import ResultLimit, ToolAnnotations, ToolEntry, ToolRegistry, tool_entry
 from .websearch import RegisteredWebSearchProvider, web_search_provider_problem
-from .yamlmodel import load_untrusted_yaml
+
+if TYPE_CHECKING:
+    from .authoring import ToolSpec
+    from .manifest import PluginManifest
 
 __all__ = ["PluginContext", "normalize_command_name"]
 
@@ -31,12 +31,23 @@ BACKEND_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 DISPATCH_KEYWORDS = frozenset({"task_id", "tool_call_id", "session_id", "user_task", "enabled_tools"})
 
 
+def tool_spec(function: Any) -> ToolSpec | None:
+    """``authoring.tool_spec(function)`` without importing ``authoring`` (and pydantic) when nothing has: a
+    function that ``@hermes_core.tool`` decorated was decorated by the imported module."""
+    authoring = sys.modules.get(f"{__package__}.authoring")
+    return authoring.tool_spec(function) if authoring is not None else None
+
+
 def normalize_command_name(name: str) -> str:
     return name.strip().lstrip("/").strip().lower().replace(" ", "-")
 
 
 def _frontmatter_description(document: Path) -> str:
     """The ``description`` of a skill document's YAML front matter, or ``""``."""
+    import yaml
+
+    from .yamlmodel import load_untrusted_yaml
+
     try:
         text = document.read_text(encoding="utf-8")
         if not text.startswith("---"):
@@ -73,14 +84,14 @@ class PluginContext:
     """
 
     def __init__(self, plugin_id: str | None, contributions: Contributions, settings: Callable[[], dict[str, Any]],
-                 dispatch: Callable[..., str], manifest: PluginManifest | None = None, *,
+                 dispatch: Callable[..., str],
+                 manifest: PluginManifest | Callable[[], PluginManifest | None] | None = None, *,
                  override_granted: Callable[[], bool] = lambda: False,
                  inject: Callable[[str, str], bool] | None = None, home: HermesHome | None = None) -> None:
         #: The plugin id (entry-point name or folder name); ``None`` for the host program itself.
         self.plugin_id = plugin_id
-        #: The parsed ``plugin.yaml``; plugins without one (as Hermes Agent's pip plugins are) get one
-        #: holding just their id, so ``ctx.manifest.name`` works for every plugin.
-        self.manifest = manifest if manifest is not None else PluginManifest(name=plugin_id)
+        self._manifest_source = manifest
+        self._manifest: PluginManifest | None = None
         self._contributions = contributions
         self._settings = settings
         self._dispatch = dispatch
@@ -94,6 +105,20 @@ class PluginContext:
         self.registered_tools: list[str] = []
         #: What the plugin registered that Hermes set aside (shown on its record).
         self.warnings: list[str] = []
+
+    @property
+    def manifest(self) -> PluginManifest:
+        """The parsed ``plugin.yaml``; plugins without one (as Hermes Agent's pip plugins are) get one holding
+        just their id, so ``ctx.manifest.name`` works for every plugin. Built on first use."""
+        if self._manifest is None:
+            source = self._manifest_source
+            manifest = source() if callable(source) else source
+            if manifest is None:
+                from .manifest import PluginManifest
+
+                manifest = PluginManifest(name=self.plugin_id)
+            self._manifest = manifest
+        return self._manifest
 
     def __getattr__(self, name: str) -> Any:
         # Only reached for attributes this class lacks: name the gap instead of a bare AttributeError, while

@@ -7,21 +7,21 @@ carries the problem.
 
 from __future__ import annotations
 
-import ast
 import dataclasses
+import functools
 import importlib.util
 import json
-import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
-from importlib.metadata import Distribution, EntryPoint, entry_points
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import yaml
+from ._version import __version__
 
-from .manifest import ManifestError, PluginManifest, is_hermes_agent_manifest, load_manifest, parse_foreign_manifest
-from .yamlmodel import load_untrusted_yaml
+if TYPE_CHECKING:
+    from importlib.metadata import Distribution, EntryPoint
+
+    from .manifest import PluginManifest
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -32,6 +32,7 @@ __all__ = [
     "candidate_from_entry_point",
     "candidate_from_folder",
     "candidate_from_module",
+    "core_satisfies",
     "discover",
     "folder_candidates",
     "installed_entry_points",
@@ -62,18 +63,32 @@ class PluginCandidate:
     manifest_path: str | None = None
     distribution: str | None = None
     dist_version: str | None = None
-    manifest: PluginManifest | None = None
+    #: The validated manifest as plain JSON data, defaults filled in (``PluginManifest.plain()``): what
+    #: listing and loading read, so they need no pydantic model; None without a (usable) plugin.yaml.
+    manifest_data: dict[str, Any] | None = None
     #: Why this plugin cannot be loaded at all (an invalid manifest), else None.
     error: str | None = None
     warnings: tuple[str, ...] = ()
     #: The package's ``__init__.py`` defines ``register`` (read with ``ast``, not imported).
     defines_register: bool = False
+    #: Whether this core's version satisfies the manifest's ``requires_hermes`` (None: it has none, or it is
+    #: not checked: a foreign manifest's).
+    requires_hermes_met: bool | None = None
     #: The manifest is in Hermes Agent's format (information, never a gate: its ``requires_hermes`` is not checked).
     foreign_manifest: bool = False
 
+    @functools.cached_property
+    def manifest(self) -> PluginManifest | None:
+        """The manifest as its pydantic model (built on first use from ``manifest_data``)."""
+        if self.manifest_data is None:
+            return None
+        from .manifest import PluginManifest
+
+        return PluginManifest.model_validate(self.manifest_data)
+
     @property
     def version(self) -> str | None:
-        return self.dist_version or (self.manifest.version if self.manifest else None)
+        return self.dist_version or (self.manifest_data or {}).get("version")
 
     def with_id(self, plugin_id: str) -> PluginCandidate:
         """The same candidate under another id (the testing kit and ``validate`` choose ids)."""
@@ -87,7 +102,16 @@ def slug(plugin_id: str) -> str:
 
 def installed_entry_points() -> list[EntryPoint]:
     """The entry points of both plugin groups in the installed distributions."""
+    from importlib.metadata import entry_points
+
     return [ep for group in GROUPS for ep in entry_points(group=group)]
+
+
+def core_satisfies(specifier: str) -> bool:
+    """This core's version satisfies the PEP 440 ``specifier`` (pre-releases included)."""
+    from packaging.specifiers import SpecifierSet
+
+    return SpecifierSet(specifier).contains(__version__, prereleases=True)
 
 
 def discover(folders: Iterable[tuple[Path, Source]], eps: Iterable[EntryPoint]) -> list[PluginCandidate]:
@@ -245,6 +269,8 @@ def _read_manifest(candidate: PluginCandidate) -> PluginCandidate:
         if candidate.source != "pip":
             return _warn(candidate, "no plugin.yaml; the plugin is imported to learn what it provides")
         return candidate
+    from .manifest import ManifestError, is_hermes_agent_manifest, load_manifest, parse_foreign_manifest
+
     path = Path(candidate.manifest_path)
     data, text = _raw_manifest(path)
     warnings: list[str] = []
@@ -270,7 +296,12 @@ def _read_manifest(candidate: PluginCandidate) -> PluginCandidate:
                         "provides_hooks, or remove register() to keep the plugin lazy")
     if manifest.name and manifest.name != candidate.id and slug(manifest.name) != slug(candidate.id):
         warnings.append(f"manifest name {manifest.name!r} differs from the plugin id {candidate.id!r}; the id is used")
-    return dataclasses.replace(candidate, manifest=manifest, warnings=(*candidate.warnings, *warnings))
+    met = core_satisfies(manifest.requires_hermes) if manifest.requires_hermes and not candidate.foreign_manifest \
+        else None
+    candidate = dataclasses.replace(candidate, manifest_data=manifest.plain(), requires_hermes_met=met,
+                                    warnings=(*candidate.warnings, *warnings))
+    candidate.__dict__["manifest"] = manifest  # the model at hand, instead of building it again on first use
+    return candidate
 
 
 def _warn(candidate: PluginCandidate, warning: str) -> PluginCandidate:
@@ -279,6 +310,10 @@ def _warn(candidate: PluginCandidate, warning: str) -> PluginCandidate:
 
 def _raw_manifest(path: Path) -> tuple[Any, str]:
     """The parsed YAML of a manifest and its text (``None`` and ``""`` when unreadable: validation says why)."""
+    import yaml
+
+    from .yamlmodel import load_untrusted_yaml
+
     try:
         text = path.read_text(encoding="utf-8")
         return load_untrusted_yaml(text), text
@@ -288,6 +323,8 @@ def _raw_manifest(path: Path) -> tuple[Any, str]:
 
 def _defines_register(init: Path) -> bool:
     """``init`` defines or imports a top-level ``register`` (parsed, never run)."""
+    import ast
+
     try:
         tree = ast.parse(init.read_bytes(), str(init))
     except (OSError, SyntaxError, ValueError):
@@ -303,6 +340,8 @@ def _defines_register(init: Path) -> bool:
 
 
 def _manifest_name(manifest: Path | None) -> str | None:
+    from .manifest import ManifestError, load_manifest
+
     try:
         return load_manifest(manifest).name if manifest else None
     except ManifestError:
@@ -327,6 +366,8 @@ def _project_file(package: Path) -> Path | None:
 
 def _entry_point_id(pyproject: Path, package: str) -> str | None:
     """The plugin id a project gives ``package`` in its plugin entry points."""
+    import tomllib
+
     try:
         project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):

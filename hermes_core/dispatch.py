@@ -3,7 +3,6 @@ async twins, which never block the caller's event loop."""
 
 from __future__ import annotations
 
-import difflib
 import json
 import logging
 import os
@@ -12,7 +11,6 @@ import time
 import warnings
 import weakref
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -20,8 +18,7 @@ from .approval import ApprovalRequest, Approvals, approved_call
 from .arguments import ArgumentError, ArgumentValidator, parse_arguments
 from .budget import ResultBudget
 from .contributions import Middleware
-from .deadline import DeadlineExceeded
-from .hooks import HookRunner
+from .hooks import HookImpl, HookRunner
 from .policies import ToolScope
 from .registry import UNLIMITED, ToolEntry, ToolRegistry, acall_handler, as_text, async_handler, call_handler
 from .toolcalls import ToolCall, ToolCallLike, ToolReply, read_tool_call, tool_reply
@@ -236,6 +233,8 @@ class Dispatcher:
         return limit is UNLIMITED or len(result) <= (self.budget.per_tool if limit is None else limit)
 
     def _unknown(self, name: str) -> str:
+        import difflib
+
         close = difflib.get_close_matches(name, self.scope.names(), n=3, cutoff=0.6)
         hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
         return tool_error(f"Unknown tool '{name}'{hint}", suggestions=close)
@@ -266,9 +265,9 @@ class Dispatcher:
                     "duration_ms": (time.perf_counter() - started) * 1000, "status": status,
                     "error_type": error_type, "error_message": error_message, "turn_id": None,
                     "api_request_id": None, "middleware_trace": trace}
-        self.hooks.call("post_tool_call", **observed)
-        for _impl, value in self.hooks.call("transform_tool_result", **observed):
-            if isinstance(value, str):
+        phase = self.hooks.run(("post_tool_call", "transform_tool_result"), observed)
+        for impl, value in phase.results:
+            if impl.hook == "transform_tool_result" and isinstance(value, str):
                 return value
         return result
 
@@ -287,33 +286,40 @@ class Dispatcher:
 
     def _pre_tool_call(self, name: str, args: dict[str, Any], context: dict[str, Any],
                        trace: list[str]) -> dict[str, Any]:
-        timeout = self.hooks.timeout()
-        for impl in self.hooks.implementations("pre_tool_call"):
-            kwargs = {**context, "tool_name": name, "args": args, "turn_id": None, "api_request_id": None,
-                      "middleware_trace": trace}
-            try:
-                answer = impl.call(kwargs, timeout)
-            except DeadlineExceeded:
-                raise _Blocked(f"Blocked: the pre_tool_call hook of plugin '{impl.plugin}' did not answer within "
-                               f"{timeout:g} s") from None
-            except Exception:
-                log.exception("pre_tool_call hook of plugin %r raised; skipped", impl.plugin)
-                continue
+        """The arguments after every ``pre_tool_call`` answered; raises ``_Blocked``. One hand-off to a hook
+        worker runs them all, unless one asks for approval (asked here, then the others run)."""
+        kwargs = {**context, "tool_name": name, "args": args, "turn_id": None, "api_request_id": None,
+                  "middleware_trace": trace}
+
+        def answered(impl: HookImpl, answer: Any) -> bool:  # runs where the implementation ran
             if not isinstance(answer, dict):
-                continue
+                return False
             action = answer.get("action")
-            if action == "block":
-                raise _Blocked(str(answer.get("message") or f"Blocked by plugin '{impl.plugin}'"))
-            if action == "approve":
-                request = ApprovalRequest(message=str(answer.get("message") or f"Run tool '{name}'?"),
-                                          rule_key=answer.get("rule_key"), tool_name=name, args=args,
-                                          session_id=context["session_id"])
-                if not self.approvals.ask(request):
-                    raise _Blocked(f"Blocked: not approved: {request.message}")
-            elif action == "modify" and isinstance(answer.get("args"), dict):
-                args = answer["args"]
+            if action == "modify" and isinstance(answer.get("args"), dict):
+                kwargs["args"] = answer["args"]
                 trace.append(f"{impl.plugin}:pre_tool_call")
-        return args
+            return action in ("block", "approve")
+
+        start = 0
+        while True:
+            phase = self.hooks.run(("pre_tool_call",), kwargs, stop=answered, fail_closed=True, start=start)
+            if phase.missed is not None:
+                timeout = self.hooks.current_timeout() or 0
+                why = (f": it is still running an earlier call that missed its {timeout:g} s deadline"
+                       if phase.still_late else f" within {timeout:g} s")
+                raise _Blocked(f"Blocked: the pre_tool_call hook of plugin '{phase.missed.plugin}' did not answer"
+                               f"{why}")
+            if not phase.stopped:
+                return kwargs["args"]
+            impl, answer = phase.results[-1]
+            if answer.get("action") == "block":
+                raise _Blocked(str(answer.get("message") or f"Blocked by plugin '{impl.plugin}'"))
+            request = ApprovalRequest(message=str(answer.get("message") or f"Run tool '{name}'?"),
+                                      rule_key=answer.get("rule_key"), tool_name=name, args=kwargs["args"],
+                                      session_id=context["session_id"])
+            if not self.approvals.ask(request):
+                raise _Blocked(f"Blocked: not approved: {request.message}")
+            start = phase.end
 
     def _approve_by_policy(self, entry: ToolEntry, args: dict[str, Any], session_id: str | None) -> bool:
         """Under the ``writes`` policy, ask before a tool that is not read-only (raises ``_Blocked`` when refused or
@@ -383,6 +389,8 @@ class Dispatcher:
             return self.handle_function_call(call.name, call.arguments, tool_call_id=call.id, **context)
 
         if len(parsed) > 1 and self._parallel_ok(parsed):
+            from concurrent.futures import ThreadPoolExecutor
+
             with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, len(parsed)),
                                     thread_name_prefix="hermes-tool") as pool:
                 return list(pool.map(run, parsed))

@@ -6,9 +6,10 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .config import HermesConfig, edit_config, load_config
+if TYPE_CHECKING:
+    from .config import HermesConfig
 
 __all__ = ["HermesHome", "hermes_home"]
 
@@ -52,8 +53,19 @@ class HermesHome:
 
     def config(self) -> HermesConfig:
         """``config.yaml`` validated (defaults when it is missing; re-read when it changes)."""
+        from .config import load_config
+
         return load_config(self.config_file)
+
+    def config_data(self) -> dict[str, Any]:
+        """``config.yaml`` validated, as plain JSON data with the defaults filled in; validated once per
+        content (the result is kept in ``cache_dir``), so reading it costs no pydantic model."""
+        from .configdata import config_data
+
+        return config_data(self.config_file, self.cache_dir)
 
     def edit_config(self, mutate: Callable[[Any], None]) -> HermesConfig:
         """Change ``config.yaml`` in place, keeping the user's comments and order."""
+        from .config import edit_config
+
         return edit_config(mutate, self.config_file)

@@ -1,18 +1,24 @@
 """Hookspecs (pluggy project ``hermes``) and their invocation: keyword-only, signature-filtered,
-isolated per implementation and bounded by a deadline."""
+isolated per implementation and bounded by a deadline.
+
+The implementations of one hook phase (all of ``pre_tool_call``; ``post_tool_call`` with
+``transform_tool_result``) run on one of the runtime's persistent workers in a single hand-off, each with
+its own deadline (``plugins.hook_timeout``); with ``hook_timeout: 0`` they run inline, in the caller's
+thread. An implementation that misses its deadline is abandoned with its worker (see ``deadline.py``)."""
 
 from __future__ import annotations
 
 import inspect
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import pluggy
 
-from .deadline import DeadlineExceeded, call_with_deadline
+from .deadline import Deadlines, run_inline
 from .errors import HermesError
 
 __all__ = [
@@ -20,6 +26,7 @@ __all__ = [
     "HermesHookSpecs",
     "HookImpl",
     "HookImplementationError",
+    "HookPhase",
     "HookRunner",
     "hookimpl",
     "hookspec",
@@ -65,6 +72,9 @@ class HermesHookSpecs:
         """The first ``str`` returned replaces the tool's result."""
 
 
+#: Seconds a read of the hook timeout is reused, so a hook phase costs no look at config.yaml.
+TIMEOUT_TTL = 1.0
+
 #: Every hook name Hermes Agent 0.19 defines; others are accepted with a warning.
 KNOWN_HOOKS: frozenset[str] = frozenset({
     "pre_tool_call", "post_tool_call", "transform_terminal_output", "transform_tool_result",
@@ -75,7 +85,7 @@ KNOWN_HOOKS: frozenset[str] = frozenset({
 })
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class HookImpl:
     """One callable implementation, with the keyword names it accepts (``None``: all of them)."""
 
@@ -84,10 +94,30 @@ class HookImpl:
     function: Callable[..., Any]
     accepts: frozenset[str] | None
 
-    def call(self, kwargs: dict[str, Any], timeout: float | None) -> Any:
-        if self.accepts is not None:
-            kwargs = {key: value for key, value in kwargs.items() if key in self.accepts}
-        return call_with_deadline(self.function, timeout, **kwargs)
+    def __call__(self, kwargs: dict[str, Any]) -> Any:
+        """Call the implementation with the keywords of ``kwargs`` it accepts."""
+        accepts = self.accepts
+        if accepts is None:
+            return self.function(**kwargs)
+        return self.function(**{key: kwargs[key] for key in accepts if key in kwargs})
+
+
+class HookPhase:
+    """What one phase of hook calls did."""
+
+    __slots__ = ("end", "missed", "results", "still_late", "stopped")
+
+    def __init__(self, start: int) -> None:
+        #: ``(implementation, value)`` for each implementation that returned, in calling order.
+        self.results: list[tuple[HookImpl, Any]] = []
+        #: In a fail-closed phase: the implementation that missed its deadline (the phase ended there).
+        self.missed: HookImpl | None = None
+        #: ``missed`` was not even started: an earlier call of it is still running past its deadline.
+        self.still_late = False
+        #: ``stop`` ended the phase at the last result.
+        self.stopped = False
+        #: Where to resume a stopped phase (``start=``).
+        self.end = start
 
 
 def accepted_keywords(function: Callable[..., Any]) -> frozenset[str] | None:
@@ -157,9 +187,14 @@ class HookRunner:
     def __init__(self, timeout: Callable[[], float | None]) -> None:
         self.pm = pluggy.PluginManager("hermes")
         self.pm.add_hookspecs(HermesHookSpecs)
-        self.timeout = timeout  #: seconds each implementation may take (read on every call)
+        #: Seconds each implementation may take, 0 or None for no deadline (read at most once a second).
+        self.timeout = timeout
+        self._timeout: float | None = None
+        self._timeout_read = float("-inf")
+        self._workers = Deadlines("hermes-hooks")
         self._lock = threading.Lock()
         self._impls: dict[str, list[HookImpl]] = {}
+        self._phases: dict[tuple[str, ...], tuple[tuple[HookImpl, ...], bool]] = {}
         self._active: frozenset[str] | None = None
         self._counter = 0
 
@@ -204,6 +239,7 @@ class HookRunner:
     def _changed(self) -> None:
         with self._lock:
             self._impls = {}
+            self._phases = {}
             self._active = None
 
     @property
@@ -239,22 +275,91 @@ class HookRunner:
     def call(self, hook: str, **kwargs: Any) -> list[tuple[HookImpl, Any]]:
         """Call the implementations in order; exceptions and timeouts are logged with the plugin's name and
         skipped. For a ``firstresult`` hookspec the calls stop at the first result that is not ``None``."""
-        results = []
-        first_only = hook in _FIRSTRESULT
-        timeout = self.timeout()
-        for impl in self.implementations(hook):
-            try:
-                value = impl.call(kwargs, timeout)
-            except DeadlineExceeded as exc:
-                log.warning("%s hook of plugin %r %s; skipped", hook, impl.plugin, exc)
+        return self.run((hook,), kwargs).results
+
+    def run(self, hooks: tuple[str, ...], kwargs: dict[str, Any], *,
+            stop: Callable[[HookImpl, Any], bool] | None = None, fail_closed: bool = False,
+            start: int = 0) -> HookPhase:
+        """One phase: the implementations of each of ``hooks`` in turn, given ``kwargs``, in one hand-off to a
+        worker.
+
+        ``stop(impl, value)`` runs after each implementation that returned, where it ran (it may update
+        ``kwargs`` for the implementations after it), and ends the phase by returning True. An exception
+        is logged and skipped. A missed deadline is logged and skipped, or, with ``fail_closed``, ends the
+        phase with ``missed`` set. ``start`` resumes a stopped phase.
+        """
+        impls, firstresult = self._phase(hooks)
+        phase = HookPhase(start)
+        if start >= len(impls):
+            return phase
+        after = stop
+        if firstresult:
+            def after(impl: HookImpl, value: Any) -> bool:
+                if stop is not None and stop(impl, value):
+                    phase.stopped = True
+                    return True
+                # a firstresult hook is done at its first answer; the phase goes on with the next hook
+                return value is not None and impl.hook in _FIRSTRESULT
+
+        timeout = self.current_timeout()
+        while True:
+            batch = self._workers.run(impls, kwargs, timeout, start=start, after=after) if timeout else \
+                run_inline(impls, kwargs, start, after)
+            if not firstresult:  # (with a firstresult hook, ``after`` tells the two reasons to stop apart)
+                phase.stopped = batch.stopped
+            results = phase.results
+            for index, ok, value in batch.outcomes:
+                if ok:
+                    results.append((impls[index], value))
+                else:
+                    impl = impls[index]
+                    log.error("%s hook of plugin %r raised; skipped", impl.hook, impl.plugin, exc_info=value)
+            phase.end = start = batch.end
+            if batch.missed is None:
+                if phase.stopped or start >= len(impls):
+                    return phase
+                hook = impls[start - 1].hook  # a firstresult hook answered: skip its other implementations
+                start = next((i for i in range(start, len(impls)) if impls[i].hook != hook), len(impls))
+                if start >= len(impls):
+                    return phase
                 continue
-            except Exception:
-                log.exception("%s hook of plugin %r raised; skipped", hook, impl.plugin)
-                continue
-            results.append((impl, value))
-            if first_only and value is not None:
-                break
-        return results
+            impl = impls[batch.missed]
+            if fail_closed:
+                phase.missed, phase.still_late = impl, batch.still_late
+                return phase
+            if batch.still_late:
+                log.warning("%s hook of plugin %r is still running an earlier call that missed its %g s deadline; "
+                            "skipped", impl.hook, impl.plugin, timeout)
+            else:
+                log.warning("%s hook of plugin %r did not finish within %g s; abandoned and skipped", impl.hook,
+                            impl.plugin, timeout)
+            start = batch.missed + 1
+            if start >= len(impls):
+                return phase
+
+    def _phase(self, hooks: tuple[str, ...]) -> tuple[tuple[HookImpl, ...], bool]:
+        """The implementations of ``hooks`` in calling order, and whether one of them is ``firstresult``."""
+        phase = self._phases.get(hooks)
+        if phase is None:
+            impls = tuple(impl for hook in hooks for impl in self.implementations(hook))
+            phase = self._phases[hooks] = (impls, any(impl.hook in _FIRSTRESULT for impl in impls))
+        return phase
+
+    def current_timeout(self) -> float | None:
+        """The hook timeout in force (``self.timeout()``, read again once it is a second old)."""
+        now = time.monotonic()
+        if now - self._timeout_read > TIMEOUT_TTL:
+            self._timeout, self._timeout_read = self.timeout(), now
+        return self._timeout
+
+    def close(self) -> None:
+        """End the idle hook workers (a later call starts new ones)."""
+        self._workers.close()
+
+    @property
+    def late(self) -> int:
+        """Hook calls abandoned at their deadline that are still running (each holds one thread)."""
+        return self._workers.late()
 
     def plugins_with(self, hook: str) -> list[str]:
         return [impl.plugin for impl in self.implementations(hook)]

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import importlib.abc
-import importlib.machinery
 import importlib.util
 import sys
 import time
@@ -18,24 +16,24 @@ import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
-
-from packaging.specifiers import SpecifierSet
+from typing import TYPE_CHECKING, Any, Literal
 
 from ._version import __version__
-from .authoring import tool_handler
 from .compat import HERMES_AGENT_INTERNALS, claim, import_problem, install_shims, loading
-from .context import PluginContext
-from .contributions import Contributions
 from .deadline import DeadlineExceeded, call_with_deadline
-from .discovery import PluginCandidate
+from .discovery import PluginCandidate, core_satisfies
 from .errors import HermesError
 from .exitguard import refusing_exit
 from .hooks import KNOWN_HOOKS
-from .manifest import PluginManifest, ToolDeclaration
 from .references import LazyReference, ReferenceImportError
 from .registry import UNLIMITED, Requirements, ToolEntry, tool_entry
 from .toolsets import Toolset
+
+if TYPE_CHECKING:
+    import importlib.machinery
+
+    from .context import PluginContext
+    from .contributions import Contributions
 
 __all__ = ["HERMES_AGENT_INTERNALS", "NAMESPACE", "LoadResult", "declared_entry", "importable_package",
            "load_plugin", "mount_directory_plugin", "reference_problems"]
@@ -60,8 +58,9 @@ class LoadResult:
     register_ms: float | None = None
 
 
-class _DirectoryPluginFinder(importlib.abc.MetaPathFinder):
-    """Maps ``hermes_plugins.<slug>`` to a plugin folder, so its relative imports work."""
+class _DirectoryPluginFinder:
+    """Maps ``hermes_plugins.<slug>`` to a plugin folder, so its relative imports work (a meta path finder;
+    not derived from ``importlib.abc``, whose import costs every command a few milliseconds)."""
 
     def __init__(self) -> None:
         #: module name -> (folder, the owner that mounted it: a runtime's contributions)
@@ -118,21 +117,23 @@ def load_plugin(candidate: PluginCandidate, contributions: Contributions, contex
     """
     if candidate.error:
         return LoadResult("error", candidate.error, candidate.module)
-    manifest = candidate.manifest
-    if manifest is not None and manifest.requires_hermes and not candidate.foreign_manifest and \
-            not SpecifierSet(manifest.requires_hermes).contains(__version__, prereleases=True):
-        return LoadResult("error", f"requires hermes-tools {manifest.requires_hermes}, but this is {__version__}",
-                          candidate.module)
+    manifest = candidate.manifest_data  # plain data: loading a declared plugin builds no pydantic model
+    # a foreign (Hermes Agent) manifest's requires_hermes names a Hermes Agent version: shown, not checked
+    required = manifest.get("requires_hermes") if manifest is not None and not candidate.foreign_manifest else None
+    if required and not (candidate.requires_hermes_met if candidate.requires_hermes_met is not None
+                         else core_satisfies(required)):
+        return LoadResult("error", f"requires hermes-tools {required}, but this is {__version__}", candidate.module)
     module = candidate.module if candidate.source == "pip" else mount_directory_plugin(candidate, contributions)
     install_shims()
     claim(_code_prefix(candidate, module), context)
     timings: dict[str, float] = {}
     try:
-        if manifest is not None and manifest.tools is not None:
+        if manifest is not None and manifest["tools"] is not None:
             _register_declared(contributions, context, candidate, manifest, module)
         if manifest is not None:
             _register_backends(context, candidate, manifest, module)
-        if manifest is None or not manifest.declarative or candidate.defines_register:
+        # not all declared (PluginManifest.declarative), or the package has a register() to run
+        if manifest is None or manifest["tools"] is None or manifest["provides_hooks"] or candidate.defines_register:
             with loading(context):
                 _import_and_register(contributions, context, candidate, module, timings, timeout)
             state: Literal["loaded", "declared"] = "loaded"
@@ -153,42 +154,54 @@ def load_plugin(candidate: PluginCandidate, contributions: Contributions, contex
 
 
 def _register_declared(contributions: Contributions, context: PluginContext, candidate: PluginCandidate,
-                       manifest: PluginManifest, module: str) -> None:
-    for tool in manifest.tools or ():
+                       manifest: dict[str, Any], module: str) -> None:
+    for tool in manifest["tools"] or ():
         context.add_entry(declared_entry(tool, candidate, module))
     source = f"plugin:{candidate.id}"
-    for toolset in manifest.toolsets:
-        contributions.toolsets.define(Toolset(toolset.name, toolset.description, tuple(toolset.tools),
-                                              tuple(toolset.includes), source=source))
+    for toolset in manifest["toolsets"]:
+        contributions.toolsets.define(Toolset(toolset["name"], toolset["description"], tuple(toolset["tools"]),
+                                              tuple(toolset["includes"]), source=source))
     context.on_rollback(lambda: contributions.toolsets.remove_source(source))
 
 
-def _register_backends(context: PluginContext, candidate: PluginCandidate, manifest: PluginManifest,
+def _register_backends(context: PluginContext, candidate: PluginCandidate, manifest: dict[str, Any],
                        module: str) -> None:
-    """The manifest's execution backends, behind lazy factories (imported when a task first uses one)."""
-    for backend in manifest.backends:
+    """The manifest's execution backends (the plain manifest's ``backends``), behind lazy factories (imported
+    when a task first uses one)."""
+    for backend in manifest["backends"]:
         try:
             context.register_execution_backend(
-                backend.name, LazyReference(backend.factory, module, candidate.id), description=backend.description,
-                check_fn=LazyReference(backend.check_fn, module, candidate.id) if backend.check_fn else None)
+                backend["name"], LazyReference(backend["factory"], module, candidate.id),
+                description=backend["description"],
+                check_fn=LazyReference(backend["check_fn"], module, candidate.id) if backend["check_fn"] else None)
         except ValueError as exc:
             raise _LoadError(str(exc)) from None
 
 
-def declared_entry(tool: ToolDeclaration, candidate: PluginCandidate, package: str) -> ToolEntry:
-    """A registry entry for a manifest-declared tool; its handler is imported (from ``package``) on first call."""
-    check = tool.check
-    limit = tool.result_limit
+def declared_entry(tool: dict[str, Any], candidate: PluginCandidate, package: str) -> ToolEntry:
+    """A registry entry for a manifest-declared tool (an item of the plain manifest's ``tools``); its handler
+    is imported (from ``package``) on first call."""
+    check = tool["check"]
+    limit = tool["max_result_size_chars"]  # the plain manifest holds the result limit
     origin = candidate.path if candidate.source == "pip" else None
     return tool_entry(
-        tool.name, tool.toolset, LazyReference(tool.handler, package, candidate.id, origin, adapt=tool_handler),
-        description=tool.description, parameters=tool.parameters,
-        check_fn=LazyReference(tool.check_fn, package, candidate.id, origin) if tool.check_fn else None,
-        requirements=Requirements(tuple(check.env), tuple(check.bins), tuple(check.modules)) if check else None,
-        is_async=tool.is_async, emoji=tool.emoji, max_result_size_chars=UNLIMITED if limit == "unlimited" else limit,
-        plugin=candidate.id, parallel_safe=tool.parallel_safe, path_args=tool.path_args,
-        annotations=tool.annotations.model_dump(exclude_none=True) if tool.annotations else None,
+        tool["name"], tool["toolset"], LazyReference(tool["handler"], package, candidate.id, origin, adapt=_handler),
+        description=tool["description"], parameters=tool["parameters"],
+        check_fn=LazyReference(tool["check_fn"], package, candidate.id, origin) if tool["check_fn"] else None,
+        requirements=Requirements(tuple(check["env"]), tuple(check["bins"]), tuple(check["modules"]))
+        if check else None,
+        is_async=tool["is_async"], emoji=tool["emoji"],
+        max_result_size_chars=UNLIMITED if limit == "unlimited" else limit,
+        plugin=candidate.id, parallel_safe=tool["parallel_safe"], path_args=tool["path_args"],
+        annotations=tool["annotations"],
     )
+
+
+def _handler(target: Any) -> Any:
+    """What a declared ``handler`` calls: a ``@tool`` function's adapter (``authoring.tool_handler``), anything
+    else as it is — without importing ``authoring`` when nothing has (then nothing was decorated)."""
+    authoring = sys.modules.get(f"{__package__}.authoring")
+    return authoring.tool_handler(target) if authoring is not None else target
 
 
 def _code_prefix(candidate: PluginCandidate, module: str) -> str:

@@ -6,7 +6,6 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from .errors import HermesError
@@ -55,6 +54,8 @@ def _reference(value: str) -> str:
 
 
 def _specifier(value: str) -> str:
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
     try:
         SpecifierSet(value)
     except InvalidSpecifier:
@@ -72,7 +73,7 @@ Text = Annotated[str, BeforeValidator(_as_text)]
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class EnvRequirement(_Model):
@@ -181,7 +182,7 @@ class BackendDeclaration(_Model):
 class PluginManifest(BaseModel):
     """The contents of `plugin.yaml`. Unknown fields give a warning and are ignored."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     manifest_version: int = Field(1, description="The manifest format; 1 is the only one so far.")
     name: str | None = Field(None, description="The plugin id; should match the entry-point name or folder.")
@@ -217,6 +218,15 @@ class PluginManifest(BaseModel):
     def declarative(self) -> bool:
         """Everything is declared: no code needs to run to know this plugin."""
         return self.tools is not None and not self.provides_hooks
+
+    def plain(self) -> dict[str, Any]:
+        """The manifest as plain JSON data with every default filled in, each tool's ``max_result_size_chars``
+        as its ``result_limit``: what the discovery cache keeps, and what loading a plugin reads. Validating it
+        again gives an equal manifest."""
+        data = self.model_dump(mode="json")
+        for tool, declared in zip(data["tools"] or (), self.tools or (), strict=True):
+            tool["max_result_size_chars"] = declared.result_limit
+        return data
 
 
 def unannotated_tools(manifest: PluginManifest) -> dict[str, str]:

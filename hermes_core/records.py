@@ -4,12 +4,14 @@ selection and loading each found (none of them writes into another's result)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from .discovery import PluginCandidate, Source
 from .loader import LoadResult
-from .manifest import PluginManifest
 from .selection import PluginSelection
+
+if TYPE_CHECKING:
+    from .manifest import PluginManifest
 
 __all__ = ["PluginRecord", "State"]
 

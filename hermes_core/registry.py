@@ -9,7 +9,6 @@ import inspect
 import json
 import logging
 import os
-import shutil
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -64,7 +63,10 @@ class Requirements:
     def missing(self) -> list[str]:
         """What is missing, each as a phrase a user can act on."""
         problems = [f"environment variable {name} is not set" for name in self.env if not os.environ.get(name)]
-        problems += [f"binary {name!r} is not on PATH" for name in self.bins if shutil.which(name) is None]
+        if self.bins:
+            import shutil
+
+            problems += [f"binary {name!r} is not on PATH" for name in self.bins if shutil.which(name) is None]
         for module in self.modules:
             try:
                 found = importlib.util.find_spec(module) is not None

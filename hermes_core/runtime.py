@@ -8,7 +8,6 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +15,6 @@ from .approval import ApprovalCallback, Approvals
 from .backends import BackendContribution, BackendSetup, ExecutionBackend, ExecutionBackends
 from .budget import ResultBudget
 from .cache import DiscoveryCache
-from .config import HermesConfig
 from .context import PluginContext, normalize_command_name
 from .contributions import Contributions
 from .discovery import PluginCandidate, Source, candidate_from_folder, discover, installed_entry_points
@@ -35,6 +33,9 @@ from .toolsets import Toolsets
 from .views import ToolApi
 
 if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
+    from .config import HermesConfig
     from .mcp.client import McpManager
 
 __all__ = ["Runtime", "default_runtime", "reset_default_runtime"]
@@ -70,10 +71,9 @@ class Runtime(ToolApi):
         self.cwd = cwd
         self.workspace = Path(workspace or self.environ.get("HERMES_WORKSPACE") or os.getcwd()).expanduser().absolute()
         self._entry_points = None if entry_points is None else list(entry_points)
-        self.registry = ToolRegistry(check_timeout=self.config.plugins.load_timeout or None,
-                                     contexts=self.tool_context)
+        self.registry = ToolRegistry(check_timeout=self._load_timeout(), contexts=self.tool_context)
         self.toolsets = Toolsets(self.registry)
-        self.hooks = HookRunner(lambda: self.config.plugins.hook_timeout)
+        self.hooks = HookRunner(lambda: self._config_data()["plugins"]["hook_timeout"])
         self.contributions = Contributions(self.registry, self.toolsets, self.hooks)
         self.middleware = self.contributions.middleware
         self.commands = self.contributions.commands
@@ -94,12 +94,12 @@ class Runtime(ToolApi):
         self._load_lock = threading.Lock()
         self._tool_contexts: dict[str | None, ToolContext] = {}
         self._plugin_contexts: list[PluginContext] = []
-        tool_output = self.config.tool_output
-        self.budget = ResultBudget(self.home.results_dir, tool_output.max_result_size_chars,
-                                   tool_output.turn_budget_chars)
+        tool_output = self._config_data()["tool_output"]
+        self.budget = ResultBudget(self.home.results_dir, tool_output["max_result_size_chars"],
+                                   tool_output["turn_budget_chars"])
         #: The tools this runtime offers and dispatches (all of them, unless the policy is ``read-only``).
         self.scope = ToolScope(self.registry, self.toolsets, None if policy is None else check_policy(policy),
-                               lambda: self.config.approvals.policy)
+                               lambda: self._config_data()["approvals"]["policy"])
         self.dispatcher = Dispatcher(self.registry, self.hooks, self.middleware, self.budget, self.approvals,
                                      self.tool_context, self.scope)
         self.formatter = DefinitionFormatter()
@@ -108,6 +108,17 @@ class Runtime(ToolApi):
     def config(self) -> HermesConfig:
         """``config.yaml`` of this runtime's home (re-read when the file changes)."""
         return self.home.config()
+
+    def _config_data(self) -> dict[str, Any]:
+        """The config as plain data: what start-up reads, without building the pydantic models (from the
+        home's cache unless ``HERMES_NO_CACHE`` is set)."""
+        if truthy(self.environ.get("HERMES_NO_CACHE")):
+            return self.config.model_dump(mode="json")
+        return self.home.config_data()
+
+    def _load_timeout(self) -> float | None:
+        """``plugins.load_timeout`` (``None`` for 0: no limit)."""
+        return self._config_data()["plugins"]["load_timeout"] or None
 
     def set_approval_callback(self, callback: ApprovalCallback | None) -> ApprovalCallback | None:
         """Answer this runtime's approval requests with ``callback`` (``None``: the process-wide one)."""
@@ -125,15 +136,16 @@ class Runtime(ToolApi):
         with self._load_lock:
             if not self._loaded:
                 self._loaded = True
-                config = self.config
+                config = self._config_data()
                 selections = select(self.discover(), SelectionPolicy.of(config, self.environ))
                 # installed distributions first: a plugin folder cannot claim a tool name before them
-                loads = {id(s): self._load(s.candidate) for s in sorted(selections, key=_load_order)
+                timeout = config["plugins"]["load_timeout"] or None  # plugins.load_timeout; 0: no limit
+                loads = {id(s): self._load(s.candidate, timeout) for s in sorted(selections, key=_load_order)
                          if s.verdict == "selected"}
                 for selection in selections:
                     self._add_record(selection, loads.get(id(selection)))
-                if config.mcp_servers:
-                    self.start_mcp()
+                if config["mcp_servers"]:
+                    self.start_mcp(connect=False)
         return self.plugins
 
     def plugin_folders(self) -> list[tuple[Path, Source]]:
@@ -159,7 +171,7 @@ class Runtime(ToolApi):
 
     def load_candidate(self, candidate: PluginCandidate) -> PluginRecord:
         """Load one candidate as if it had been selected (the testing kit and embedders use it)."""
-        return self._add_record(PluginSelection(candidate, "selected"), self._load(candidate))
+        return self._add_record(PluginSelection(candidate, "selected"), self._load(candidate, self._load_timeout()))
 
     def load_plugin_from_path(self, path: Path | str, plugin_id: str | None = None) -> PluginRecord:
         """Load one plugin folder (``plugin.yaml`` and/or ``__init__.py``) as a user plugin."""
@@ -176,11 +188,11 @@ class Runtime(ToolApi):
                   file=sys.stderr)
         return record
 
-    def _load(self, candidate: PluginCandidate) -> LoadResult:
+    def _load(self, candidate: PluginCandidate, timeout: float | None) -> LoadResult:
         context = self.context(candidate.id, candidate)
         # Kept as long as the runtime: the compatibility shims act for a plugin through its context.
         self._plugin_contexts.append(context)
-        return load_plugin(candidate, self.contributions, context, self.config.plugins.load_timeout or None)
+        return load_plugin(candidate, self.contributions, context, timeout)
 
     def plugin(self, plugin_id: str) -> PluginRecord | None:
         """The active record of ``plugin_id`` (or its first record when none is active)."""
@@ -192,7 +204,8 @@ class Runtime(ToolApi):
         return PluginContext(
             plugin_id, self.contributions,
             settings=lambda: self.config.plugin_settings(plugin_id) if plugin_id else {},
-            dispatch=self._dispatch_for_plugin, manifest=candidate.manifest if candidate else None,
+            dispatch=self._dispatch_for_plugin,
+            manifest=(lambda: candidate.manifest) if candidate else None,  # built only if the plugin reads it
             override_granted=lambda: plugin_id is None or self.config.override_granted(plugin_id),
             inject=self._inject, home=self.home)
 
@@ -240,27 +253,38 @@ class Runtime(ToolApi):
 
     # -- MCP -------------------------------------------------------------------------------------
 
-    def start_mcp(self) -> McpManager:
-        """Connect the configured MCP servers (imports ``mcp`` only now)."""
+    def start_mcp(self, *, connect: bool = True) -> McpManager:
+        """The MCP servers' tools, from each server's last listing; with ``connect``, also connect every
+        enabled server (``mcp`` is imported only then) and wait for each one's first attempt."""
         if self.mcp is None:
             from .mcp.client import McpManager
 
-            self.mcp = McpManager(self.registry, self.toolsets, self.config.mcp_servers, self.home.logs_dir)
+            self.mcp = McpManager(self.registry, self.toolsets, self._config_data()["mcp_servers"],
+                                  self.home.logs_dir, None if truthy(self.environ.get("HERMES_NO_CACHE"))
+                                  else self.home.cache_dir)
+            self.mcp.load()
+        if connect:
             self.mcp.start()
         return self.mcp
 
     def close(self) -> None:
-        """Stop MCP sessions and their child processes, and close the execution backends."""
+        """Stop MCP sessions and their child processes, close the execution backends and the idle hook workers."""
         if self.mcp is not None:
             self.mcp.close()
             self.mcp = None
         self.backends.close()
+        self.hooks.close()
 
     # -- the model-facing API -------------------------------------------------------------------
 
     def resolve_toolset(self, name: str) -> list[str]:
         """The tools of a toolset, composites and legacy names expanded."""
         return self.toolsets.resolve(name)
+
+    def list_new_mcp_servers(self) -> None:
+        """Connect, once and within its ``connect_timeout``, each MCP server whose tools were never listed."""
+        if self.mcp is not None:
+            self.mcp.list_new()
 
     def session(self, platform: str, model: str | None = None,
                 session_id: str | None = None) -> contextlib.AbstractContextManager[str]:

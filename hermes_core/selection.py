@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from .config import HermesConfig
-from .discovery import PluginCandidate
+if TYPE_CHECKING:
+    from .config import HermesConfig
+    from .discovery import PluginCandidate
 
 __all__ = ["SOURCE_RANK", "TRUTHY", "PluginSelection", "SelectionPolicy", "select", "truthy"]
 
@@ -36,10 +37,12 @@ class SelectionPolicy:
     safe_mode: bool = False
 
     @classmethod
-    def of(cls, config: HermesConfig, environ: Mapping[str, str]) -> SelectionPolicy:
+    def of(cls, config: HermesConfig | Mapping[str, Any], environ: Mapping[str, str]) -> SelectionPolicy:
+        """The policy of ``config`` (the model, or its plain data: ``HermesHome.config_data()``) and ``environ``."""
+        plugins = config["plugins"] if isinstance(config, Mapping) else config.plugins.model_dump()
         only = environ.get("HERMES_LOAD_PLUGINS")
-        return cls(disabled=frozenset(config.plugins.disabled),
-                   enabled=frozenset(config.plugins.enabled) if config.plugins.enabled is not None else None,
+        return cls(disabled=frozenset(plugins["disabled"]),
+                   enabled=frozenset(plugins["enabled"]) if plugins["enabled"] is not None else None,
                    only=frozenset(n.strip() for n in only.split(",") if n.strip()) if only is not None else None,
                    safe_mode=truthy(environ.get("HERMES_SAFE_MODE")))
 

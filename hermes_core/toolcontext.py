@@ -12,13 +12,15 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .approval import Approvals
-from .backends import ExecutionBackend, ExecutionBackends
-from .config import HermesConfig
 from .home import HermesHome
 from .websearch import RegisteredWebSearchProvider
+
+if TYPE_CHECKING:
+    from .backends import ExecutionBackend, ExecutionBackends
+    from .config import HermesConfig
 
 __all__ = ["ToolContext", "tool_context"]
 

@@ -79,6 +79,10 @@ class ToolApi(ABC):
     def tool_context(self, plugin_id: str | None) -> ToolContext:
         """What the tool handlers of ``plugin_id`` see while they run here."""
 
+    @abstractmethod
+    def list_new_mcp_servers(self) -> None:
+        """Connect, once and within its ``connect_timeout``, each MCP server whose tools were never listed."""
+
     def select_tools(self, enabled_toolsets: Iterable[str] | None = None,
                      disabled_toolsets: Iterable[str] | None = None) -> tuple[list[str], list[str]]:
         """Tool names offered here after enabling and then disabling toolsets, and the unknown toolset names."""
@@ -105,7 +109,9 @@ class ToolApi(ABC):
         ``strict=True`` (the OpenAI formats) converts each schema to OpenAI strict mode; a tool whose schema
         cannot be made strict is left out with a warning naming it. An unknown format raises ``ValueError``.
         Only the tools this runtime or view offers are defined (policy ``read-only``: only read-only ones).
+        An MCP server never listed yet is connected first, once, within its ``connect_timeout``.
         """
+        self.list_new_mcp_servers()
         names, unknown = self.select_tools(enabled_toolsets, disabled_toolsets)
         if unknown and not quiet_mode:
             known = ", ".join(self.toolsets.names())
@@ -191,6 +197,10 @@ class ToolView(ToolApi):
                 self.parent.tool_context(plugin_id), _dispatch=self.handle_function_call,
                 _available_tools=self.available_tools))
         return context
+
+    def list_new_mcp_servers(self) -> None:
+        """The runtime's MCP servers are the view's."""
+        self.parent.list_new_mcp_servers()
 
     def __repr__(self) -> str:
         return f"<ToolView offering {len(self.scope.names())} tools, policy {self.policy!r}>"

@@ -259,6 +259,7 @@ def mcp_runtime(isolated_home: Path) -> Any:
         runtime = Runtime(home=isolated_home, entry_points=())
         made.append(runtime)
         runtime.load_plugins()
+        runtime.start_mcp()  # loading lists from the cache; connect now
         assert runtime.mcp.wait_for(lambda: runtime.mcp.server_status("ann").state == "ready", WAIT), \
             runtime.mcp.server_status("ann")
         return runtime

@@ -443,6 +443,7 @@ def mcp_runtime(isolated_home: Path) -> Iterator[Runtime]:
         "fault": {**support.fault_server(), "timeout": WAIT}}}))
     runtime = Runtime(home=isolated_home, entry_points=[])
     runtime.load_plugins()
+    runtime.start_mcp()  # loading lists from the cache; connect now
     yield runtime
     runtime.close()
 
@@ -479,3 +480,32 @@ def test_an_mcp_error_result_is_the_same_error_on_the_async_path(mcp_runtime):
 
     assert run(mcp_runtime.ahandle_function_call("mcp__fault__fail", {})) == expected
     assert "failed on purpose" in result_of(expected)["error"]
+
+
+def test_the_first_async_call_of_a_cached_mcp_tool_connects_the_server_off_the_callers_loop(mcp_runtime,
+                                                                                            isolated_home,
+                                                                                            monkeypatch):
+    mcp_runtime.close()  # its listing stays in the home's cache
+    runtime = Runtime(home=isolated_home, entry_points=[])
+    try:
+        runtime.load_plugins()
+        assert runtime.mcp.server_status("fault").state == "cached"
+        refuse_blocking_calls(runtime, monkeypatch)
+        connecting_threads = []
+        connect = runtime.mcp.connect
+
+        def recording_connect(*args: Any, **kwargs: Any) -> Any:
+            connecting_threads.append(threading.current_thread())
+            return connect(*args, **kwargs)
+
+        monkeypatch.setattr(runtime.mcp, "connect", recording_connect)
+
+        async def main() -> tuple[str, threading.Thread]:
+            return await runtime.ahandle_function_call("mcp__fault__echo", {"text": "from the cache"}), \
+                threading.current_thread()
+
+        result, loop_thread = run(main())
+        assert result == "from the cache" and runtime.mcp.server_status("fault").state == "ready"
+        assert connecting_threads and loop_thread not in connecting_threads
+    finally:
+        runtime.close()

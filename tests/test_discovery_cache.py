@@ -10,6 +10,7 @@ import shutil
 import pytest
 
 from hermes_core import Runtime
+from hermes_core.cache import FORMAT
 
 MANIFEST = "name: {id}\ndescription: {text}\ntools: []\n"
 
@@ -102,8 +103,15 @@ def test_each_home_has_its_own_cache(plugins, tmp_path, counted):
     assert list((other / "cache").glob("discovery-*.json")) and len(counted) == 2
 
 
-@pytest.mark.parametrize("content", ["{}", "[]", "null", '"text"', "{\"format\": 2, \"stamps\": [], \"watched\": [],"
-                                     " \"records\": [{\"id\": \"x\", \"unknown\": 1}]}", "\xff\xfe not json"])
+OTHER_SHAPES = [
+    "{}", "[]", "null", '"text"', "\xff\xfe not json",
+    f'{{"format": {FORMAT}, "stamps": [], "watched": [], "records": [{{"id": "x", "unknown": 1}}]}}',
+    f'{{"format": {FORMAT}, "stamps": [], "watched": [], "records": [{{"id": "x", "source": "user", "module": "m", '
+    '"manifest_data": {"tools": "not a list"}, "warnings": []}]}',
+]
+
+
+@pytest.mark.parametrize("content", OTHER_SHAPES)
 def test_a_cache_file_of_another_shape_is_ignored_and_rewritten(plugins, counted, isolated_home, content):
     plugins.folder("one", manifest=MANIFEST.format(id="one", text="first"))
     plugins.runtime().discover()
@@ -112,7 +120,7 @@ def test_a_cache_file_of_another_shape_is_ignored_and_rewritten(plugins, counted
 
     assert ids(plugins.runtime().discover()) == ["one"]
     assert len(counted) == 2
-    assert json.loads(cache_file.read_text())["format"] == 2
+    assert json.loads(cache_file.read_text())["format"] == FORMAT
     assert ids(plugins.runtime().discover()) == ["one"] and len(counted) == 2
     runtime = plugins.runtime()
     runtime.load_plugins()

@@ -369,9 +369,10 @@ def test_every_listing_with_json_output_is_documented() -> None:
     listed = []
 
     def walk(command: click.Command, path: list[str]) -> None:
-        if isinstance(command, click.Group):
-            for name, sub in command.commands.items():
-                walk(sub, [*path, name])
+        if isinstance(command, click.Group):  # lazy subcommands too: ask the group, not its table
+            ctx = click.Context(command)
+            for name in command.list_commands(ctx):
+                walk(command.get_command(ctx, name), [*path, name])
         elif any("--json" in param.opts for param in command.params):
             listed.append(" ".join(path))
 

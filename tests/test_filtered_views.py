@@ -265,6 +265,7 @@ def test_a_view_shares_the_runtimes_mcp_sessions(isolated_home: Path):
     runtime = Runtime(home=isolated_home, entry_points=())
     try:
         runtime.load_plugins()
+        runtime.start_mcp()  # loading lists from the cache; connect now
         assert runtime.mcp.wait_for(lambda: runtime.mcp.server_status("fault").state == "ready", WAIT)
         view = runtime.filtered(toolsets=["fault"])  # the server's alias
         assert "mcp__fault__echo" in offered(view) and not runtime.filtered(read_only=True).select_tools()[0]

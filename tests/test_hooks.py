@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import contextvars
 import json
+import subprocess
+import sys
+import textwrap
 import threading
+import time
 
 import pytest
 
@@ -187,8 +192,19 @@ def test_hook_that_raises_is_skipped_and_the_call_goes_on(runtime, caplog):
     assert "clumsy" in caplog.text
 
 
+def set_hook_timeout(seconds):
+    HermesHome.from_env().edit_config(lambda d: d.update({"plugins": {"hook_timeout": seconds}}))
+
+
+def wait_until(predicate, seconds=30.0):
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < deadline, "the condition never held"
+        time.sleep(0.01)
+
+
 def test_hook_that_hangs_is_cut_off_and_blocks_fail_closed(runtime):
-    HermesHome.from_env().edit_config(lambda d: d.update({"plugins": {"hook_timeout": 0.3}}))
+    set_hook_timeout(0.3)
     release = threading.Event()
     calls = []
 
@@ -199,9 +215,130 @@ def test_hook_that_hangs_is_cut_off_and_blocks_fail_closed(runtime):
 
     hook(runtime, "pre_tool_call", hang_once, plugin="sleepy")
     first = json.loads(runtime.handle_function_call("echo", {"text": "1"}))
-    assert "pre_tool_call hook of plugin 'sleepy' did not answer" in first["error"]
-    assert json.loads(runtime.handle_function_call("echo", {"text": "2"})) == {"text": "2"}
+    assert first["error"] == "Blocked: the pre_tool_call hook of plugin 'sleepy' did not answer within 0.3 s"
+    # while the abandoned call still runs, the hook is not started again: later calls are blocked at once
+    second = json.loads(runtime.handle_function_call("echo", {"text": "2"}))
+    assert second["error"] == ("Blocked: the pre_tool_call hook of plugin 'sleepy' did not answer: it is still "
+                               "running an earlier call that missed its 0.3 s deadline")
+    assert calls == ["echo"] and runtime.hooks.late == 1
     release.set()
+    wait_until(lambda: runtime.hooks.late == 0)
+    assert json.loads(runtime.handle_function_call("echo", {"text": "3"})) == {"text": "3"}
+    assert calls == ["echo", "echo"]
+
+
+def test_calls_to_a_hook_that_never_returns_leave_one_thread_not_one_per_call(runtime):
+    set_hook_timeout(0.05)
+    never = threading.Event()
+    hook(runtime, "pre_tool_call", lambda tool_name: never.wait(), plugin="stuck")
+    hook(runtime, "post_tool_call", lambda tool_name: never.wait(), plugin="stuck")
+    before = threading.active_count()
+    try:
+        results = [json.loads(runtime.handle_function_call("echo", {"text": str(n)})) for n in range(200)]
+        assert all("hook of plugin 'stuck' did not answer" in r["error"] for r in results)
+        assert runtime.hooks.late == 2  # the pre hook's first call and the post hook's first call
+        assert threading.active_count() <= before + 3  # those two, and one idle worker
+    finally:
+        never.set()
+
+
+def test_a_post_hook_that_misses_its_deadline_is_skipped_and_the_others_still_run(runtime, caplog):
+    set_hook_timeout(0.2)
+    never = threading.Event()
+    seen = []
+    hook(runtime, "post_tool_call", lambda tool_name: seen.append("before"))
+    hook(runtime, "post_tool_call", lambda tool_name: never.wait(), plugin="stuck")
+    hook(runtime, "post_tool_call", lambda tool_name: seen.append("after"))
+    hook(runtime, "transform_tool_result", lambda result: result.upper())
+    try:
+        assert runtime.handle_function_call("echo", {"text": "a"}) == '{"TEXT": "A"}'
+        assert "post_tool_call hook of plugin 'stuck' did not finish within 0.2 s" in caplog.text
+        # the next call is not held up by the hung implementation, which is still blocked
+        assert runtime.handle_function_call("echo", {"text": "b"}) == '{"TEXT": "B"}'
+        assert seen == ["before", "after", "before", "after"] and not never.is_set()
+    finally:
+        never.set()
+
+
+def test_each_hook_phase_runs_on_one_worker_thread_off_the_callers(runtime):
+    threads = {}
+    for n in range(3):
+        hook(runtime, "pre_tool_call", lambda tool_name, n=n: threads.setdefault(f"pre{n}", threading.get_ident()))
+        hook(runtime, "post_tool_call", lambda tool_name, n=n: threads.setdefault(f"post{n}", threading.get_ident()))
+    runtime.handle_function_call("echo", {})
+    assert len({threads["pre0"], threads["pre1"], threads["pre2"]}) == 1
+    assert len({threads["post0"], threads["post1"], threads["post2"]}) == 1
+    assert threading.get_ident() not in threads.values()
+
+
+def test_hook_timeout_zero_runs_implementations_inline_without_a_deadline(runtime):
+    set_hook_timeout(0)
+    threads = []
+    hook(runtime, "pre_tool_call", lambda tool_name: threads.append(threading.get_ident()) or time.sleep(0.1))
+    hook(runtime, "post_tool_call", lambda tool_name: threads.append(threading.get_ident()))
+    assert json.loads(runtime.handle_function_call("echo", {"text": "x"})) == {"text": "x"}
+    assert threads == [threading.get_ident()] * 2
+
+
+def test_hooks_see_the_callers_context_variables(runtime):
+    variable = contextvars.ContextVar("request", default=None)
+    seen = []
+    hook(runtime, "pre_tool_call", lambda tool_name: seen.append(variable.get()))
+    variable.set("req-7")
+    runtime.handle_function_call("echo", {})
+    assert seen == ["req-7"]
+
+
+def test_a_modify_then_an_approve_then_more_hooks_run_in_order(runtime):
+    order = []
+    set_approval_callback(lambda request: order.append(("asked", request.args["text"])) or "once")
+    hook(runtime, "pre_tool_call", lambda args: order.append("modify") or {"action": "modify", "args": {"text": "m"}})
+    hook(runtime, "pre_tool_call", lambda args: order.append("approve") or {"action": "approve", "message": "ok?"})
+    hook(runtime, "pre_tool_call", lambda args: order.append(("last", args["text"])))
+    assert json.loads(runtime.handle_function_call("echo", {"text": "orig"})) == {"text": "m"}
+    assert order == ["modify", "approve", ("asked", "m"), ("last", "m")]
+
+
+def test_a_call_still_running_late_is_not_started_again_but_other_calls_of_its_function_are():
+    from hermes_core.deadline import DeadlineExceeded, call_with_deadline
+
+    never, started = threading.Event(), []
+
+    def check(target):
+        started.append(target)
+        if target == "stuck":
+            never.wait()
+        return target
+
+    stuck = "stuck"
+    try:
+        with pytest.raises(DeadlineExceeded, match=r"did not finish within 0\.05 s"):
+            call_with_deadline(check, 0.05, stuck)
+        with pytest.raises(DeadlineExceeded, match="has not returned from an earlier call"):
+            call_with_deadline(check, 0.05, stuck)
+        assert call_with_deadline(check, 0.05, "fine") == "fine"  # another argument: another call
+        assert started == ["stuck", "fine"]
+    finally:
+        never.set()
+
+
+def test_hook_workers_work_in_a_forked_child(tmp_path):
+    script = tmp_path / "fork.py"
+    script.write_text(textwrap.dedent("""
+        import json, os
+        from hermes_core import Runtime
+        runtime = Runtime(home=os.environ["HERMES_HOME"])
+        runtime.register_tool("echo", "t", {"description": "echo"}, lambda a, **k: "ran")
+        runtime.context("p").register_hook("post_tool_call", lambda tool_name: None)
+        assert runtime.handle_function_call("echo", {}) == "ran"  # the parent's worker is idle now
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0 if runtime.handle_function_call("echo", {}) == "ran" else 3)
+        _, status = os.waitpid(pid, 0)
+        print(json.dumps(os.waitstatus_to_exitcode(status)))
+    """))
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60, check=True)
+    assert json.loads(result.stdout) == 0
 
 
 def test_unknown_hook_names_warn_and_are_kept(runtime, caplog):

@@ -23,7 +23,8 @@ WAIT = 30.0  # the longest a test waits for a state change before it fails
 
 @pytest.fixture
 def hermes(isolated_home: Path) -> Iterator[Callable[..., Runtime]]:
-    """Start a runtime whose config.yaml has the given ``mcp_servers``; every one is closed afterwards."""
+    """Start a runtime whose config.yaml has the given ``mcp_servers`` and connect them (waiting for each one's
+    first attempt); every one is closed afterwards."""
     runtimes: list[Runtime] = []
 
     def start(servers: dict[str, dict], before: Callable[[Runtime], None] | None = None) -> Runtime:
@@ -33,6 +34,7 @@ def hermes(isolated_home: Path) -> Iterator[Callable[..., Runtime]]:
         if before:
             before(runtime)
         runtime.load_plugins()
+        runtime.start_mcp()
         return runtime
 
     yield start
@@ -268,15 +270,143 @@ def test_close_leaves_no_child_process_and_removes_the_tools(hermes):
     assert "a" not in runtime.toolsets.aliases()
 
 
-def test_mcp_is_imported_only_when_a_server_is_configured(isolated_home):
+def test_mcp_is_imported_only_when_a_server_is_connected(isolated_home):
     code = ("import sys, json; from hermes_core import Runtime; r = Runtime(); r.load_plugins(); "
             "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types'))))")
     (isolated_home / "config.yaml").write_text("mcp_servers: {}\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(result.stdout) == []
     (isolated_home / "config.yaml").write_text(yaml.safe_dump({"mcp_servers": {"f": support.fault_server()}}))
-    result = subprocess.run([sys.executable, "-c", code + "; r.close()"], capture_output=True, text=True, check=True)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert json.loads(result.stdout) == []  # loading lists from the cache and connects nothing
+    connected = code.replace("r.load_plugins();", "r.load_plugins(); r.get_tool_definitions();") + "; r.close()"
+    result = subprocess.run([sys.executable, "-c", connected], capture_output=True, text=True, check=True, timeout=60)
     assert "mcp" in json.loads(result.stdout)
+
+
+# -- the listing cache: listing never waits for a server -------------------------------------------
+
+LISTING = """
+import json, sys
+from hermes_core import Runtime
+runtime = Runtime()
+runtime.load_plugins()
+print(json.dumps({"tools": sorted(n for n in runtime.registry.names() if n.startswith("mcp__")),
+                  "states": {s.name: s.state for s in runtime.mcp.status()},
+                  "available": runtime.registry.check("mcp__fault__echo").available
+                  if "mcp__fault__echo" in runtime.registry else None,
+                  "mcp_imported": "mcp" in sys.modules}))
+"""
+
+
+def listing_in_a_new_process() -> dict:
+    result = subprocess.run([sys.executable, "-c", LISTING], capture_output=True, text=True, check=True, timeout=60)
+    return json.loads(result.stdout)
+
+
+def fault_tools(runtime: Runtime) -> list[str]:
+    return sorted(n for n in runtime.registry.names() if n.startswith("mcp__fault__"))
+
+
+def test_a_new_process_lists_the_last_listing_without_connecting(hermes, isolated_home):
+    runtime = hermes({"fault": support.fault_server()})
+    listed = fault_tools(runtime)
+    runtime.close()
+    log_file = isolated_home / "logs" / "mcp-fault.log"
+    starts = log_file.read_text().count("starting with")
+    seen = listing_in_a_new_process()
+    assert seen == {"tools": listed, "states": {"fault": "cached"}, "available": True, "mcp_imported": False}
+    assert log_file.read_text().count("starting with") == starts  # no server process was started
+
+
+def test_the_first_call_of_a_cached_tool_connects_the_server(hermes, isolated_home):
+    hermes({"fault": support.fault_server()}).close()
+    runtime = Runtime(home=isolated_home)
+    try:
+        runtime.load_plugins()
+        assert status(runtime, "fault").state == "cached"
+        assert call(runtime, "mcp__fault__echo", text="from the cache") == "from the cache"
+        assert status(runtime, "fault").state == "ready"
+    finally:
+        runtime.close()
+
+
+def test_changing_a_servers_config_makes_its_listing_stale(hermes, isolated_home):
+    hermes({"fault": support.fault_server()}).close()
+    config = yaml.safe_load((isolated_home / "config.yaml").read_text())
+    config["mcp_servers"]["fault"]["tools"] = {"include": ["echo"]}
+    (isolated_home / "config.yaml").write_text(yaml.safe_dump(config))
+    assert listing_in_a_new_process()["tools"] == [] and listing_in_a_new_process()["states"] == {"fault": "connecting"}
+
+
+def test_a_cache_file_of_another_shape_counts_as_no_listing(hermes, isolated_home):
+    hermes({"fault": support.fault_server()}).close()
+    for content in ("{}", "[]", '{"format": 1, "server": "fault", "config": "x", "tools": [1]}', "\xff not json"):
+        (isolated_home / "cache" / "mcp-fault.json").write_text(content, encoding="latin-1")
+        assert listing_in_a_new_process()["states"] == {"fault": "connecting"}
+
+
+def test_a_dead_server_listed_before_costs_a_listing_nothing(hermes, isolated_home, tmp_path):
+    required = tmp_path / "may-start"
+    required.touch()
+    hermes({"fault": support.fault_server("--require", str(required))}).close()
+    required.unlink()  # from now on the server exits at once
+    starts = (isolated_home / "logs" / "mcp-fault.log").read_text().count("starting with")
+    listed = subprocess.run([*support.hermes_command(), "tools", "list", "--json"], capture_output=True, text=True,
+                            timeout=60)
+    assert listed.returncode == 0, listed.stderr
+    assert "mcp__fault__echo" in {row["name"] for row in json.loads(listed.stdout)}
+    assert (isolated_home / "logs" / "mcp-fault.log").read_text().count("starting with") == starts
+    runtime = Runtime(home=isolated_home)
+    try:
+        runtime.load_plugins()
+        assert "required file is missing" in error_of(call(runtime, "mcp__fault__echo", text="x"))
+        assert not runtime.registry.check("mcp__fault__echo").available  # after the failed call: unavailable
+    finally:
+        runtime.close()
+
+
+def test_get_tool_definitions_connects_a_server_never_listed_once(isolated_home):
+    (isolated_home / "config.yaml").write_text(yaml.safe_dump({"mcp_servers": {"fault": support.fault_server()}}))
+    runtime = Runtime(home=isolated_home)
+    try:
+        runtime.load_plugins()
+        assert status(runtime, "fault").state == "connecting" and fault_tools(runtime) == []
+        names = {d["function"]["name"] for d in runtime.get_tool_definitions()}
+        assert "mcp__fault__echo" in names and status(runtime, "fault").state == "ready"
+        assert (isolated_home / "cache" / "mcp-fault.json").is_file()
+    finally:
+        runtime.close()
+
+
+def test_get_tool_definitions_waits_for_a_server_never_listed_at_most_its_connect_timeout(isolated_home):
+    (isolated_home / "config.yaml").write_text(yaml.safe_dump({"mcp_servers": {
+        "slow": {**support.fault_server("--hang-handshake"), "connect_timeout": 0.5}}}))
+    runtime = Runtime(home=isolated_home)
+    try:
+        runtime.load_plugins()
+        assert runtime.get_tool_definitions() == []
+        assert "no answer to the MCP handshake within 0.5 s" in status(runtime, "slow").last_error
+    finally:
+        runtime.close()
+
+
+NEVER_ANSWERS = {"command": sys.executable, "args": ["-c", "import time; time.sleep(3600)"],
+                 "connect_timeout": 3600}
+
+
+@pytest.mark.parametrize("command", [["--help"], ["tools", "list"], ["plugins", "list"], ["toolsets", "list"]])
+def test_commands_with_a_server_that_never_answers_return_without_waiting_for_it(isolated_home, command):
+    (isolated_home / "config.yaml").write_text(yaml.safe_dump({"mcp_servers": {"silent": NEVER_ANSWERS}}))
+    result = subprocess.run([*support.hermes_command(), *command], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+
+
+def test_tools_list_says_a_server_never_listed_is_connecting(isolated_home):
+    (isolated_home / "config.yaml").write_text(yaml.safe_dump({"mcp_servers": {"silent": NEVER_ANSWERS}}))
+    result = subprocess.run([*support.hermes_command(), "tools", "list"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "MCP server 'silent' is connecting: its tools are not listed yet" in result.stderr
 
 
 def test_hermes_mcp_list_shows_state_tool_count_and_last_error(isolated_home):

@@ -262,6 +262,7 @@ def hermes_client(isolated_home: Path) -> Iterator[Callable[[dict], Runtime]]:
         runtime = Runtime(home=isolated_home)
         runtimes.append(runtime)
         runtime.load_plugins()
+        runtime.start_mcp()  # loading lists from the cache; connect now
         return runtime
 
     yield start

@@ -79,6 +79,7 @@ def runtimes(homes, tmp_path):
     second = Runtime(home=b, workspace=work_b, entry_points=[TERMINAL])
     for runtime in (first, second):
         runtime.load_plugins()
+        runtime.start_mcp()  # loading lists from the cache; connect now
     yield first, second
     for runtime in (first, second):
         runtime.close()

@@ -1,4 +1,5 @@
-"""Startup stays lean: importing the core imports neither mcp nor any plugin module."""
+"""Startup stays lean: importing the core imports almost nothing, and listing from warm caches builds no pydantic
+model, parses no YAML, scans no distribution metadata and imports neither ``mcp`` nor any plugin module."""
 
 from __future__ import annotations
 
@@ -6,10 +7,64 @@ import json
 import subprocess
 import sys
 
+import yaml
 
-def test_import_hermes_core_imports_no_mcp_and_no_plugin():
-    code = ("import sys, json, hermes_core; print(json.dumps(sorted(m for m in sys.modules "
-            "if m.split('.')[0] in ('mcp', 'hermes_plugins', 'httpx', 'jsonschema', 'cookiecutter') "
-            "or m.startswith('hermes_plugin_'))))")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert json.loads(result.stdout) == []
+#: Packages that must stay off the paths below (with their submodules); plugin code too: a first-party pack, or a
+#: directory plugin (under the loader's own namespace module ``hermes_plugins``).
+HEAVY = ("pydantic", "yaml", "packaging", "importlib.metadata", "mcp", "httpx", "jsonschema", "cookiecutter",
+         "ruamel", "asyncio", "hermes_core.manifest", "hermes_core.config", "hermes_core.index")
+
+LISTING = """
+import json, sys
+sys.argv = ["hermes", *{argv!r}]
+from hermes_core.cli import main
+try:
+    main()
+finally:
+    print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+"""
+
+
+def heavy(modules: list[str]) -> list[str]:
+    return [m for m in modules if m.startswith(("hermes_plugin_", "hermes_plugins."))
+            or any(m == h or m.startswith(f"{h}.") for h in HEAVY)]
+
+
+def test_import_hermes_core_imports_only_its_package_init():
+    code = "import sys, json, hermes_core; print(json.dumps(sorted(sys.modules)))"
+    modules = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                        check=True).stdout)
+    assert [m for m in modules if m.startswith("hermes_core")] == ["hermes_core", "hermes_core._version"]
+    assert heavy(modules) == [] and not {"click", "pluggy"} & set(modules)
+
+
+def listing_modules(argv: list[str]) -> list[str]:
+    result = subprocess.run([sys.executable, "-c", LISTING.format(argv=argv)], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stderr.strip().splitlines()[-1])
+
+
+def test_listing_from_warm_caches_builds_no_model_and_imports_no_plugin_or_mcp(plugins, isolated_home):
+    plugins.folder("declared", manifest="name: declared\nrequires_hermes: '>=0.1'\ntools:\n  - {name: d_tool, "
+                                        "toolset: d, description: x, handler: .tools:run}\n", init="")
+    plugins.folder("off", manifest="name: off\ntools: []\n", init="raise RuntimeError('imported')\n")
+    (isolated_home / "config.yaml").write_text(yaml.safe_dump({
+        "plugins": {"disabled": ["off"], "hook_timeout": 5},
+        "mcp_servers": {"never": {"command": sys.executable, "args": ["-c", "import time; time.sleep(3600)"]}}}))
+    for argv in (["plugins", "list"], ["tools", "list"], ["--help"]):
+        listing_modules(argv)  # the first run fills the discovery and config caches
+        assert heavy(listing_modules(argv)) == [], argv
+
+
+def test_an_edited_config_is_validated_again_and_an_invalid_one_reported(isolated_home):
+    config = isolated_home / "config.yaml"
+    config.write_text("plugins:\n  hook_timeout: 5\n")
+    listing_modules(["plugins", "list"])
+    config.write_text("plugins:\n  hook_timeout: soon\n")
+    result = subprocess.run([sys.executable, "-c", LISTING.format(argv=["plugins", "list"])], capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 1 and "config.yaml:2: plugins.hook_timeout" in result.stderr
+    config.write_text("plugins:\n  hook_timeout: 0\n")
+    assert "pydantic" in listing_modules(["plugins", "list"])  # validated once for the new content
+    assert "pydantic" not in listing_modules(["plugins", "list"])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 import threading
@@ -12,10 +11,11 @@ import click
 
 from .._version import __version__
 from ..errors import HermesError
-from ._common import plugin_cli_command
+from ._common import LazyGroup, plugin_cli_command
 
 __all__ = ["cli", "main"]
 
+#: Each built-in group: the module that defines it (as a click group of the same name), and its help line.
 _GROUPS = {
     "plugins": ("hermes_core.cli.plugins", "Find, install, enable and inspect plugins."),
     "tools": ("hermes_core.cli.tools", "List, show and call tools."),
@@ -25,30 +25,28 @@ _GROUPS = {
 }
 
 
-class HermesGroup(click.Group):
+class HermesGroup(LazyGroup):
     """Built-in groups load lazily; commands that plugins register are added after them."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         from ._common import runtime
 
-        return [*_GROUPS, *sorted(runtime().cli_commands)]
+        return [*self.lazy, *sorted(runtime().cli_commands)]
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        if name in _GROUPS:
-            module = importlib.import_module(_GROUPS[name][0])
-            return getattr(module, name)
+        if name in self.lazy:
+            return super().get_command(ctx, name)
         return plugin_cli_command(name)
 
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+    def command_rows(self, ctx: click.Context, limit: int) -> list[tuple[str, str]]:
         from ._common import runtime
 
-        rows = [(name, help_text) for name, (_, help_text) in _GROUPS.items()]
-        rows += [(name, command.help) for name, command in sorted(runtime().cli_commands.items())]
-        with formatter.section("Commands"):
-            formatter.write_dl(rows)
+        return [(name, help_text) for name, (_, help_text) in self.lazy.items()] + \
+            [(name, command.help) for name, command in sorted(runtime().cli_commands.items())]
 
 
-@click.group(cls=HermesGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=HermesGroup, lazy={name: (f"{module}:{name}", text) for name, (module, text) in _GROUPS.items()},
+             context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="hermes")
 def cli() -> None:
     """Hermes: tools for AI agents, as plugins.

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-import argparse
+import importlib
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..home import HermesHome
-from ..runtime import Runtime, default_runtime
 
-__all__ = ["UserError", "echo_json", "home", "plugin_cli_command", "runtime"]
+if TYPE_CHECKING:
+    from ..runtime import Runtime
+
+__all__ = ["LazyGroup", "UserError", "echo_json", "home", "plugin_cli_command", "runtime"]
 
 
 class UserError(click.ClickException):
@@ -25,7 +27,45 @@ def home() -> HermesHome:
 
 def runtime() -> Runtime:
     """The default runtime with its plugins loaded."""
+    from ..runtime import default_runtime
+
     return default_runtime()
+
+
+class LazyGroup(click.Group):
+    """A group some of whose commands live in other modules, imported only when that command runs (its
+    ``--help`` included): ``lazy`` maps a name to ``("module:attribute", "one line of help")``."""
+
+    def __init__(self, *args: Any, lazy: dict[str, tuple[str, str]] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = lazy or {}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.lazy:
+            module, _, attribute = self.lazy[name][0].partition(":")
+            command: click.Command = getattr(importlib.import_module(module), attribute)
+            return command
+        return super().get_command(ctx, name)
+
+    def command_rows(self, ctx: click.Context, limit: int) -> list[tuple[str, str]]:
+        """``(name, help)`` of each command, lazy ones from their declared help (nothing is imported)."""
+        rows = []
+        for name in self.list_commands(ctx):
+            if name in self.lazy:
+                rows.append((name, self.lazy[name][1]))
+            elif (command := super().get_command(ctx, name)) is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit=limit)))
+        return rows
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        names = self.list_commands(ctx)
+        rows = self.command_rows(ctx, formatter.width - 6 - max(map(len, names), default=0))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
 
 def echo_json(data: Any) -> None:
@@ -44,6 +84,8 @@ def plugin_cli_command(name: str) -> click.Command | None:
                                                                       "help_option_names": []})
     @click.argument("argv", nargs=-1, type=click.UNPROCESSED)
     def command(argv: tuple[str, ...]) -> None:
+        import argparse
+
         parser = argparse.ArgumentParser(prog=f"hermes {name}", description=registered.description or None)
         registered.setup_fn(parser)
         args = parser.parse_args(list(argv))

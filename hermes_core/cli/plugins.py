@@ -4,53 +4,30 @@ from __future__ import annotations
 
 import importlib
 import os
-import shutil
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-import yaml
-from packaging.utils import canonicalize_name
 
-from ..compile import CompileError, compile_manifest, manifest_drift
-from ..config import ConfigError, HermesConfig, PluginsConfig, remove_from_list
-from ..discovery import PluginCandidate, candidate_for_validation
-from ..home import HermesHome
-from ..index import PluginIndexError, load_index
-from ..installer import (
-    InstallerError,
-    InstallTarget,
-    changed,
-    check_environment,
-    describe_versions,
-    frozen_plugins,
-    install_target,
-    newly_installed,
-    pip,
-    plugin_distributions,
-    snapshot,
-)
-from ..loader import reference_problems
-from ..manifest import unannotated_tools
-from ..records import PluginRecord
-from ..runtime import Runtime
-from ._common import UserError, echo_json, home, runtime
-from .index import search_command, show_entry
-from .scaffold import new
+from ._common import LazyGroup, UserError, echo_json, home, runtime
+
+if TYPE_CHECKING:
+    from ..discovery import PluginCandidate
+    from ..installer import InstallTarget
+    from ..records import PluginRecord
+    from ..runtime import Runtime
 
 __all__ = ["plugins"]
 
 ALWAYS_SHOWN = ("loaded", "declared", "error")
 
 
-@click.group()
+@click.group(cls=LazyGroup, lazy={
+    "new": ("hermes_core.cli.scaffold:new", "Create a plugin project (a pip-installable package) from the template."),
+    "search": ("hermes_core.cli.index:search_command", "Search the plugin index by id, tool name, tag and summary."),
+})
 def plugins() -> None:
     """Find, install, enable and inspect plugins."""
-
-
-plugins.add_command(new)
-plugins.add_command(search_command, "search")
 
 
 def describe(rt: Runtime, record: PluginRecord) -> dict[str, Any]:
@@ -192,6 +169,9 @@ def info(plugin_id: str, as_json: bool) -> None:
 
 
 def _index_info(plugin_id: str, as_json: bool) -> None:
+    from ..index import load_index
+    from .index import show_entry
+
     entry = load_index(home=home()).get(plugin_id)
     if entry is None:
         raise UserError(f"no plugin {plugin_id!r} is installed or listed in the plugin index; "
@@ -217,6 +197,11 @@ def install(spec: str, as_pip: bool, upgrade: bool, force_reinstall: bool, edita
     A bare NAME the index does not list is refused (pip would install whatever PyPI project has that
     name); --pip installs it anyway. What pip installs without providing a plugin is uninstalled again.
     """
+    from packaging.utils import canonicalize_name
+
+    from ..installer import InstallerError, changed, check_environment, pip, snapshot
+    from ..runtime import Runtime
+
     try:
         check_environment()
         target = _install_target(spec, as_pip or editable)
@@ -245,8 +230,12 @@ def install(spec: str, as_pip: bool, upgrade: bool, force_reinstall: bool, edita
 
 
 def _install_target(spec: str, as_pip: bool) -> InstallTarget:
+    from ..installer import install_target
+
     if as_pip:
         return install_target(spec, None, as_pip=True)
+    from ..index import PluginIndexError, load_index
+
     try:
         return install_target(spec, load_index(home=home()))
     except PluginIndexError as exc:
@@ -255,6 +244,8 @@ def _install_target(spec: str, as_pip: bool) -> InstallTarget:
 
 def _roll_back(target: InstallTarget, before: dict[str, str], after: dict[str, str]) -> None:
     """Nothing pip installed provides a plugin: uninstall what this command added, and say so."""
+    from ..installer import changed, describe_versions, newly_installed, pip
+
     added = newly_installed(before, after)
     upgraded = [name for name in changed(before, after) if name in before]
     what = f"{target.requirement} provides no Hermes plugin (no `hermes_agent.plugins` entry point)"
@@ -290,6 +281,8 @@ def _report_installed(record: PluginRecord, version_before: str | None, force_re
 @click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
 def uninstall(plugin_id: str, yes: bool) -> None:
     """Uninstall the distribution that provides a plugin (broken plugins too)."""
+    from ..installer import InstallerError, check_environment, pip, plugin_distributions
+
     dist = plugin_distributions().get(plugin_id)
     if dist is None:
         folder = next((r for r in runtime().plugins if r.id == plugin_id and r.source != "pip"), None)
@@ -318,6 +311,7 @@ def _require_known(plugin_id: str) -> None:
 def enable(plugin_id: str) -> None:
     """Enable a plugin: drop it from plugins.disabled, and add it to an allow-list if one exists."""
     _require_known(plugin_id)
+    from ..config import remove_from_list
 
     def change(document: Any) -> None:
         section = document.setdefault("plugins", {})
@@ -353,6 +347,8 @@ def freeze(as_json: bool) -> None:
 
     Directory plugins (user, project) are folders, not distributions: they appear as comments.
     """
+    from ..installer import frozen_plugins
+
     frozen = frozen_plugins()
     folders = [r for r in runtime().plugins if r.source != "pip"]
     if as_json:
@@ -388,11 +384,17 @@ def validate(target: str, imports: bool) -> None:
         click.echo(f"invalid: {problem or 'no plugin.yaml'}")
         raise click.exceptions.Exit(1)
     problems = [f"warning: {w}" for w in candidate.warnings]
+    from ..manifest import unannotated_tools
+
     problems += [f"warning: tool {name}: {missing}, so it counts as one that may change things (it asks under "
                  "approvals.policy `writes` and is left out under `read-only`); add e.g. `annotations: {read_only: "
                  "true}`" for name, missing in unannotated_tools(manifest).items()]
     if imports:
+        from ..loader import reference_problems
+
         problems += reference_problems(candidate)
+    from ..compile import manifest_drift
+
     drift, drift_warnings = manifest_drift(candidate, imports)
     problems += [*drift, *(f"warning: {w}" for w in drift_warnings)]
     errors = [p for p in problems if not p.startswith("warning:")]
@@ -408,6 +410,8 @@ def validate(target: str, imports: bool) -> None:
 
 
 def _validation_candidate(target: str) -> PluginCandidate:
+    from ..discovery import candidate_for_validation
+
     path = Path(target)
     if path.exists():
         candidate = candidate_for_validation(path)
@@ -422,22 +426,32 @@ def _validation_candidate(target: str) -> PluginCandidate:
     return record.candidate
 
 
-@dataclass(frozen=True)
-class _SalvagedHome(HermesHome):
-    """A home whose invalid config.yaml is replaced by what could be read of it (for ``doctor`` only)."""
-
-    salvaged: HermesConfig = field(default_factory=HermesConfig)
-
-    def config(self) -> HermesConfig:
-        return self.salvaged
-
-
 def _runtime_despite_invalid_config() -> tuple[Runtime, str]:
     """A runtime for ``doctor`` when config.yaml is invalid, and what it did about it.
 
     Which plugins the user disabled is read from the file when that part of it is readable; otherwise no
     plugin is imported at all, so nothing runs that the user may have switched off.
     """
+    from dataclasses import dataclass, field
+
+    import yaml
+
+    from ..config import HermesConfig, PluginsConfig
+    from ..home import HermesHome
+    from ..runtime import Runtime
+
+    @dataclass(frozen=True)
+    class _SalvagedHome(HermesHome):  # defined here: the config models are built only when doctor needs them
+        """A home whose invalid config.yaml is replaced by what could be read of it."""
+
+        salvaged: HermesConfig = field(default_factory=HermesConfig)
+
+        def config(self) -> HermesConfig:
+            return self.salvaged
+
+        def config_data(self) -> dict[str, Any]:
+            return self.salvaged.model_dump(mode="json")
+
     root = home().root
     try:
         data = yaml.safe_load((root / "config.yaml").read_text(encoding="utf-8")) or {}
@@ -463,6 +477,8 @@ def compile_command(path: Path) -> None:
     file's comments, order and the fields the code does not give (check, emoji, ...); creates plugin.yaml
     next to the package's __init__.py when there is none.
     """
+    from ..compile import CompileError, compile_manifest
+
     try:
         result = compile_manifest(path)
     except CompileError as exc:
@@ -488,6 +504,8 @@ def doctor(strict: bool, as_json: bool) -> None:
     is this CLI too). Unset variables of a plugin's requires_env are notes; --strict fails only on problems.
     An invalid config.yaml is reported first, and the report of every plugin still follows.
     """
+    from ..config import ConfigError
+
     config_problem = fallback = None
     try:
         home().config()
@@ -554,6 +572,8 @@ def doctor(strict: bool, as_json: bool) -> None:
 
 def hermes_command() -> dict[str, Any]:
     """Which ``hermes`` the shell runs and whether it is this CLI: Hermes Agent installs a ``hermes`` of its own."""
+    import shutil
+
     path = shutil.which("hermes")
     if path is None:
         return {"path": None, "ours": False, "problem": None,

@@ -46,6 +46,10 @@ def list_tools(enabled: str | None, disabled: str | None, show_all: bool, as_jso
         row = _row(rt, entry)
         if row["available"] or show_all:
             rows.append(row)
+    for server in rt.mcp.status() if rt.mcp is not None else ():
+        if server.state == "connecting":  # never listed: this command does not wait for it
+            click.echo(f"note: MCP server '{server.name}' is connecting: its tools are not listed yet "
+                       "(`hermes mcp list` connects to it)", err=True)
     if as_json:
         echo_json(rows)
         return

@@ -10,11 +10,9 @@ fails as usual; :func:`import_problem` turns that failure into a reason naming t
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import contextvars
 import importlib
-import importlib.abc
 import importlib.machinery
 import sys
 import threading
@@ -22,11 +20,13 @@ import types
 import weakref
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from ..toolcontext import CURRENT
 
 if TYPE_CHECKING:
+    import importlib.abc
+
     from ..context import PluginContext
 
 __all__ = ["HERMES_AGENT_INTERNALS", "SHIMS", "claim", "host", "import_problem", "install_shims", "loading"]
@@ -118,7 +118,10 @@ def _caller_context() -> PluginContext | None:
     return None
 
 
-class _ShimLoader(importlib.abc.Loader):
+class _ShimLoader:
+    """The loader of a shim module (an ``importlib.abc.Loader`` by protocol: importing ``importlib.abc`` would
+    cost every command, since loading any plugin installs the shims)."""
+
     def __init__(self, source: str | None) -> None:
         self.source = source
 
@@ -136,15 +139,17 @@ class _ShimLoader(importlib.abc.Loader):
         module.__all__ = list(implementation.__all__)  # type: ignore[attr-defined]
 
 
-class ShimFinder(importlib.abc.MetaPathFinder):
-    """Serves :data:`SHIMS` to plugin code when no real module of that name exists (it is the last finder)."""
+class ShimFinder:
+    """Serves :data:`SHIMS` to plugin code when no real module of that name exists (it is the last finder; a
+    meta path finder by protocol, not derived from ``importlib.abc``)."""
 
     def find_spec(self, fullname: str, path: Sequence[str] | None = None,
                   target: types.ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
         if fullname.split(".")[0] not in _TOPS or fullname not in SHIMS or _caller_context() is None:
             return None
         package = SHIMS[fullname] is None
-        spec = importlib.machinery.ModuleSpec(fullname, _ShimLoader(SHIMS[fullname]), is_package=package)
+        loader = cast("importlib.abc.Loader", _ShimLoader(SHIMS[fullname]))
+        spec = importlib.machinery.ModuleSpec(fullname, loader, is_package=package)
         if package:
             spec.submodule_search_locations = []
         return spec
@@ -195,6 +200,8 @@ def _plugin_frame(exc: BaseException, prefix: str) -> tuple[str | None, int | No
 
 def _dotted_import(filename: str, line: int, missing: str, exc: ImportError) -> str | None:
     """The dotted name the import statement at ``filename:line`` asked for, e.g. ``gateway.platforms.base``."""
+    import ast
+
     try:
         tree = ast.parse(Path(filename).read_bytes(), filename)
     except (OSError, SyntaxError, ValueError):

@@ -1,12 +1,18 @@
 """``McpManager``: every configured MCP server's session on one background event-loop thread, and the
-servers' tools in the registry as ``mcp__<server>__<tool>`` (toolset ``mcp-<server>``, alias ``<server>``)."""
+servers' tools in the registry as ``mcp__<server>__<tool>`` (toolset ``mcp-<server>``, alias ``<server>``).
+
+Listing never waits for a server: :meth:`McpManager.load` registers each server's tools from its last
+successful listing (``listing.py``), without a connection and without importing the ``mcp`` SDK. A server
+is connected on the first call of one of its tools, by :meth:`McpManager.list_new` (a server never listed
+yet, once, bounded by its ``connect_timeout``) or by :meth:`McpManager.connect`; every live listing is kept
+for the next process.
+"""
 
 from __future__ import annotations
 
-import asyncio
 import atexit
-import concurrent.futures
 import contextlib
+import fnmatch
 import json
 import logging
 import threading
@@ -16,15 +22,18 @@ from dataclasses import asdict, dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from ..config import McpServerConfig
 from ..registry import ToolAnnotations, ToolEntry, ToolRegistry, tool_entry
 from ..toolsets import ALL_NAMES, LEGACY_TOOLSETS, PRESETS, Toolsets
+from .listing import ListingCache
 from .naming import ToolNames, log_file_name, toolset_name
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    import asyncio
+    import concurrent.futures
+    from collections.abc import Callable, Iterable, Mapping
     from pathlib import Path
 
+    from ..config import McpServerConfig
     from .session import ServerConnection
 
 __all__ = ["MAX_DEPTH", "McpManager", "ServerStatus"]
@@ -45,7 +54,8 @@ class ServerStatus:
     name: str
     #: ``stdio``, ``http`` or ``sse``.
     transport: str
-    #: ``connecting``, ``ready``, ``unavailable``, ``disabled`` or ``closed``.
+    #: ``connecting`` (never listed, or its first connection is under way), ``cached`` (its tools come from
+    #: its last listing; not connected yet), ``ready``, ``unavailable``, ``disabled`` or ``closed``.
     state: str
     #: Registry names of the tools it contributes now.
     tools: list[str] = field(default_factory=list)
@@ -70,7 +80,8 @@ class ServerStatus:
 @dataclass
 class _Server:
     name: str
-    config: McpServerConfig
+    #: Its ``mcp_servers`` entry as plain data, defaults filled in.
+    config: dict[str, Any]
     names: ToolNames
     connection: ServerConnection | None = None
     disabled: str | None = None
@@ -79,10 +90,30 @@ class _Server:
     skipped: dict[str, str] = field(default_factory=dict)
     first_attempt: threading.Event = field(default_factory=threading.Event)
     future: concurrent.futures.Future[None] | None = None
+    #: Its tools were registered from its last listing.
+    cached: bool = False
 
     @property
     def plugin(self) -> str:
         return f"mcp:{self.name}"
+
+
+def selects(rules: Mapping[str, Any], tool: str) -> bool:
+    """Whether a server's ``tools: {include, exclude}`` lets ``tool`` through (names or shell-style patterns)."""
+    include, exclude = rules.get("include"), rules.get("exclude") or ()
+    if include is not None and not any(fnmatch.fnmatchcase(tool, pattern) for pattern in include):
+        return False
+    return not any(fnmatch.fnmatchcase(tool, pattern) for pattern in exclude)
+
+
+def transport(config: Mapping[str, Any]) -> str:
+    """``stdio``, ``http`` or ``sse``: a server entry's ``type``, else ``http`` with a ``url``, else ``stdio``
+    (``McpServerConfig.transport`` on the entry's plain data)."""
+    return config.get("type") or ("http" if config.get("url") else "stdio")
+
+
+def _plain(config: McpServerConfig | Mapping[str, Any]) -> dict[str, Any]:
+    return config.model_dump(mode="json") if hasattr(config, "model_dump") else dict(config)
 
 
 class _RemoteTool:
@@ -119,6 +150,8 @@ class _Pending:
         self.task = loop.create_task(self._run(coroutine))
 
     async def _run(self, coroutine: Any) -> None:
+        import asyncio
+
         try:
             self.result = await coroutine
         except asyncio.CancelledError:
@@ -148,61 +181,114 @@ class _Pending:
 
 
 class McpManager:
-    """Owns the event-loop thread, one connection per enabled server, and their tools in the registry."""
+    """Owns the event-loop thread, one connection per enabled server, and their tools in the registry.
 
-    def __init__(self, registry: ToolRegistry, toolsets: Toolsets, servers: Mapping[str, McpServerConfig],
-                 log_dir: Path) -> None:
+    ``servers`` are the ``mcp_servers`` entries (models, or their plain data with defaults filled in);
+    ``cache_dir`` keeps each server's last listing (None: no listing is kept).
+    """
+
+    def __init__(self, registry: ToolRegistry, toolsets: Toolsets,
+                 servers: Mapping[str, McpServerConfig | Mapping[str, Any]], log_dir: Path,
+                 cache_dir: Path | None = None) -> None:
         self.registry = registry
         self.toolsets = toolsets
-        self.configured = dict(servers)
+        self.configured = {name: _plain(config) for name, config in servers.items()}
         self.log_dir = log_dir
+        self.listings = ListingCache(cache_dir) if cache_dir is not None else None
         self._servers: dict[str, _Server] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._changed = threading.Condition()
+        self._connect_lock = threading.Lock()
         self._pending: set[_Pending] = set()
         self._awaited: set[concurrent.futures.Future[str]] = set()
         self._closed = False
 
     # -- lifecycle ----------------------------------------------------------------------------
 
+    def load(self) -> McpManager:
+        """Register each enabled server's tools from its last listing: no connection, no ``mcp`` import."""
+        for name, config in self.configured.items():
+            if name in self._servers:
+                continue
+            server = self._servers[name] = _Server(name, config, ToolNames(name), disabled=None
+                                                   if config.get("enabled", True) else "disabled in config.yaml")
+            tools = self.listings.load(name, config) if self.listings and server.disabled is None else None
+            if tools is not None:
+                self._sync_tools(server, tools)
+                server.cached = True
+        return self
+
     def start(self) -> McpManager:
         """Connect every enabled server; return once each has connected or failed its first attempt."""
-        for name, config in self.configured.items():
-            self._servers[name] = _Server(name, config, ToolNames(name),
-                                          disabled=None if config.enabled else "disabled in config.yaml")
-        enabled = [s for s in self._servers.values() if s.disabled is None]
-        if not enabled:
-            return self
+        return self.connect(wait=True)
+
+    def list_new(self) -> None:
+        """Connect the servers never listed yet and wait for their first attempt (each bounded by its
+        ``connect_timeout``): once per server, so later calls do not wait."""
+        self.load()
+        fresh = [s.name for s in self._servers.values() if s.disabled is None and not s.cached and s.future is None]
+        if fresh:
+            self.connect(fresh, wait=True)
+
+    def connect(self, names: Iterable[str] | None = None, *, wait: bool = True) -> McpManager:
+        """Start the connections of the enabled servers (``names``: only those) that have none yet — this
+        imports ``mcp`` — and with ``wait`` return once each has connected or failed its first attempt."""
+        self.load()
+        with self._connect_lock:
+            if self._closed:
+                return self
+            chosen = [s for s in self._servers.values() if (names is None or s.name in names)
+                      and s.disabled is None and s.connection is None]
+            running = self._connections(chosen)
+            if running:
+                self._start_loop()
+                import asyncio
+
+                assert self._loop is not None
+                for server in running:
+                    assert server.connection is not None
+                    server.future = asyncio.run_coroutine_threadsafe(
+                        server.connection.run(server.first_attempt.set), self._loop)
+        if wait and running:
+            deadline = time.monotonic() + max(s.config["connect_timeout"] for s in running) + 5.0
+            for server in running:
+                server.first_attempt.wait(max(0.0, deadline - time.monotonic()))
+        return self
+
+    def _connections(self, servers: list[_Server]) -> list[_Server]:
+        """Give ``servers`` their connections (the ``mcp`` SDK is imported here); those that can run."""
+        if not servers:
+            return []
         try:
             from .session import ServerConnection, nesting_depth
         except ImportError as exc:
-            for server in enabled:
+            for server in servers:
                 server.disabled = f"the 'mcp' package is not installed ({exc}); pip install 'hermes-tools[mcp]'"
-            return self
-        for server in enabled:
-            if server.config.command and nesting_depth() >= MAX_DEPTH:
+            return []
+        from ..config import McpServerConfig
+
+        for server in servers:
+            if server.config.get("command") and nesting_depth() >= MAX_DEPTH:
                 server.disabled = f"not started: Hermes MCP servers are nested {nesting_depth()} deep"
                 continue
-            server.connection = ServerConnection(server.name, server.config,
+            server.connection = ServerConnection(server.name, McpServerConfig.model_validate(server.config),
                                                  self.log_dir / log_file_name(server.name), self)
-        running = [s for s in enabled if s.connection is not None]
-        if not running:
-            return self
+        return [s for s in servers if s.connection is not None]
+
+    def _start_loop(self) -> None:
+        if self._loop is not None:
+            return
+        import asyncio
+
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._run_loop, name="hermes-mcp", daemon=True)
         self._thread.start()
         _live.add(self)
-        for server in running:
-            assert server.connection is not None
-            server.future = asyncio.run_coroutine_threadsafe(server.connection.run(server.first_attempt.set),
-                                                             self._loop)
-        deadline = time.monotonic() + max(s.config.connect_timeout for s in running) + 5.0
-        for server in running:
-            server.first_attempt.wait(max(0.0, deadline - time.monotonic()))
-        return self
 
     def _run_loop(self) -> None:
+        import asyncio
+
         loop = self._loop
         assert loop is not None
         asyncio.set_event_loop(loop)
@@ -230,6 +316,8 @@ class McpManager:
                 assert server.connection is not None
                 loop.call_soon_threadsafe(server.connection.stop)
             # Each connection closes its child's stdin, then terminates its process group if it lingers.
+            import concurrent.futures
+
             futures = [s.future for s in running if s.future is not None]
             concurrent.futures.wait(futures, timeout=20.0)
             for future in futures:
@@ -255,13 +343,18 @@ class McpManager:
 
     def status(self) -> list[ServerStatus]:
         """One status per configured server, in config order."""
+        self.load()
         statuses = []
         for server in self._servers.values():
             connection = server.connection
-            status = ServerStatus(server.name, server.config.transport,
-                                  "disabled" if connection is None else connection.state,
-                                  sorted(entry.name for entry in list(server.tools.values())),
-                                  server.disabled if connection is None else connection.last_error,
+            if connection is not None:
+                state, error = connection.state, connection.last_error
+            elif server.disabled is not None:
+                state, error = "disabled", server.disabled
+            else:
+                state, error = ("cached" if server.cached else "connecting"), None
+            status = ServerStatus(server.name, transport(server.config), state,
+                                  sorted(entry.name for entry in list(server.tools.values())), error,
                                   skipped=dict(server.skipped))
             if connection is not None:
                 status.server = connection.server_info
@@ -291,27 +384,37 @@ class McpManager:
         return None
 
     def check(self, name: str) -> bool:
-        """The ``check_fn`` of a server's tools: raises with the reason while it is not ready."""
+        """The ``check_fn`` of a server's tools: raises with the reason while it cannot answer. Tools listed
+        from the cache count as available until a connection shows otherwise (a call connects)."""
         server = self._servers[name]
         connection = server.connection
-        if connection is not None and connection.state == "ready":
+        if connection.state in ("ready", "connecting") if connection is not None else server.disabled is None:
             return True
         state = "disabled" if connection is None else connection.state
         reason = server.disabled if connection is None else connection.last_error
         raise RuntimeError(f"MCP server '{name}' is {state}" + (f": {reason}" if reason else ""))
 
-    def _connected(self, name: str) -> tuple[ServerConnection, asyncio.AbstractEventLoop]:
-        connection = self._servers[name].connection
+    def _connected(self, name: str, *, wait: bool) -> tuple[ServerConnection, asyncio.AbstractEventLoop]:
+        """Server ``name``'s connection and the manager's loop. A server not connected yet is connected now, and
+        with ``wait`` one still connecting is waited for (at most its ``connect_timeout``)."""
+        server = self._servers[name]
+        if server.connection is None:
+            self.connect([name], wait=False)
+        connection = server.connection
         loop = self._loop
         if connection is None or loop is None or self._closed:
-            raise RuntimeError(f"MCP server '{name}' is not connected")
+            raise RuntimeError(f"MCP server '{name}' is not connected" +
+                               (f": {server.disabled}" if server.disabled else ""))
+        if wait and connection.state == "connecting":
+            self.wait_for(lambda: connection.state != "connecting", connection.config.connect_timeout + _SYNC_GRACE)
         return connection, loop
 
     def call(self, name: str, tool: str, arguments: dict[str, Any]) -> str:
-        """Call ``tool`` (the server's own name) of server ``name`` from any thread but the loop's."""
-        connection, loop = self._connected(name)
+        """Call ``tool`` (the server's own name) of server ``name`` from any thread but the loop's; a server
+        not connected yet is connected first (waiting at most its ``connect_timeout``)."""
         if threading.current_thread() is self._thread:
             raise RuntimeError("an MCP tool cannot be called from the MCP event-loop thread itself")
+        connection, loop = self._connected(name, wait=True)
         # A bare lock, not run_coroutine_threadsafe's future: the hop between threads is most of the
         # overhead a registry call adds to the remote call, and a lock is the cheapest way back.
         pending = _Pending()
@@ -332,8 +435,16 @@ class McpManager:
 
     async def acall(self, name: str, tool: str, arguments: dict[str, Any]) -> str:
         """:meth:`call` from a coroutine on any event loop: the call runs on the manager's loop and is awaited
-        without blocking the caller's; cancelling the awaiting task cancels the call."""
-        connection, loop = self._connected(name)
+        without blocking the caller's; cancelling the awaiting task cancels the call. A server not connected
+        yet is connected first, off the caller's loop (that imports ``mcp`` and waits for the handshake)."""
+        import asyncio
+
+        server = self._servers[name]
+        on_own_loop = self._loop is not None and asyncio.get_running_loop() is self._loop
+        if not on_own_loop and (server.connection is None or server.connection.state == "connecting"):
+            connection, loop = await asyncio.to_thread(partial(self._connected, name, wait=True))
+        else:
+            connection, loop = self._connected(name, wait=False)
         if asyncio.get_running_loop() is loop:
             return await connection.call(tool, arguments)
         future = asyncio.run_coroutine_threadsafe(connection.call(tool, arguments), loop)
@@ -359,19 +470,22 @@ class McpManager:
 
     def on_tools(self, connection: ServerConnection, tools: list[Any]) -> None:
         server = self._servers[connection.name]
+        listed = [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools]
         try:
-            self._sync_tools(server, tools)
+            self._sync_tools(server, listed)
+            if self.listings is not None:
+                self.listings.store(server.name, server.config, listed)
         finally:
             self.registry.invalidate_checks()
             self._notify()
 
     # -- the registry -------------------------------------------------------------------------
 
-    def _sync_tools(self, server: _Server, tools: list[Any]) -> None:
-        """Make the registry hold exactly the listed (and selected) tools of ``server``."""
+    def _sync_tools(self, server: _Server, tools: list[dict[str, Any]]) -> None:
+        """Make the registry hold exactly the listed (and selected) tools of ``server`` (MCP's wire form)."""
         registry = self.registry
-        assert server.connection is not None
-        listed = {tool.name: tool for tool in tools if server.connection.selects(tool.name)}
+        rules = server.config.get("tools") or {}
+        listed = {tool["name"]: tool for tool in tools if selects(rules, tool["name"])}
         for original in [o for o in server.tools if o not in listed]:
             entry = server.tools.pop(original)
             server.fingerprints.pop(original, None)
@@ -391,7 +505,7 @@ class McpManager:
                 server.skipped[original] = reason
                 continue
             server.skipped.pop(original, None)
-            fingerprint = json.dumps(tool.model_dump(mode="json", by_alias=True, exclude_none=True), sort_keys=True)
+            fingerprint = json.dumps(tool, sort_keys=True)
             if existing is not None and existing is server.tools.get(original) \
                     and server.fingerprints.get(original) == fingerprint:
                 continue
@@ -404,13 +518,15 @@ class McpManager:
         if server.tools:
             self._add_alias(server.name)
 
-    def _entry(self, server: _Server, original: str, name: str, tool: Any) -> ToolEntry:
-        description = tool.description or tool.title or f"{original} (a tool of MCP server '{server.name}')"
-        parameters = dict(tool.input_schema or {})
+    def _entry(self, server: _Server, original: str, name: str, tool: dict[str, Any]) -> ToolEntry:
+        description = tool.get("description") or tool.get("title") or \
+            f"{original} (a tool of MCP server '{server.name}')"
+        parameters = dict(tool.get("inputSchema") or {})
         parameters.setdefault("type", "object")
         if parameters["type"] == "object":
             parameters.setdefault("properties", {})
-        annotations = ToolAnnotations.from_mcp(tool.annotations) if server.config.trust_annotations else None
+        annotations = (ToolAnnotations.from_mcp(tool.get("annotations"))
+                       if server.config.get("trust_annotations", True) else None)
         return tool_entry(name, toolset_name(server.name), _RemoteTool(self, server.name, original),
                           description=description, parameters=parameters, check_fn=partial(self.check, server.name),
                           plugin=server.plugin, annotations=annotations)

@@ -7,7 +7,6 @@ the client that imports the ``mcp`` SDK.
 from __future__ import annotations
 
 import contextlib
-import fnmatch
 import json
 import logging
 import os
@@ -146,13 +145,6 @@ class ServerConnection:
         if config.transport != "stdio" and (not config.url or config.command):
             return f"type {config.transport!r} needs a 'url' (and no 'command')"
         return None
-
-    def selects(self, tool: str) -> bool:
-        """Whether ``tools: {include, exclude}`` lets ``tool`` through (names or shell-style patterns)."""
-        rules = self.config.tools
-        if rules.include is not None and not any(fnmatch.fnmatchcase(tool, p) for p in rules.include):
-            return False
-        return not any(fnmatch.fnmatchcase(tool, p) for p in rules.exclude)
 
     # -- lifecycle ----------------------------------------------------------------------------
 

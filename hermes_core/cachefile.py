@@ -1,0 +1,19 @@
+"""The files of a home's caches (discovery, config, MCP listings): JSON replaced atomically."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+__all__ = ["write_json"]
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Replace ``path`` with ``data`` as JSON, atomically: a reader sees the old file or the new one, whole.
+    Raises ``OSError``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data), encoding="utf-8")
+    os.replace(tmp, path)

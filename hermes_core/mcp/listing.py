@@ -1,0 +1,64 @@
+"""Each MCP server's last successful tool listing, kept in the home's cache so that listing tools never
+waits for a server (nor imports the ``mcp`` SDK).
+
+One file per server, ``cache/mcp-<server>.json``: the tools as the server listed them (MCP's wire form of
+``Tool``), under a digest of the server's configuration, so that editing the server's entry in
+config.yaml makes the listing stale at once. A file that cannot be read, or holds anything but what
+this module writes, counts as no listing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..cachefile import write_json
+from .naming import sanitize
+
+__all__ = ["ListingCache", "config_digest"]
+
+log = logging.getLogger(__name__)
+
+FORMAT = 1
+
+
+def config_digest(config: Mapping[str, Any]) -> str:
+    """A digest of one server's configuration (plain data); a listing stored under another is stale."""
+    return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:24]
+
+
+class ListingCache:
+    """The tool listings of a home's MCP servers."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def path(self, server: str) -> Path:
+        return self.folder / f"mcp-{sanitize(server)}.json"
+
+    def load(self, server: str, config: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+        """The tools of ``server``'s last listing under ``config``, or None (never listed, or stale)."""
+        try:
+            stored = json.loads(self.path(server).read_bytes())
+            if stored["format"] == FORMAT and stored["server"] == server and stored["config"] == config_digest(config) \
+                    and isinstance(stored["tools"], list) \
+                    and all(isinstance(tool, dict) and isinstance(tool.get("name"), str) for tool in stored["tools"]):
+                return stored["tools"]
+        except FileNotFoundError:
+            return None
+        except Exception as exc:  # any shape but ours counts as no listing
+            log.debug("MCP listing cache of %r ignored: %s: %s", server, type(exc).__name__, exc)
+        return None
+
+    def store(self, server: str, config: Mapping[str, Any], tools: list[dict[str, Any]]) -> None:
+        """Keep ``tools`` as ``server``'s last listing (failures to write are logged, never raised)."""
+        try:
+            write_json(self.path(server), {"format": FORMAT, "server": server, "config": config_digest(config),
+                                           "listed_at": time.time(), "tools": tools})
+        except OSError as exc:
+            log.debug("MCP listing cache of %r not written: %s", server, exc)
