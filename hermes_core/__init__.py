@@ -32,8 +32,9 @@ if TYPE_CHECKING:
     from .hooks import hookimpl, hookspec
     from .manifest import ManifestError, PluginManifest
     from .output import OutputBuffer
+    from .policies import POLICIES, Policy, PolicyError
     from .records import PluginRecord
-    from .registry import UNLIMITED, Availability, ToolEntry, ToolRegistry, tool_entry
+    from .registry import UNLIMITED, Availability, ToolAnnotations, ToolEntry, ToolRegistry, tool_entry
     from .runtime import Runtime, default_runtime, reset_default_runtime
     from .shellbackend import LocalBackend, ShellBackend, ShellProcess
     from .toolcalls import (
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
     )
     from .toolcontext import ToolContext, tool_context
     from .toolsets import LEGACY_TOOLSETS, PRESETS, Toolset, ToolsetCycleError, UnknownToolsetError
+    from .views import ToolView
     from .websearch import WebSearchProvider
 
 #: Where each public name lives: importing ``hermes_core`` imports none of them until first use, so a
@@ -71,8 +73,9 @@ _LAZY = {
     "hooks": ("hookimpl", "hookspec"),
     "manifest": ("ManifestError", "PluginManifest"),
     "output": ("OutputBuffer",),
+    "policies": ("POLICIES", "Policy", "PolicyError"),
     "records": ("PluginRecord",),
-    "registry": ("UNLIMITED", "Availability", "ToolEntry", "ToolRegistry", "tool_entry"),
+    "registry": ("UNLIMITED", "Availability", "ToolAnnotations", "ToolEntry", "ToolRegistry", "tool_entry"),
     "runtime": ("Runtime", "default_runtime", "reset_default_runtime"),
     "shellbackend": ("LocalBackend", "ShellBackend", "ShellProcess"),
     "toolcalls": ("AnthropicToolResult", "AnthropicToolUse", "ChatCompletionsToolCall", "ChatCompletionsToolMessage",
@@ -80,6 +83,7 @@ _LAZY = {
                   "ResponsesFunctionCallOutput", "ToolCallLike", "ToolReply"),
     "toolcontext": ("ToolContext", "tool_context"),
     "toolsets": ("LEGACY_TOOLSETS", "PRESETS", "Toolset", "ToolsetCycleError", "UnknownToolsetError"),
+    "views": ("ToolView",),
     "websearch": ("WebSearchProvider",),
 }
 _MODULE_OF = {name: module for module, names in _LAZY.items() for name in names}
@@ -88,6 +92,7 @@ __all__ = [
     "AGENT_LOOP_TOOLS",
     "FORMATS",
     "LEGACY_TOOLSETS",
+    "POLICIES",
     "PRESETS",
     "UNLIMITED",
     "AnthropicToolResult",
@@ -118,6 +123,8 @@ __all__ = [
     "PluginContext",
     "PluginManifest",
     "PluginRecord",
+    "Policy",
+    "PolicyError",
     "Process",
     "ResponsesFunctionCall",
     "ResponsesFunctionCallOutput",
@@ -125,6 +132,7 @@ __all__ = [
     "ShellBackend",
     "ShellProcess",
     "Staged",
+    "ToolAnnotations",
     "ToolCallLike",
     "ToolContext",
     "ToolEntry",
@@ -132,6 +140,7 @@ __all__ = [
     "ToolRegistry",
     "ToolReply",
     "ToolSpec",
+    "ToolView",
     "Toolset",
     "ToolsetCycleError",
     "UnknownToolsetError",

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import logging
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -19,6 +21,7 @@ __all__ = [
     "ApprovalDecision",
     "ApprovalRequest",
     "Approvals",
+    "approved_call",
     "get_approval_callback",
     "request_approval",
     "set_approval_callback",
@@ -103,6 +106,28 @@ def request_approval(request: ApprovalRequest, callback: ApprovalCallback | None
     return answer if answer in request.choices else "deny"
 
 
+#: The tool call the user has just approved as a whole (its tool name and arguments), while it runs.
+_APPROVED_CALL: contextvars.ContextVar[tuple[str, dict[str, Any]] | None] = \
+    contextvars.ContextVar("hermes_approved_call", default=None)
+
+
+@contextlib.contextmanager
+def approved_call(tool_name: str | None, args: dict[str, Any] | None) -> Iterator[None]:
+    """While the block runs, a question about ``tool_name`` with exactly ``args`` is already answered yes: the user
+    approved that very call, seeing it whole (so the terminal does not ask again about the command it was shown).
+    ``tool_name=None``: nothing is (a call inside an approved one is asked about on its own)."""
+    token = _APPROVED_CALL.set(None if tool_name is None or args is None else (tool_name, args))
+    try:
+        yield
+    finally:
+        _APPROVED_CALL.reset(token)
+
+
+def _covered(request: ApprovalRequest) -> bool:
+    approved = _APPROVED_CALL.get()
+    return approved is not None and request.tool_name == approved[0] and request.args == approved[1]
+
+
 class Approvals:
     """One runtime's approvals: its callback, what its sessions approved, and its config's ``command_allowlist``.
 
@@ -151,7 +176,7 @@ class Approvals:
 
     def ask(self, request: ApprovalRequest) -> bool:
         """True when ``request`` is already approved or the callback approves it now."""
-        if self.is_approved(request.rule_key, request.session_id):
+        if self.is_approved(request.rule_key, request.session_id) or _covered(request):
             return True
         settings = self._config().approvals
         asks = settings.mode == "ask"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar, cast, overload
 
@@ -20,7 +20,7 @@ from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import ArgsKwargs, to_jsonable_python
 
 from .manifest import TOOL_NAME
-from .registry import UNLIMITED, ResultLimit
+from .registry import NO_ANNOTATIONS, UNLIMITED, ResultLimit, ToolAnnotations
 
 __all__ = ["ToolError", "ToolSpec", "tool", "tool_handler", "tool_spec"]
 
@@ -71,9 +71,11 @@ class ToolSpec:
     toolset: str | None
     description: str
     emoji: str = ""
-    parallel_safe: bool = False
+    #: ``None``: whether the tool is read-only.
+    parallel_safe: bool | None = None
     path_args: tuple[str, ...] = ()
     max_result_size_chars: ResultLimit = None
+    annotations: ToolAnnotations = NO_ANNOTATIONS
 
     @property
     def is_async(self) -> bool:
@@ -171,26 +173,35 @@ def tool(function: F, /) -> F: ...
 
 @overload
 def tool(*, name: str | None = None, toolset: str | None = None, description: str | None = None, emoji: str = "",
-         parallel_safe: bool = False, path_args: tuple[str, ...] | list[str] = (),
-         max_result_size_chars: ResultLimit = None) -> Callable[[F], F]: ...
+         parallel_safe: bool | None = None, path_args: tuple[str, ...] | list[str] = (),
+         max_result_size_chars: ResultLimit = None,
+         annotations: ToolAnnotations | Mapping[str, bool] | None = None) -> Callable[[F], F]: ...
 
 
 def tool(function: Callable[..., Any] | None = None, /, *, name: str | None = None, toolset: str | None = None,
-         description: str | None = None, emoji: str = "", parallel_safe: bool = False,
-         path_args: tuple[str, ...] | list[str] = (), max_result_size_chars: ResultLimit = None) -> Any:
+         description: str | None = None, emoji: str = "", parallel_safe: bool | None = None,
+         path_args: tuple[str, ...] | list[str] = (), max_result_size_chars: ResultLimit = None,
+         annotations: ToolAnnotations | Mapping[str, bool] | None = None) -> Any:
     """Mark a typed function as a Hermes tool; the function itself is returned unchanged.
 
     ``name`` defaults to the function's name, ``toolset`` to the plugin's id, ``description`` to the
     docstring. Parameters come from the type hints (``Annotated[T, Field(description=...)]`` describes one).
+    ``annotations`` say what it may do (``{"read_only": True}``; ``destructive``, ``idempotent``,
+    ``open_world``); ``parallel_safe`` defaults to ``read_only``.
     Register it with ``ctx.register_tool(function)``, or declare it in ``plugin.yaml`` with ``hermes plugins
     compile``. The function returns text, or anything pydantic can encode as JSON; raising
     :class:`ToolError` fails the call with that message.
     """
 
     def decorate(function: F) -> F:
+        where = f"@tool on {function.__module__}.{function.__qualname__}"
+        try:
+            declared = ToolAnnotations.of(annotations)
+        except ValueError as exc:
+            raise TypeError(f"{where}: {exc}") from None
         spec = ToolSpec(function, name or function.__name__, toolset,
                         description if description is not None else inspect.getdoc(function) or "",
-                        emoji, parallel_safe, tuple(path_args), max_result_size_chars)
+                        emoji, parallel_safe, tuple(path_args), max_result_size_chars, declared)
         _check(function, spec.name, spec.description, spec.path_args)
         setattr(function, ATTRIBUTE, spec)
         return function

@@ -32,7 +32,7 @@ __all__ = ["DiscoveryCache"]
 
 log = logging.getLogger(__name__)
 
-FORMAT = 5
+FORMAT = 6
 
 
 class DiscoveryCache:

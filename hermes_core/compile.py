@@ -332,12 +332,14 @@ def _entry_for(spec: ToolSpec, item: FoundTool, source: PluginSource, toolset: s
         entry["is_async"] = True
     if spec.emoji:
         entry["emoji"] = spec.emoji
-    if spec.parallel_safe:
-        entry["parallel_safe"] = True
+    if spec.parallel_safe is not None and spec.parallel_safe != bool(spec.annotations.read_only):
+        entry["parallel_safe"] = spec.parallel_safe
     if spec.path_args:
         entry["path_args"] = list(spec.path_args)
     if spec.max_result_size_chars is not None:
         entry["max_result_size_chars"] = manifest_limit(spec.max_result_size_chars)
+    if spec.annotations.as_dict():
+        entry["annotations"] = spec.annotations.as_dict()
     return entry
 
 
@@ -447,7 +449,7 @@ def _update_entry(entry: Any, wanted: dict[str, Any]) -> bool:
 
 
 _ORDER = ("name", "toolset", "description", "parameters", "handler", "check", "check_fn", "is_async", "emoji",
-          "max_result_size_chars", "parallel_safe", "path_args")
+          "max_result_size_chars", "parallel_safe", "path_args", "annotations")
 
 
 def _position(entry: Any, key: str) -> int:

@@ -64,6 +64,9 @@ class PluginsConfig(_Section):
 class ApprovalsConfig(_Section):
     mode: Literal["ask", "deny", "approve"] = "ask"
     timeout: float = Field(60.0, gt=0)
+    policy: Literal["dangerous", "writes", "read-only"] = Field(
+        "dangerous", description="What asks first: `dangerous` (dangerous commands and hooks that ask), `writes` "
+                                 "(also every tool that is not read-only), `read-only` (only read-only tools run).")
 
 
 class ToolOutputConfig(_Section):
@@ -129,6 +132,9 @@ class McpServerConfig(_Section):
     connect_timeout: float = Field(60.0, gt=0)
     enabled: bool = True
     tools: McpToolFilter = Field(default_factory=McpToolFilter)
+    trust_annotations: bool = Field(
+        True, description="Take the server's tool annotations (readOnlyHint, ...) as its tools' annotations; false: "
+                          "its tools count as unannotated (not read-only).")
 
     @property
     def transport(self) -> Literal["stdio", "http", "sse"]:

@@ -23,7 +23,7 @@ __all__ = ["config_data"]
 
 log = logging.getLogger(__name__)
 
-FORMAT = 3
+FORMAT = 4
 _PREFIX = "config-"
 
 

@@ -6,7 +6,7 @@ import functools
 import logging
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,7 +14,7 @@ from .backends import BackendContribution, BackendFactory
 from .contributions import MIDDLEWARE_KINDS, CliCommand, Command, Contributions, Skill
 from .home import HermesHome
 from .hooks import accepted_keywords
-from .registry import ResultLimit, ToolEntry, ToolRegistry, tool_entry
+from .registry import ResultLimit, ToolAnnotations, ToolEntry, ToolRegistry, tool_entry
 from .websearch import RegisteredWebSearchProvider, web_search_provider_problem
 
 if TYPE_CHECKING:
@@ -138,13 +138,16 @@ class PluginContext:
                       check_fn: Callable[[], Any] | None = None, requires_env: list[Any] | None = None,
                       is_async: bool = False, description: str = "", emoji: str = "",
                       max_result_size_chars: ResultLimit = None, override: bool = False,
-                      parallel_safe: bool = False, path_args: list[str] | tuple[str, ...] = ()) -> bool:
+                      parallel_safe: bool | None = None, path_args: list[str] | tuple[str, ...] = (),
+                      annotations: ToolAnnotations | Mapping[str, bool] | None = None) -> bool:
         """Add a tool. Returns False if the conflict policy refused it.
 
         Either a function decorated with ``@hermes_core.tool`` alone, ``register_tool(fn)`` (keywords given
         beside it override what the decorator says), or Hermes Agent's ``name, toolset, schema, handler`` with
         ``handler(args: dict, **kwargs) -> str``. While a variable of ``requires_env`` is unset the tool is
-        unavailable, naming it, unless ``check_fn`` says it is available.
+        unavailable, naming it, unless ``check_fn`` says it is available. ``annotations`` say what the tool may
+        do: ``{"read_only": True}``, or ``destructive``, ``idempotent``, ``open_world`` (MCP's ``readOnlyHint``
+        names work too); ``parallel_safe`` defaults to ``read_only``.
         """
         spec = tool_spec(name) if callable(name) else tool_spec(handler)
         if callable(name) and spec is None:
@@ -155,14 +158,19 @@ class PluginContext:
             toolset = toolset or spec.toolset or self.plugin_id
             schema = schema or {"description": description or spec.description, "parameters": spec.parameters}
             handler, is_async = spec.handler, is_async or spec.is_async
-            emoji, parallel_safe, path_args = emoji or spec.emoji, parallel_safe or spec.parallel_safe, \
-                path_args or spec.path_args
+            emoji, path_args = emoji or spec.emoji, path_args or spec.path_args
+            parallel_safe = spec.parallel_safe if parallel_safe is None else parallel_safe
+            annotations = spec.annotations if annotations is None else annotations
             if max_result_size_chars is None:
                 max_result_size_chars = spec.max_result_size_chars
         if not isinstance(name, str) or not toolset:
             raise TypeError(f"tool {name!r}: register_tool needs a toolset")
         if not callable(handler):
             raise TypeError(f"tool {name!r}: handler must be callable, not {type(handler).__name__}")
+        try:
+            declared = ToolAnnotations.of(annotations)
+        except ValueError as exc:
+            raise ValueError(f"tool {name!r}: {exc}") from None
         schema = dict(schema or {})
         if schema.get("type") == "function" and isinstance(schema.get("function"), dict):
             schema = dict(schema["function"])  # the OpenAI wrapper some plugins pass by mistake
@@ -170,7 +178,7 @@ class PluginContext:
                            description=schema.get("description") or description, parameters=schema.get("parameters"),
                            check_fn=check_fn, requires_env=requires_env or (), is_async=is_async, emoji=emoji,
                            max_result_size_chars=max_result_size_chars, plugin=self.plugin_id,
-                           parallel_safe=parallel_safe, path_args=path_args)
+                           parallel_safe=parallel_safe, path_args=path_args, annotations=declared)
         return self.add_entry(entry, override=override)
 
     def add_entry(self, entry: ToolEntry, override: bool = False) -> bool:

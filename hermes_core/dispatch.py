@@ -14,11 +14,12 @@ from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from .approval import ApprovalRequest, Approvals
+from .approval import ApprovalRequest, Approvals, approved_call
 from .arguments import ArgumentError, ArgumentValidator, parse_arguments
 from .budget import ResultBudget
 from .contributions import Middleware
 from .hooks import HookImpl, HookRunner
+from .policies import ToolScope
 from .registry import UNLIMITED, ToolEntry, ToolRegistry, acall_handler, as_text, async_handler, call_handler
 from .toolcalls import ToolCall, ToolCallLike, ToolReply, read_tool_call, tool_reply
 from .toolcontext import CURRENT, ToolContext
@@ -37,6 +38,8 @@ INTERACTIVE_TOOLS = frozenset({"clarify"})
 MAX_PARALLEL = 8
 #: Hooks that wrap a tool call; without any of them the call takes the short path.
 TOOL_HOOKS = frozenset({"pre_tool_call", "post_tool_call", "transform_tool_result"})
+#: Characters of one argument an approval question shows; a call shown cut is not approved as a whole.
+SHOWN_ARGUMENT_CHARS = 2000
 
 
 def tool_error(message: str, **extra: Any) -> str:
@@ -67,9 +70,11 @@ class Dispatcher:
     """Runs one tool call through arguments, hooks, middleware, the handler and the result budget."""
 
     def __init__(self, registry: ToolRegistry, hooks: HookRunner, middleware: Middleware, budget: ResultBudget,
-                 approvals: Approvals, contexts: Callable[[str | None], ToolContext],
+                 approvals: Approvals, contexts: Callable[[str | None], ToolContext], scope: ToolScope,
                  why_missing: Callable[[str], str | None] | None = None) -> None:
         self.registry = registry
+        #: The tools this dispatcher runs, and the approval policy they run under.
+        self.scope = scope
         self.hooks = hooks
         self.middleware = middleware
         self.budget = budget
@@ -83,6 +88,15 @@ class Dispatcher:
         self._async_handlers: weakref.WeakKeyDictionary[ToolEntry, Callable[..., Any] | None] = \
             weakref.WeakKeyDictionary()
 
+    def scoped(self, scope: ToolScope, contexts: Callable[[str | None], ToolContext]) -> Dispatcher:
+        """A dispatcher of the same tools, hooks and approvals that runs only what ``scope`` offers, its handlers
+        seeing ``contexts``."""
+        return Dispatcher(self.registry, self.hooks, self.middleware, self.budget, self.approvals, contexts, scope)
+
+    def _slow(self, entry: ToolEntry) -> bool:
+        """The call needs the full path: middleware, tool hooks, or an approval the policy asks for."""
+        return bool(self.middleware) or not self.hooks.active.isdisjoint(TOOL_HOOKS) or self.scope.asks(entry)
+
     # -- one call ----------------------------------------------------------------------------
 
     def handle_function_call(self, function_name: str, function_args: Any, task_id: str | None = None,
@@ -94,7 +108,7 @@ class Dispatcher:
             if isinstance(prepared, str):
                 return prepared
             entry, args = prepared
-            if self.middleware or not self.hooks.active.isdisjoint(TOOL_HOOKS):
+            if self._slow(entry):
                 context = {"task_id": task_id, "session_id": session_id, "tool_call_id": tool_call_id}
                 return self._call_with_hooks(entry, args, context, user_task)
             token = CURRENT.set(self.contexts(entry.plugin))
@@ -115,6 +129,9 @@ class Dispatcher:
         entry = self.registry.get(function_name)
         if entry is None:
             return self._unknown(function_name)
+        refusal = self.scope.refusal(entry)
+        if refusal is not None:
+            return tool_error(refusal)
         if enabled_tools is not None and function_name not in enabled_tools:
             return tool_error(f"Tool '{function_name}' is not enabled for this conversation")
         availability = self.registry.check(function_name)
@@ -133,8 +150,8 @@ class Dispatcher:
         the async handler; a synchronous one runs to its end and its result is dropped."""
 
         entry = self.registry.get(function_name)
-        try:
-            function = None if entry is None else await self._async_handler(entry)
+        try:  # a tool this scope refuses is never imported: the sync path answers it
+            function = None if entry is None or not self.scope.offers(entry) else await self._async_handler(entry)
             if function is None:
                 from .asyncbridge import in_worker
 
@@ -144,7 +161,7 @@ class Dispatcher:
             if isinstance(prepared, str):
                 return prepared
             entry, args = prepared
-            if self.middleware or not self.hooks.active.isdisjoint(TOOL_HOOKS):
+            if self._slow(entry):
                 return await self._acall_with_hooks(entry, args, task_id, tool_call_id, session_id, user_task)
             token = CURRENT.set(self.contexts(entry.plugin))
             try:
@@ -228,7 +245,8 @@ class Dispatcher:
         import difflib
 
         why = self.why_missing(name) if self.why_missing is not None else None
-        close = difflib.get_close_matches(name, self.registry.get_available_tool_names(), n=3, cutoff=0.6)
+        offered = self.registry.get_available_tool_names(self.scope.names())
+        close = difflib.get_close_matches(name, offered, n=3, cutoff=0.6)
         hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
         return f"'{name}'" + (f": {why}" if why else "") + hint, close
 
@@ -242,13 +260,15 @@ class Dispatcher:
         started = time.perf_counter()
         try:
             args = self._pre_tool_call(name, args, context, trace)
+            approved = self._approve_by_policy(entry, args, context["session_id"])
         except _Blocked as blocked:
             status, error_type, error_message = "blocked", "Blocked", str(blocked)
             result = tool_error(str(blocked))
         else:
             try:
-                result = self._fit(entry, self._execution_chain(entry, args, original_args, context, trace,
-                                                                user_task, call))
+                with approved_call(name if approved else None, args):
+                    result = self._fit(entry, self._execution_chain(entry, args, original_args, context, trace,
+                                                                    user_task, call))
             except Exception as exc:
                 status, error_type, error_message = "error", type(exc).__name__, str(exc)
                 result = tool_error(f"Tool '{name}' failed: {error_type}: {exc}", error_type=error_type)
@@ -311,6 +331,24 @@ class Dispatcher:
             if not self.approvals.ask(request):
                 raise _Blocked(f"Blocked: not approved: {request.message}")
             start = phase.end
+
+    def _approve_by_policy(self, entry: ToolEntry, args: dict[str, Any], session_id: str | None) -> bool:
+        """Under the ``writes`` policy, ask before a tool that is not read-only (raises ``_Blocked`` when refused or
+        unanswered). True when the user approved this very call now, having seen it whole."""
+        if not self.scope.asks(entry):
+            return False
+        name = entry.name
+        rule_key = f"tool:{name}"
+        if self.approvals.is_approved(rule_key, session_id):
+            return False  # approved for the session or always: nothing was asked about this call
+        shown, whole = _shown_call(name, args)
+        request = ApprovalRequest(
+            message=f"The approval policy 'writes' asks before tools that may change things, and '{name}' is not "
+                    f"read-only:\n    {shown}", rule_key=rule_key, tool_name=name, args=args, session_id=session_id)
+        if not self.approvals.ask(request):
+            raise _Blocked(f"Blocked by the approval policy 'writes': tool '{name}' may change things and was not "
+                           "approved. Do not retry it; ask the user to approve it or to make the change themselves.")
+        return whole
 
     def _execution_chain(self, entry: ToolEntry, args: dict[str, Any], original: dict[str, Any],
                          context: dict[str, Any], trace: list[str], user_task: str | None,
@@ -395,6 +433,8 @@ class Dispatcher:
             if call.name in INTERACTIVE_TOOLS:
                 return False
             entry = self.registry.get(call.name)
+            if entry is not None and self.scope.asks(entry):
+                return False  # one question at a time
             if entry is None or entry.parallel_safe:
                 continue
             if not entry.path_args:
@@ -412,6 +452,19 @@ class Dispatcher:
                     return False
                 touched.append(path)
         return True
+
+
+def _shown_call(name: str, args: dict[str, Any]) -> tuple[str, bool]:
+    """``name(key=value, ...)`` for an approval question, and whether it shows every argument whole."""
+    whole = True
+    parts = []
+    for key, value in args.items():
+        text = json.dumps(value, ensure_ascii=False)
+        if len(text) > SHOWN_ARGUMENT_CHARS:
+            whole = False
+            text = f"{text[:SHOWN_ARGUMENT_CHARS]}... ({len(text) - SHOWN_ARGUMENT_CHARS} more characters)"
+        parts.append(f"{key}={text}")
+    return f"{name}({', '.join(parts)})", whole
 
 
 def _failed(function_name: str, exc: Exception) -> str:

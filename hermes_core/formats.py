@@ -189,7 +189,8 @@ class DefinitionFormatter:
 
     def render(self, definitions: Sequence[Mapping[str, Any]], owners: Sequence[Any], format: str = "openai",
                strict: bool = False) -> list[dict[str, Any]]:
-        """``definitions`` (``{"type": "function", "function": {...}}``, one per owner) in ``format``."""
+        """``definitions`` (``{"type": "function", "function": {...}}``, one per owner: a tool entry) in
+        ``format``; MCP definitions carry the owner's annotations as MCP's hints."""
         check_format(format, strict)
         if format == "openai" and not strict:
             return [dict(definition) for definition in definitions]
@@ -200,6 +201,8 @@ class DefinitionFormatter:
             if strict and parameters is None:
                 continue
             rendered.append(_render(function, format, parameters))
+            if format == "mcp" and (hints := owner.annotations.mcp()):
+                rendered[-1]["annotations"] = hints
         return rendered
 
     def _strict_parameters(self, owner: Any, function: Mapping[str, Any]) -> dict[str, Any] | None:

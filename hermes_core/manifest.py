@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from .errors import HermesError
 from .yamlmodel import describe_validation_error, validate_yaml
@@ -17,6 +17,7 @@ __all__ = [
     "EnvRequirement",
     "ManifestError",
     "PluginManifest",
+    "ToolAnnotationsDeclaration",
     "ToolCheck",
     "ToolDeclaration",
     "ToolsetDeclaration",
@@ -25,6 +26,7 @@ __all__ = [
     "manifest_json_schema",
     "parse_foreign_manifest",
     "parse_manifest",
+    "unannotated_tools",
 ]
 
 #: Fields only Hermes Agent's own ``plugin.yaml`` has (its schema and what published plugins add to it).
@@ -95,6 +97,31 @@ class ToolCheck(_Model):
     modules: list[str] = Field(default_factory=list, description="Python modules that must be importable.")
 
 
+class ToolAnnotationsDeclaration(_Model):
+    """What the tool may do (MCP's tool annotations). A key left out is unknown; a tool that does not say it is
+    read-only counts as one that may change things."""
+
+    read_only: bool | None = Field(
+        None, description="It changes nothing (no files, processes or state elsewhere); MCP `readOnlyHint`. Read-only "
+                          "tools never ask under `approvals.policy: writes`, are the only ones offered under "
+                          "`read-only`, and may run beside other calls.")
+    destructive: bool | None = Field(
+        None, description="When not read-only: it may delete or overwrite what exists; `false`: it only adds. MCP "
+                          "`destructiveHint`.")
+    idempotent: bool | None = Field(
+        None, description="Calling it again with the same arguments has no further effect; MCP `idempotentHint`.")
+    open_world: bool | None = Field(
+        None, description="It reaches beyond the workspace and this machine (the web, other hosts, services); "
+                          "MCP `openWorldHint`.")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ToolAnnotationsDeclaration:
+        if self.read_only and self.destructive:
+            raise ValueError("read_only: true and destructive: true contradict each other (a read-only tool "
+                             "destroys nothing)")
+        return self
+
+
 class ToolDeclaration(_Model):
     """A tool known without importing the plugin: listed and shown to the model from the manifest alone."""
 
@@ -116,8 +143,12 @@ class ToolDeclaration(_Model):
         None, description="Results longer than this are saved to a file and previewed; `unlimited` for none at all "
                           "(`null` means the same, as it did before); absent = `tool_output.max_result_size_chars` "
                           "of config.yaml (100000 by default).")
-    parallel_safe: bool = Field(False, description="Read-only: may run beside other calls.")
+    parallel_safe: bool | None = Field(None, description="May run beside other calls; absent = "
+                                                         "`annotations.read_only`.")
     path_args: list[str] = Field(default_factory=list, description="Arguments that name files, for overlap checks.")
+    annotations: ToolAnnotationsDeclaration | None = Field(
+        None, description="What the tool may do: `read_only`, `destructive`, `idempotent`, `open_world`. Served to "
+                          "MCP clients as their hints, and what `approvals.policy` and read-only views go by.")
 
     @property
     def result_limit(self) -> int | Literal["unlimited"] | None:
@@ -196,6 +227,14 @@ class PluginManifest(BaseModel):
         for tool, declared in zip(data["tools"] or (), self.tools or (), strict=True):
             tool["max_result_size_chars"] = declared.result_limit
         return data
+
+
+def unannotated_tools(manifest: PluginManifest) -> dict[str, str]:
+    """The declared tools whose ``annotations`` do not say whether they are read-only (they count as not), each
+    with what is missing."""
+    return {tool.name: "declares no annotations" if tool.annotations is None
+            else "its annotations do not say whether it is read-only"
+            for tool in manifest.tools or () if tool.annotations is None or tool.annotations.read_only is None}
 
 
 def parse_manifest(text: str, source: Path | str = "plugin.yaml") -> PluginManifest:

@@ -11,8 +11,8 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field, fields
 from typing import Any, Final, Literal, Protocol
 
 from .deadline import DeadlineExceeded, call_with_deadline
@@ -25,6 +25,7 @@ __all__ = [
     "Refusal",
     "Requirements",
     "ResultLimit",
+    "ToolAnnotations",
     "ToolEntry",
     "ToolRegistry",
     "acall_handler",
@@ -84,6 +85,93 @@ class Availability:
     reason: str = ""
 
 
+#: MCP's name of each annotation (``readOnlyHint``, ...), by Hermes' name.
+MCP_HINTS: Final = {"read_only": "readOnlyHint", "destructive": "destructiveHint", "idempotent": "idempotentHint",
+                    "open_world": "openWorldHint"}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolAnnotations:
+    """What a tool may do, as its author declares it (MCP's tool annotations); ``None`` is "not said".
+
+    A tool that does not say it is read-only counts as one that may change things: it asks under the
+    ``writes`` policy and is left out under ``read-only``.
+    """
+
+    #: It changes nothing: no files, processes, or state elsewhere (MCP ``readOnlyHint``).
+    read_only: bool | None = None
+    #: When not read-only: it may delete or overwrite what exists; ``False``: it only adds (``destructiveHint``).
+    destructive: bool | None = None
+    #: Calling it again with the same arguments has no further effect (``idempotentHint``).
+    idempotent: bool | None = None
+    #: It reaches an open world beyond the workspace: the web, other hosts, services (``openWorldHint``).
+    open_world: bool | None = None
+
+    def __post_init__(self) -> None:
+        for item in fields(self):
+            value = getattr(self, item.name)
+            if value is not None and type(value) is not bool:
+                raise ValueError(f"annotation {item.name!r} must be true, false or absent, not {value!r}")
+        if self.read_only and self.destructive:
+            raise ValueError("annotations read_only: true and destructive: true contradict each other (a read-only "
+                             "tool destroys nothing)")
+
+    @classmethod
+    def of(cls, value: ToolAnnotations | Mapping[str, Any] | None) -> ToolAnnotations:
+        """Annotations from a mapping of Hermes' names (``read_only``) or MCP's (``readOnlyHint``); raises
+        ``ValueError`` naming an unknown key or a value that is not a boolean."""
+        if value is None:
+            return NO_ANNOTATIONS
+        if isinstance(value, ToolAnnotations):
+            return value
+        if not isinstance(value, Mapping):
+            raise ValueError(f"annotations must be a mapping such as {{'read_only': True}}, not "
+                             f"{type(value).__name__}")
+        names = {hint: name for name, hint in MCP_HINTS.items()}
+        known: dict[str, Any] = {}
+        for key, item in value.items():
+            name = key if key in MCP_HINTS else names.get(key)
+            if name is None:
+                raise ValueError(f"unknown annotation {key!r}; the annotations are {', '.join(MCP_HINTS)} "
+                                 f"(or MCP's {', '.join(MCP_HINTS.values())})")
+            known[name] = item
+        return cls(**known) if known else NO_ANNOTATIONS
+
+    @classmethod
+    def from_mcp(cls, hints: Any) -> ToolAnnotations:
+        """The annotations an MCP server sent: an ``mcp.types.ToolAnnotations``, or its wire form (a mapping of
+        ``readOnlyHint``, ...). Values that are not booleans are dropped, and a read-only tool's
+        ``destructiveHint`` means nothing (MCP says so)."""
+        if hints is None:
+            return NO_ANNOTATIONS
+        if isinstance(hints, Mapping):
+            values = {name: value for name, hint in MCP_HINTS.items() if type(value := hints.get(hint)) is bool}
+        else:
+            values = {name: value for name in MCP_HINTS if type(value := getattr(hints, f"{name}_hint", None)) is bool}
+        if values.get("read_only"):
+            values.pop("destructive", None)
+        return cls(**values) if values else NO_ANNOTATIONS
+
+    def as_dict(self) -> dict[str, bool]:
+        """The annotations that are set, by Hermes' names."""
+        return {item.name: value for item in fields(self) if (value := getattr(self, item.name)) is not None}
+
+    def mcp(self) -> dict[str, bool]:
+        """The annotations that are set, by MCP's names (``readOnlyHint``, ...)."""
+        return {MCP_HINTS[name]: value for name, value in self.as_dict().items()}
+
+    def label(self) -> str:
+        """One word for listings: ``read-only``, ``destructive``, ``writes`` (neither), or ``-`` when unknown."""
+        if self.read_only:
+            return "read-only"
+        if self.destructive:
+            return "destructive"
+        return "writes" if self.read_only is False else "-"
+
+
+NO_ANNOTATIONS: Final = ToolAnnotations()
+
+
 @dataclass(eq=False)
 class ToolEntry:
     """One tool: its schema for the model, its handler (or a lazy reference) and its provenance.
@@ -105,8 +193,15 @@ class ToolEntry:
     max_result_size_chars: ResultLimit = None
     #: Provenance: the plugin id, ``mcp:<server>``, or None for the host program.
     plugin: str | None = None
+    #: May run beside other calls (by default: when it is read-only).
     parallel_safe: bool = False
     path_args: tuple[str, ...] = ()
+    annotations: ToolAnnotations = NO_ANNOTATIONS
+
+    @property
+    def read_only(self) -> bool:
+        """Declared read-only (a tool that does not say counts as one that may change things)."""
+        return self.annotations.read_only is True
 
     @property
     def is_lazy(self) -> bool:
@@ -132,15 +227,23 @@ def tool_entry(name: str, toolset: str, handler: Callable[..., Any], *, descript
                parameters: dict[str, Any] | None = None, check_fn: Callable[[], Any] | None = None,
                requirements: Requirements | None = None, requires_env: Iterable[Any] = (), is_async: bool = False,
                emoji: str = "", max_result_size_chars: ResultLimit = None, plugin: str | None = None,
-               parallel_safe: bool = False, path_args: Iterable[str] = ()) -> ToolEntry:
-    """The one way to make a :class:`ToolEntry`: the schema is built here, with the same defaults for every source."""
+               parallel_safe: bool | None = None, path_args: Iterable[str] = (),
+               annotations: ToolAnnotations | Mapping[str, Any] | None = None) -> ToolEntry:
+    """The one way to make a :class:`ToolEntry`: the schema is built here, with the same defaults for every source.
+
+    ``annotations`` may be a mapping (``{"read_only": True}``, or MCP's ``readOnlyHint`` names); ``parallel_safe``
+    not given is whether the tool is read-only.
+    """
+    annotations = ToolAnnotations.of(annotations)
+    if parallel_safe is None:
+        parallel_safe = annotations.read_only is True
     return ToolEntry(name=name, toolset=toolset,
                      schema={"name": name, "description": description,
                              "parameters": parameters or {"type": "object", "properties": {}}},
                      handler=handler, check_fn=check_fn, requirements=requirements or Requirements(),
                      requires_env=list(requires_env), is_async=is_async, description=description, emoji=emoji,
                      max_result_size_chars=max_result_size_chars, plugin=plugin, parallel_safe=parallel_safe,
-                     path_args=tuple(path_args))
+                     path_args=tuple(path_args), annotations=annotations)
 
 
 class HandlerContext(Protocol):

@@ -23,14 +23,14 @@ from .formats import DefinitionFormatter
 from .home import HermesHome
 from .hooks import HookRunner
 from .loader import LoadResult, load_plugin
+from .policies import ToolScope, check_policy
 from .records import PluginRecord
 from .registry import ToolRegistry
-from .schema_patches import patch_definitions
 from .selection import PluginSelection, SelectionPolicy, select, truthy
 from .sessions import session
-from .toolcalls import ToolCallLike, ToolReply
-from .toolcontext import ToolContext
-from .toolsets import LEGACY_TOOLSETS, Toolsets
+from .toolcontext import CURRENT, ToolContext
+from .toolsets import Toolsets
+from .views import ToolApi
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
@@ -42,10 +42,8 @@ __all__ = ["Runtime", "default_runtime", "reset_default_runtime"]
 
 log = logging.getLogger(__name__)
 
-_LEGACY_TOOL_NAMES = frozenset(tool for tools in LEGACY_TOOLSETS.values() for tool in tools)
 
-
-class Runtime:
+class Runtime(ToolApi):
     """Everything one agent's tool layer needs, read from and written to one home.
 
     Several runtimes live side by side in one process: each has its own home (config, user plugins,
@@ -61,11 +59,13 @@ class Runtime:
       points (``()`` for none) — for tests and embedders that decide what is discovered.
     - ``environ``: where ``HERMES_LOAD_PLUGINS``, ``HERMES_SAFE_MODE``, ``HERMES_ENABLE_PROJECT_PLUGINS``,
       ``HERMES_NO_CACHE`` and ``HERMES_PLUGINS_DEBUG`` are read (default ``os.environ``).
+    - ``policy``: the approval policy, ``dangerous``, ``writes`` or ``read-only`` (default: ``approvals.policy``
+      of the config, read when the runtime first needs it).
     """
 
     def __init__(self, home: Path | str | HermesHome | None = None, cwd: Path | None = None, *,
                  workspace: Path | str | None = None, entry_points: Iterable[EntryPoint] | None = None,
-                 environ: Mapping[str, str] | None = None) -> None:
+                 environ: Mapping[str, str] | None = None, policy: str | None = None) -> None:
         self.environ: Mapping[str, str] = os.environ if environ is None else environ
         self.home = home if isinstance(home, HermesHome) else HermesHome(Path(home)) if home else HermesHome.from_env()
         self.cwd = cwd
@@ -97,8 +97,11 @@ class Runtime:
         tool_output = self._config_data()["tool_output"]
         self.budget = ResultBudget(self.home.results_dir, tool_output["max_result_size_chars"],
                                    tool_output["turn_budget_chars"])
+        #: The tools this runtime offers and dispatches (all of them, unless the policy is ``read-only``).
+        self.scope = ToolScope(self.registry, self.toolsets, None if policy is None else check_policy(policy),
+                               lambda: self._config_data()["approvals"]["policy"])
         self.dispatcher = Dispatcher(self.registry, self.hooks, self.middleware, self.budget, self.approvals,
-                                     self.tool_context, self.why_missing)
+                                     self.tool_context, self.scope, self.why_missing)
         self.formatter = DefinitionFormatter()
 
     @property
@@ -120,6 +123,11 @@ class Runtime:
     def set_approval_callback(self, callback: ApprovalCallback | None) -> ApprovalCallback | None:
         """Answer this runtime's approval requests with ``callback`` (``None``: the process-wide one)."""
         return self.approvals.set_callback(callback)
+
+    def set_policy(self, policy: str | None) -> None:
+        """Run this runtime's calls under ``policy`` from now on (``None``: ``approvals.policy`` of the config, read
+        again). Its filtered views follow, each staying at least as strict as it was made."""
+        self.scope.own_policy = None if policy is None else check_policy(policy)
 
     # -- plugins -------------------------------------------------------------------------------
 
@@ -205,10 +213,18 @@ class Runtime:
         return PluginContext(
             plugin_id, self.contributions,
             settings=lambda: self.config.plugin_settings(plugin_id) if plugin_id else {},
-            dispatch=self.handle_function_call,
+            dispatch=self._dispatch_for_plugin,
             manifest=(lambda: candidate.manifest) if candidate else None,  # built only if the plugin reads it
             override_granted=lambda: plugin_id is None or self.config.override_granted(plugin_id),
             inject=self._inject, home=self.home)
+
+    def _dispatch_for_plugin(self, tool_name: str, args: Any, **context: Any) -> str:
+        """``ctx.dispatch_tool``: from inside a tool call of this runtime or of one of its views, through that
+        call's own view (a sub-agent's tool cannot reach past its view); otherwise through the runtime."""
+        current = CURRENT.get()
+        if current is not None and current.approvals is self.approvals:
+            return current.dispatch(tool_name, args, **context)
+        return self.handle_function_call(tool_name, args, **context)
 
     def _inject(self, content: str, role: str) -> bool:
         sink = self.message_sink
@@ -223,7 +239,7 @@ class Runtime:
         if context is None:
             context = self._tool_contexts.setdefault(plugin_id, ToolContext(
                 plugin_id, self.home, self.workspace, self.approvals, _config=self.home.config,
-                _dispatch=self.handle_function_call, _available_tools=self.registry.get_available_tool_names,
+                _dispatch=self.handle_function_call, _available_tools=self.available_tools,
                 _backends=self.backends, _hooks=self._invoke_hook,
                 _web_search_providers=lambda: list(self.web_search_providers.values())))
         return context
@@ -274,93 +290,10 @@ class Runtime:
         """The tools of a toolset, composites and legacy names expanded."""
         return self.toolsets.resolve(name)
 
-    def select_tools(self, enabled_toolsets: Iterable[str] | None = None,
-                     disabled_toolsets: Iterable[str] | None = None) -> tuple[list[str], list[str]]:
-        """Tool names after enabling and then disabling toolsets, and the unknown toolset names."""
-        unknown: list[str] = []
-        if enabled_toolsets is None:
-            names = self.registry.names()
-        else:
-            names, unknown = self.toolsets.resolve_many(enabled_toolsets)
-        if disabled_toolsets:
-            removed, unknown_disabled = self.toolsets.resolve_many(disabled_toolsets)
-            unknown += unknown_disabled
-            names = [n for n in names if n not in set(removed)]
-        return names, unknown
-
-    def get_tool_definitions(self, enabled_toolsets: Iterable[str] | None = None,
-                             disabled_toolsets: Iterable[str] | None = None,
-                             quiet_mode: bool = False, *, format: str = "openai",
-                             strict: bool = False) -> list[dict[str, Any]]:
-        """Definitions of the available tools selected by the toolset filters, in ``format``:
-
-        - ``"openai"``: Chat Completions, ``{"type": "function", "function": {name, description, parameters}}``;
-        - ``"openai-responses"``: ``{"type": "function", name, description, parameters, strict}``;
-        - ``"anthropic"``: ``{name, description, input_schema}``;
-        - ``"gemini"``: ``{name, description, parameters_json_schema}`` (a ``FunctionDeclaration``);
-        - ``"mcp"``: ``{name, description, inputSchema}`` (an ``mcp.types.Tool``).
-
-        ``strict=True`` (the OpenAI formats) converts each schema to OpenAI strict mode; a tool whose schema
-        cannot be made strict is left out with a warning naming it. An unknown format raises ``ValueError``.
-        An MCP server never listed yet is connected first, once, within its ``connect_timeout``.
-        """
+    def list_new_mcp_servers(self) -> None:
+        """Connect, once and within its ``connect_timeout``, each MCP server whose tools were never listed."""
         if self.mcp is not None:
             self.mcp.list_new()
-        names, unknown = self.select_tools(enabled_toolsets, disabled_toolsets)
-        if unknown and not quiet_mode:
-            known = ", ".join(self.toolsets.names())
-            log.warning("unknown toolset%s %s (known: %s)", "s" if len(unknown) > 1 else "",
-                        ", ".join(repr(u) for u in unknown), known)
-        entries = [entry for name in self.registry.get_available_tool_names(names)
-                   if (entry := self.registry.get(name)) is not None]
-        definitions = patch_definitions([entry.definition() for entry in entries], [entry.name for entry in entries],
-                                        _LEGACY_TOOL_NAMES.union(self.registry.names()))
-        return self.formatter.render(definitions, entries, format, strict)
-
-    def handle_function_call(self, function_name: str, function_args: Any, task_id: str | None = None,
-                             tool_call_id: str | None = None, session_id: str | None = None,
-                             user_task: str | None = None, enabled_tools: Iterable[str] | None = None) -> str:
-        """Run one tool call through hooks and the handler; always returns a string (``{"error": ...}`` JSON on
-        any failure). ``function_args`` is a dict or the JSON text the model sent."""
-        return self.dispatcher.handle_function_call(function_name, function_args, task_id, tool_call_id,
-                                                    session_id, user_task, enabled_tools)
-
-    async def ahandle_function_call(self, function_name: str, function_args: Any, task_id: str | None = None,
-                                    tool_call_id: str | None = None, session_id: str | None = None,
-                                    user_task: str | None = None, enabled_tools: Iterable[str] | None = None) -> str:
-        """``handle_function_call`` for async code: never blocks the running event loop (async handlers are
-        awaited on it, synchronous ones run on worker threads); cancelling the awaiting task cancels an async
-        handler, while a synchronous one runs to its end and its result is dropped."""
-        return await self.dispatcher.ahandle_function_call(function_name, function_args, task_id, tool_call_id,
-                                                           session_id, user_task, enabled_tools)
-
-    def run_tool_calls(self, calls: Iterable[ToolCallLike], **context: Any) -> list[str]:
-        """Run a model's tool calls (parallel when safe); one result string per call, in call order.
-
-        ``calls`` may mix OpenAI Chat Completions tool calls, OpenAI Responses ``function_call`` items, Anthropic
-        ``tool_use`` blocks, Gemini function calls and ``{"name", "arguments"}`` dicts, each as a dict or as the
-        provider SDK's object; a call that cannot be read is answered by an error in its place. ``context``:
-        ``task_id``, ``session_id``, ``user_task``, ``enabled_tools``.
-        """
-        return self.dispatcher.run_tool_calls(calls, **context)
-
-    def answer_tool_calls(self, calls: Iterable[ToolCallLike], **context: Any) -> list[ToolReply]:
-        """Run the calls as ``run_tool_calls`` does and return, in call order, the reply each provider expects:
-        a Chat Completions ``tool`` message, a Responses ``function_call_output`` item, an Anthropic ``tool_result``
-        block or a Gemini ``function_response`` Part."""
-        return self.dispatcher.answer_tool_calls(calls, **context)
-
-    async def arun_tool_calls(self, calls: Iterable[ToolCallLike], **context: Any) -> list[str]:
-        """``run_tool_calls`` for async code (parallel-safe batches run concurrently)."""
-        return await self.dispatcher.arun_tool_calls(calls, **context)
-
-    async def aanswer_tool_calls(self, calls: Iterable[ToolCallLike], **context: Any) -> list[ToolReply]:
-        """``answer_tool_calls`` for async code."""
-        return await self.dispatcher.aanswer_tool_calls(calls, **context)
-
-    def enforce_turn_budget(self, results: list[str], budget: int | None = None) -> list[str]:
-        """Keep one turn's results under the turn budget by saving the largest first."""
-        return self.budget.enforce_turn_budget(results, budget)
 
     def session(self, platform: str, model: str | None = None,
                 session_id: str | None = None) -> contextlib.AbstractContextManager[str]:

@@ -81,10 +81,10 @@ def test_plugin_with_hooks_is_loaded_and_its_hook_applies(env, home, wheelhouse)
         env.uninstall("hermes-fixture-hooked")
 
 
-def test_tools_show_json_prints_the_model_schema(env, home):
+def test_tools_show_prints_the_model_schema(env, home):
     env.install("hermes-fixture-declared", extra=("--no-deps",))
     try:
-        shown = json.loads(ok(hermes(env, home, "tools", "show", "fixture_echo", "--json")))
+        shown = json.loads(ok(hermes(env, home, "tools", "show", "fixture_echo")))
         assert shown["type"] == "function" and shown["function"]["parameters"]["required"] == ["text"]
         toolset = json.loads(ok(hermes(env, home, "toolsets", "show", "fixture", "--json")))
         assert toolset["tools"] == ["fixture_echo"]

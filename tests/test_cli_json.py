@@ -73,6 +73,7 @@ tools:
     description: Echo the text
     parameters: {type: object, properties: {text: {type: string, description: What to echo}}, required: [text]}
     handler: .tools:echo
+    annotations: {read_only: true}
 """
 
 
@@ -84,21 +85,16 @@ def demo(home: Path, manifest: str = DEMO) -> Path:
     return folder
 
 
-def test_tools_show_json_is_the_definition_the_model_gets_and_the_text_is_for_people(isolated_home, plugins):
+def test_tools_show_prints_the_definition_the_model_gets_and_json_adds_what_hermes_knows(isolated_home, plugins):
     demo(isolated_home)
+    runtime = plugins.runtime()
+    runtime.load_plugins()
+    definition = runtime.get_tool_definitions()[0]
     runner = CliRunner()
     shown = runner.invoke(cli, ["tools", "show", "demo_echo", "--json"])
     assert shown.exit_code == 0, shown.output
-    runtime = plugins.runtime()
-    runtime.load_plugins()
-    assert json.loads(shown.output) == runtime.get_tool_definitions()[0]
-
-    text = runner.invoke(cli, ["tools", "show", "demo_echo"])
-    assert text.exit_code == 0, text.output
-    lines = text.output.splitlines()
-    assert lines[:2] == ["demo_echo  (toolset demo, plugin demo)", "Echo the text"]
-    assert lines[3].split() == ["PARAMETER", "TYPE", "REQUIRED", "DESCRIPTION"]
-    assert lines[4].split() == ["text", "string", "yes", "What", "to", "echo"]
+    assert json.loads(shown.output)["definition"] == definition
+    assert json.loads(runner.invoke(cli, ["tools", "show", "demo_echo"]).output) == definition
 
 
 def test_plugins_validate_json_reports_errors_and_warnings_with_the_same_exit_status(isolated_home, tmp_path):

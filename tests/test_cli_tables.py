@@ -66,7 +66,7 @@ def piped(*args: str, **env: str) -> str:
 
 def test_a_listing_has_a_header_and_is_cut_to_the_terminal_with_an_ellipsis(demo):
     lines = on_terminal("tools", "list", "--all", NO_COLOR="1").splitlines()
-    assert lines[0].split() == ["NAME", "TOOLSET", "STATUS", "DESCRIPTION"]
+    assert lines[0].split() == ["NAME", "TOOLSET", "DOES", "STATUS", "DESCRIPTION"]
     assert all(len(line) <= 60 for line in lines), lines
     [echo] = [line for line in lines if line.startswith("demo_echo")]
     assert echo.endswith("…") and LONG not in echo
@@ -76,7 +76,7 @@ def test_a_listing_has_a_header_and_is_cut_to_the_terminal_with_an_ellipsis(demo
 def test_a_pipe_gets_whole_cells_and_no_colour(demo):
     output = piped("tools", "list", "--all")
     assert LONG in output and "…" not in output and ANSI not in output
-    assert output.splitlines()[0].split() == ["NAME", "TOOLSET", "STATUS", "DESCRIPTION"]
+    assert output.splitlines()[0].split() == ["NAME", "TOOLSET", "DOES", "STATUS", "DESCRIPTION"]
 
 
 def test_columns_sets_the_width_when_it_is_set(demo):

@@ -87,10 +87,14 @@ def _claim_stdout() -> Any:
 @click.option("--auth-token", envvar=TOKEN_ENV, metavar="TOKEN",
               help=f"Require `Authorization: Bearer TOKEN` on every HTTP request; needed to listen on an address "
                    f"that is not loopback. Env: {TOKEN_ENV}.")
+@click.option("--read-only", is_flag=True,
+              help="Serve only the tools annotated read-only; any other call is refused.")
 def serve(toolsets: tuple[str, ...], transport: str, host: str, port: int, workspace: Path | None,
-          auth_token: str | None) -> None:
+          auth_token: str | None, read_only: bool) -> None:
     """Serve the installed tools to MCP clients (Claude Desktop, editors, other agents).
 
+    Each tool is listed with its annotations (readOnlyHint, destructiveHint, ...). Calls run under
+    `approvals.policy` of config.yaml; over stdio nobody can answer an approval, so a call that asks is refused.
     The server is one session: plugins' on_session_start hooks fire before the first call, on_session_end
     when it stops.
     """
@@ -107,7 +111,8 @@ def serve(toolsets: tuple[str, ...], transport: str, host: str, port: int, works
     try:
         rt.load_plugins()
         with rt.session(platform="mcp") as session_id:  # one session for the server's life; its calls belong to it
-            server = HermesMcpServer(rt, _split(toolsets) or rt.config.toolsets, session_id=session_id)
+            server = HermesMcpServer(rt.filtered(read_only=True) if read_only else rt,
+                                     _split(toolsets) or rt.config.toolsets, session_id=session_id)
             if transport == "stdio":
                 anyio.run(server.serve_stdio, wire)
             else:

@@ -428,32 +428,36 @@ def validate(target: str, imports: bool, as_json: bool) -> None:
     manifest = candidate.manifest
     errors: list[str] = []
     warnings = list(candidate.warnings)
+    late_warnings: list[str] = []  # the drift's, printed after the errors
     drifted = False
     if candidate.error or manifest is None:
         errors.append((candidate.error or "").removeprefix("invalid manifest: ") or "; ".join(warnings)
                       or "no plugin.yaml")
         warnings = []
     else:
+        from ..manifest import unannotated_tools
+
+        warnings += [f"tool {name}: {missing}, so it counts as one that may change things (it asks under "
+                     "approvals.policy `writes` and is left out under `read-only`); add e.g. `annotations: "
+                     "{read_only: true}`" for name, missing in unannotated_tools(manifest).items()]
         if imports:
             from ..loader import reference_problems
 
             errors += reference_problems(candidate)
         from ..compile import manifest_drift
 
-        drift, drift_warnings = manifest_drift(candidate, imports)
+        drift, late_warnings = manifest_drift(candidate, imports)
         errors += drift
-        warnings += drift_warnings
-        drifted = bool(drift or drift_warnings)
+        drifted = bool(drift or late_warnings)
     tools = len(manifest.tools or []) if manifest else 0
     toolsets = len(manifest.toolsets) if manifest else 0
     if as_json:
-        echo_json({"manifest": candidate.manifest_path, "valid": not errors, "errors": errors, "warnings": warnings,
-                   "tools": tools, "toolsets": toolsets})
+        echo_json({"manifest": candidate.manifest_path, "valid": not errors, "errors": errors,
+                   "warnings": warnings + late_warnings, "tools": tools, "toolsets": toolsets})
     elif manifest is None or candidate.error:
         click.echo(f"invalid: {errors[0]}")
     else:
-        for line in [*(f"warning: {w}" for w in candidate.warnings), *errors,
-                     *(f"warning: {w}" for w in warnings[len(candidate.warnings):])]:
+        for line in [*(f"warning: {w}" for w in warnings), *errors, *(f"warning: {w}" for w in late_warnings)]:
             click.echo(line)
         if drifted:
             click.echo(f"`hermes plugins compile {target}` updates plugin.yaml from the @tool functions")

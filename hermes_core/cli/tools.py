@@ -7,6 +7,9 @@ from typing import Any
 
 import click
 
+from ..registry import ToolAnnotations, ToolEntry
+from ..runtime import Runtime
+from ..views import select_names
 from ._common import UserError, echo_json, runtime
 from .completion import tool_names, toolset_lists
 from .table import Column, echo_table, state_colour
@@ -31,21 +34,21 @@ def tools() -> None:
 @click.option("--all", "show_all", is_flag=True, help="Include unavailable tools, with the reason.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def list_tools(enabled: str | None, disabled: str | None, show_all: bool, as_json: bool) -> None:
-    """List tools with their toolset, plugin and availability."""
+    """List tools with their toolset, what they may do (read-only, destructive, writes, or - when they do not
+    say) and their availability. Under `approvals.policy: read-only` only read-only tools are available."""
     rt = runtime()
-    names, unknown = rt.select_tools(_split(enabled), _split(disabled))
+    names, unknown = select_names(rt.registry, rt.toolsets, _split(enabled), _split(disabled))
     if unknown:
         raise UserError(f"unknown toolset {', '.join(repr(u) for u in unknown)}; "
                         "see `hermes toolsets list` for the known ones")
     rows: list[dict[str, Any]] = []
     for name in names:
         entry = rt.registry.get(name)
-        availability = rt.registry.check(name)
-        if entry is None or not (availability.available or show_all):
+        if entry is None:
             continue
-        rows.append({"name": name, "toolset": entry.toolset, "plugin": entry.plugin,
-                     "available": availability.available, "reason": availability.reason or None,
-                     "description": entry.description.split("\n")[0]})
+        row = _row(rt, entry)
+        if row["available"] or show_all:
+            rows.append(row)
     for server in rt.mcp.status() if rt.mcp is not None else ():
         if server.state == "connecting":  # never listed: this command does not wait for it
             click.echo(f"note: MCP server '{server.name}' is connecting: its tools are not listed yet "
@@ -56,16 +59,30 @@ def list_tools(enabled: str | None, disabled: str | None, show_all: bool, as_jso
     if not rows:
         click.echo("No tools. Install a tool pack, e.g. `hermes plugins install file` (hermes-tools-file).")
         return
-    columns = [Column("NAME"), Column("TOOLSET"), Column("DESCRIPTION", shrink=True)]
+    columns = [Column("NAME"), Column("TOOLSET"), Column("DOES"), Column("DESCRIPTION", shrink=True)]
     if show_all:
-        columns.insert(2, Column("STATUS", shrink=True, colour=state_colour))
-    echo_table(columns, [[row["name"], row["toolset"],
+        columns.insert(3, Column("STATUS", shrink=True, colour=state_colour))
+    echo_table(columns, [[row["name"], row["toolset"], ToolAnnotations.of(row["annotations"]).label(),
                           *([_status(row["available"], row["reason"])] if show_all else []), row["description"]]
                          for row in rows])
 
 
 def _status(available: bool, reason: str | None) -> str:
     return "available" if available else f"unavailable: {reason}"
+
+
+def _unavailable(rt: Runtime, entry: ToolEntry) -> str | None:
+    """Why the model is not offered ``entry`` now (its checks, or the approval policy), or None when it is."""
+    availability = rt.registry.check(entry.name)
+    return availability.reason or "unavailable" if not availability.available else rt.scope.refusal(entry)
+
+
+def _row(rt: Runtime, entry: ToolEntry) -> dict[str, Any]:
+    """What `tools list --json` prints of one tool."""
+    reason = _unavailable(rt, entry)
+    return {"name": entry.name, "toolset": entry.toolset, "plugin": entry.plugin, "available": reason is None,
+            "reason": reason, "annotations": entry.annotations.as_dict(),
+            "description": entry.description.split("\n")[0]}
 
 
 def _entry_or_fail(name: str) -> Any:
@@ -80,47 +97,22 @@ def _entry_or_fail(name: str) -> Any:
 
 @tools.command("show")
 @click.argument("name", shell_complete=tool_names)
-@click.option("--json", "as_json", is_flag=True, help="Print the definition exactly as the model sees it.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Everything about the tool: its annotations, availability and definition (unavailable too).")
 def show_tool(name: str, as_json: bool) -> None:
-    """Show a tool: its toolset, plugin, description and parameters (--json: the definition the model sees)."""
-    entry = _entry_or_fail(name)
+    """Print a tool's definition exactly as the model sees it."""
     rt = runtime()
-    definition = next((d for d in rt.get_tool_definitions(quiet_mode=True) if d["function"]["name"] == name), None)
-    if definition is None:
-        reason = rt.registry.check(name).reason
-        raise UserError(f"tool {name!r} is unavailable: {reason}")
+    entry = _entry_or_fail(name)
+    row = _row(rt, entry)
+    definition = None if not row["available"] else \
+        next((d for d in rt.get_tool_definitions(quiet_mode=True) if d["function"]["name"] == name), None)
     if as_json:
-        echo_json(definition)
+        echo_json({**row, "description": entry.description, "parallel_safe": entry.parallel_safe,
+                   "path_args": list(entry.path_args), "definition": definition})
         return
-    function = definition["function"]
-    click.echo(click.style(name, bold=True) + f"  (toolset {entry.toolset}, "
-               + (f"plugin {entry.plugin})" if entry.plugin else "registered by the host program)"))
-    click.echo(function["description"])
-    parameters = function["parameters"]
-    properties: dict[str, Any] = parameters.get("properties") or {}
-    if not properties:
-        click.echo("\nNo parameters.")
-        return
-    required = set(parameters.get("required") or ())
-    click.echo()
-    echo_table([Column("PARAMETER"), Column("TYPE"), Column("REQUIRED"), Column("DESCRIPTION", shrink=True)],
-               [[key, _type_of(schema), "yes" if key in required else "no",
-                 str(schema.get("description", "")).split("\n")[0]] for key, schema in properties.items()])
-
-
-def _type_of(schema: Any) -> str:
-    if not isinstance(schema, dict):
-        return "any"
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        return " | ".join(map(str, kind))
-    if kind == "array" and isinstance(schema.get("items"), dict):
-        return f"array of {_type_of(schema['items'])}"
-    if "enum" in schema:
-        return " | ".join(json.dumps(value) for value in schema["enum"])
-    if kind is None and any(key in schema for key in ("anyOf", "oneOf")):
-        return " | ".join(_type_of(option) for option in schema.get("anyOf") or schema.get("oneOf") or [])
-    return str(kind or "any")
+    if definition is None:
+        raise UserError(f"tool {name!r} is unavailable: {row['reason']}")
+    echo_json(definition)
 
 
 def _parse_arg(item: str) -> tuple[str, Any]:

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from ..registry import ToolEntry, ToolRegistry, tool_entry
+from ..registry import ToolAnnotations, ToolEntry, ToolRegistry, tool_entry
 from ..toolsets import ALL_NAMES, LEGACY_TOOLSETS, PRESETS, Toolsets
 from .listing import ListingCache
 from .naming import ToolNames, log_file_name, toolset_name
@@ -525,10 +525,11 @@ class McpManager:
         parameters.setdefault("type", "object")
         if parameters["type"] == "object":
             parameters.setdefault("properties", {})
-        read_only = bool((tool.get("annotations") or {}).get("readOnlyHint"))
+        annotations = (ToolAnnotations.from_mcp(tool.get("annotations"))
+                       if server.config.get("trust_annotations", True) else None)
         return tool_entry(name, toolset_name(server.name), _RemoteTool(self, server.name, original),
                           description=description, parameters=parameters, check_fn=partial(self.check, server.name),
-                          plugin=server.plugin, parallel_safe=read_only)
+                          plugin=server.plugin, annotations=annotations)
 
     def _add_alias(self, name: str) -> None:
         toolsets = self.toolsets

@@ -33,7 +33,7 @@ from ..toolsets import UnknownToolsetError
 from .naming import PREFIX
 
 if TYPE_CHECKING:
-    from ..runtime import Runtime
+    from ..views import ToolApi
 
 __all__ = ["BearerAuth", "HermesMcpServer", "is_error_result"]
 
@@ -72,9 +72,10 @@ class BearerAuth:
 
 
 class HermesMcpServer:
-    """An MCP server over one runtime's registry, optionally limited to some toolsets."""
+    """An MCP server over the tools of one runtime, or of a filtered view of it (``runtime.filtered(...)``),
+    optionally limited to some toolsets. Each tool is listed with its annotations as MCP's hints."""
 
-    def __init__(self, runtime: Runtime, toolsets: Iterable[str] | None = None, poll_interval: float = 0.25,
+    def __init__(self, runtime: ToolApi, toolsets: Iterable[str] | None = None, poll_interval: float = 0.25,
                  session_id: str | None = None) -> None:
         self.runtime = runtime
         #: The session the calls belong to (``hermes mcp serve`` runs one).

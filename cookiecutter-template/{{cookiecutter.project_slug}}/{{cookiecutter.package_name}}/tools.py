@@ -16,7 +16,7 @@ from hermes_core import ToolError, tool
 from pydantic import Field
 
 
-@tool(toolset="{{ cookiecutter.toolset }}", emoji="👋", parallel_safe=True)
+@tool(toolset="{{ cookiecutter.toolset }}", emoji="👋", annotations={"read_only": True})
 def {{ cookiecutter.tool_name }}(
     name: Annotated[str, Field(description="Who to greet.")],
     excited: Annotated[bool, Field(description="End the greeting with an exclamation mark.")] = False,
