@@ -93,7 +93,7 @@ def main() -> None:
         "command": sys.executable, "args": [str(Path(__file__).resolve()), "--serve"]}}}))
     runtime = Runtime(home=home)
     runtime.load_plugins()
-    status = runtime.mcp.server_status("bench")
+    status = runtime.start_mcp().server_status("bench")  # loading connects no server; connect it now
     if status.state != "ready":
         raise SystemExit(f"the bench server did not start: {status.last_error}")
     raw = RawClient()
