@@ -105,7 +105,8 @@ def _coerce(value: Any, kind: str) -> tuple[bool, Any]:
 class ArgumentValidator:
     """Compiled once per tool: a fast top-level check and coercion, jsonschema for nested rules."""
 
-    __slots__ = ("_deep", "_exact", "_jsonschema", "_required_set", "allow_extra", "properties", "required", "schema")
+    __slots__ = ("_all_declared", "_deep", "_exact", "_jsonschema", "_required_set", "allow_extra", "properties",
+                 "required", "schema")
 
     def __init__(self, schema: dict[str, Any]) -> None:
         self.schema = schema or {"type": "object"}
@@ -129,18 +130,25 @@ class ArgumentValidator:
         # the common case, checked without building anything: exact types, no enums, nothing nested
         simple = not deep and self.allow_extra and all(enum is None for _, _, enum in self.properties.values())
         self._exact: dict[str, frozenset[type]] | None = (
-            {name: exact for name, (_, exact, _) in self.properties.items() if exact is not None} if simple else None)
+            {name: exact - {type(None)} for name, (_, exact, _) in self.properties.items() if exact is not None}
+            if simple else None)
+        #: How many arguments a call that gives each declared one has (-1 when a required one is not declared).
+        self._all_declared = len(self._exact) if self._exact is not None and self._required_set <= self._exact.keys() \
+            else -1
 
     def __call__(self, args: dict[str, Any]) -> dict[str, Any]:
         """The arguments, coerced where that is safe; raises :class:`ArgumentError` listing every problem."""
         exact = self._exact
-        if exact is not None and args.keys() >= self._required_set:
-            for name, value in args.items():
-                types = exact.get(name)
-                if value is None or (types is not None and type(value) not in types):
-                    break
-            else:
-                return args
+        if exact is not None:
+            try:  # every argument a declared one of an exact type (None is not one: it means "absent")
+                for name, value in args.items():
+                    if type(value) not in exact[name]:
+                        break
+                else:  # (every declared argument given: every required one is, when all are declared)
+                    if len(args) == self._all_declared or args.keys() >= self._required_set:
+                        return args
+            except KeyError:  # an argument the schema does not declare, or declares without a type
+                pass
         return self._check(args)
 
     def _check(self, args: dict[str, Any]) -> dict[str, Any]:

@@ -20,7 +20,18 @@ from .budget import ResultBudget
 from .contributions import Middleware
 from .hooks import HookImpl, HookRunner
 from .policies import ToolScope
-from .registry import UNLIMITED, ToolEntry, ToolRegistry, acall_handler, as_text, async_handler, call_handler
+from .registry import (
+    UNLIMITED,
+    Availability,
+    Requirements,
+    ToolEntry,
+    ToolRegistry,
+    acall_handler,
+    as_text,
+    async_handler,
+    call_handler,
+    handler_text,
+)
 from .toolcalls import ToolCall, ToolCallLike, ToolReply, read_tool_call, tool_reply
 from .toolcontext import CURRENT, ToolContext
 
@@ -40,6 +51,9 @@ MAX_PARALLEL = 8
 TOOL_HOOKS = frozenset({"pre_tool_call", "post_tool_call", "transform_tool_result"})
 #: Characters of one argument an approval question shows; a call shown cut is not approved as a whole.
 SHOWN_ARGUMENT_CHARS = 2000
+_NO_REQUIREMENTS = Requirements()
+_AGENT_LOOP_ONLY = ("Tool '{}' is handled by the agent loop, which owns the state and the user it needs; it cannot be "
+                    "dispatched through the tool registry")
 
 
 def tool_error(message: str, **extra: Any) -> str:
@@ -66,6 +80,34 @@ class _Blocked(Exception):
     pass
 
 
+class _Plan:
+    """What every call of one tool needs and only changes with the tools, the hooks or the policy: its entry,
+    its argument check, the context its handler sees, whether it must ask or run hooks, and why it is refused."""
+
+    __slots__ = ("check", "checked", "context", "direct", "entry", "generation", "hook_generation", "hooked", "policy",
+                 "refusal")
+
+    def __init__(self, dispatcher: Dispatcher, entry: ToolEntry, generation: int, hook_generation: int,
+                 policy: str) -> None:
+        scope = dispatcher.scope
+        self.entry = entry
+        #: The registry's and the hooks' generations and the policy this plan was made for.
+        self.generation = generation
+        self.hook_generation = hook_generation
+        self.policy = policy
+        self.refusal = _AGENT_LOOP_ONLY.format(entry.name) if entry.name in AGENT_LOOP_TOOLS else scope.refusal(entry)
+        #: Whether the tool has availability checks to run (else it is always available).
+        self.checked = bool(entry.check_fn is not None or entry.requires_env or entry.requirements != _NO_REQUIREMENTS)
+        #: The call needs tool hooks or an approval the policy asks for (middleware is looked at per call).
+        self.hooked = not dispatcher.hooks.active.isdisjoint(TOOL_HOOKS) or scope.asks(entry)
+        self.context = dispatcher.contexts(entry.plugin)
+        #: The compiled argument check (a bound method: the cheapest thing to call).
+        self.check = ArgumentValidator(entry.schema["parameters"]).__call__
+        #: A call needs nothing but its availability, its argument check and its handler (unless middleware was
+        #: added since).
+        self.direct = self.refusal is None and not self.hooked
+
+
 class Dispatcher:
     """Runs one tool call through arguments, hooks, middleware, the handler and the result budget."""
 
@@ -83,8 +125,8 @@ class Dispatcher:
         self.contexts = contexts
         #: Why a tool is not registered (its plugin is disabled, its MCP server failed, ...), if it can tell.
         self.why_missing = why_missing
-        self._validators: dict[ToolEntry, ArgumentValidator] = {}
-        self._validators_generation = -1
+        self._plans: dict[str, _Plan] = {}
+        self._plans_generation = -1
         self._async_handlers: weakref.WeakKeyDictionary[ToolEntry, Callable[..., Any] | None] = \
             weakref.WeakKeyDictionary()
 
@@ -93,9 +135,22 @@ class Dispatcher:
         seeing ``contexts``."""
         return Dispatcher(self.registry, self.hooks, self.middleware, self.budget, self.approvals, contexts, scope)
 
-    def _slow(self, entry: ToolEntry) -> bool:
-        """The call needs the full path: middleware, tool hooks, or an approval the policy asks for."""
-        return bool(self.middleware) or not self.hooks.active.isdisjoint(TOOL_HOOKS) or self.scope.asks(entry)
+    def _plan(self, name: str) -> _Plan | None:
+        """The plan of tool ``name`` (None when no such tool is registered), made again when the tools, the hooks
+        or the policy changed since it was made."""
+        generation = self.registry.generation
+        if self._plans_generation != generation:
+            self._plans = {}
+            self._plans_generation = generation
+        plan = self._plans.get(name)
+        policy = self.scope.policy()
+        if plan is not None and plan.hook_generation == self.hooks.generation and plan.policy == policy:
+            return plan
+        entry = self.registry.get(name)
+        if entry is None:
+            return None
+        plan = self._plans[name] = _Plan(self, entry, generation, self.hooks.generation, policy)
+        return plan
 
     # -- one call ----------------------------------------------------------------------------
 
@@ -103,15 +158,53 @@ class Dispatcher:
                              tool_call_id: str | None = None, session_id: str | None = None,
                              user_task: str | None = None, enabled_tools: Iterable[str] | None = None) -> str:
         """Run one tool call; always returns a string (``{"error": ...}`` JSON on any failure)."""
+        plan = self._plans.get(function_name)
+        if plan is None or not plan.direct or enabled_tools is not None or self.middleware \
+                or plan.generation != self.registry.generation or plan.hook_generation != self.hooks.generation \
+                or plan.policy != self.scope.policy():
+            return self._handle(function_name, function_args, task_id, tool_call_id, session_id, user_task,
+                                enabled_tools)
+        # The short path, taken by most calls: a tool with nothing to check, ask or hook, its plan still current.
+        entry = plan.entry
+        if plan.checked:
+            availability = self.registry.check(function_name)
+            if not availability.available:
+                return _unavailable(function_name, availability)
+        try:
+            args = plan.check(function_args if type(function_args) is dict else parse_arguments(function_args))
+        except ArgumentError as exc:
+            return _invalid(function_name, exc)
+        token = CURRENT.set(plan.context)
+        try:
+            result = entry.handler(args, task_id=task_id, session_id=session_id, user_task=user_task)
+            if type(result) is not str:
+                result = handler_text(result)
+        except Exception as exc:
+            return _failed(function_name, exc)
+        finally:
+            CURRENT.reset(token)
+        limit = entry.max_result_size_chars
+        if result.isascii() and (limit is UNLIMITED or len(result) <= (self.budget.per_tool if limit is None else
+                                                                        limit)):
+            return result
+        try:
+            return self._fit(entry, result)
+        except Exception as exc:
+            return _failed(function_name, exc)
+
+    def _handle(self, function_name: str, function_args: Any, task_id: str | None, tool_call_id: str | None,
+                session_id: str | None, user_task: str | None, enabled_tools: Iterable[str] | None) -> str:
+        """:meth:`handle_function_call` the whole way: plan, checks, hooks, middleware, approval."""
         try:
             prepared = self._prepare(function_name, function_args, enabled_tools)
             if isinstance(prepared, str):
                 return prepared
-            entry, args = prepared
-            if self._slow(entry):
+            plan, args = prepared
+            entry = plan.entry
+            if plan.hooked or self.middleware:
                 context = {"task_id": task_id, "session_id": session_id, "tool_call_id": tool_call_id}
                 return self._call_with_hooks(entry, args, context, user_task)
-            token = CURRENT.set(self.contexts(entry.plugin))
+            token = CURRENT.set(plan.context)
             try:
                 result = call_handler(entry, args, task_id=task_id, session_id=session_id, user_task=user_task)
             finally:
@@ -121,26 +214,24 @@ class Dispatcher:
             return _failed(function_name, exc)
 
     def _prepare(self, function_name: str, function_args: Any,
-                 enabled_tools: Iterable[str] | None) -> tuple[ToolEntry, dict[str, Any]] | str:
-        """The tool and its checked arguments, or the error that answers the call instead."""
-        if function_name in AGENT_LOOP_TOOLS:
-            return tool_error(f"Tool '{function_name}' is handled by the agent loop, which owns the state and "
-                              "the user it needs; it cannot be dispatched through the tool registry")
-        entry = self.registry.get(function_name)
-        if entry is None:
-            return self._unknown(function_name)
-        refusal = self.scope.refusal(entry)
-        if refusal is not None:
-            return tool_error(refusal)
+                 enabled_tools: Iterable[str] | None) -> tuple[_Plan, dict[str, Any]] | str:
+        """The tool's plan and its checked arguments, or the error that answers the call instead."""
+        plan = self._plan(function_name)
+        if plan is None:
+            return tool_error(_AGENT_LOOP_ONLY.format(function_name)) if function_name in AGENT_LOOP_TOOLS else \
+                self._unknown(function_name)
+        if plan.refusal is not None:
+            return tool_error(plan.refusal)
         if enabled_tools is not None and function_name not in enabled_tools:
             return tool_error(f"Tool '{function_name}' is not enabled for this conversation")
-        availability = self.registry.check(function_name)
-        if not availability.available:
-            return tool_error(f"Tool '{function_name}' is unavailable: {availability.reason}")
+        if plan.checked:
+            availability = self.registry.check(function_name)
+            if not availability.available:
+                return _unavailable(function_name, availability)
         try:
-            return entry, self._validator(entry)(parse_arguments(function_args))
+            return plan, plan.check(parse_arguments(function_args))
         except ArgumentError as exc:
-            return tool_error(f"Invalid arguments for tool '{function_name}': {exc}", problems=exc.problems)
+            return _invalid(function_name, exc)
 
     async def ahandle_function_call(self, function_name: str, function_args: Any, task_id: str | None = None,
                                     tool_call_id: str | None = None, session_id: str | None = None,
@@ -160,10 +251,11 @@ class Dispatcher:
             prepared = self._prepare(function_name, function_args, enabled_tools)
             if isinstance(prepared, str):
                 return prepared
-            entry, args = prepared
-            if self._slow(entry):
+            plan, args = prepared
+            entry = plan.entry
+            if plan.hooked or self.middleware:
                 return await self._acall_with_hooks(entry, args, task_id, tool_call_id, session_id, user_task)
-            token = CURRENT.set(self.contexts(entry.plugin))
+            token = CURRENT.set(plan.context)
             try:
                 result = function(args, task_id=task_id, session_id=session_id, user_task=user_task)
                 if hasattr(result, "__await__"):
@@ -209,16 +301,6 @@ class Dispatcher:
         except asyncio.CancelledError:
             loop.cancel()
             raise
-
-    def _validator(self, entry: ToolEntry) -> ArgumentValidator:
-        """The compiled argument check of ``entry`` (compiled once per entry; forgotten when tools change)."""
-        if self._validators_generation != self.registry.generation:
-            self._validators = {}
-            self._validators_generation = self.registry.generation
-        validator = self._validators.get(entry)
-        if validator is None:
-            validator = self._validators[entry] = ArgumentValidator(entry.schema["parameters"])
-        return validator
 
     def _fit(self, entry: ToolEntry, result: str) -> str:
         """``result`` as valid text within the tool's size limit (its own, else the configured default); a larger
@@ -465,6 +547,14 @@ def _shown_call(name: str, args: dict[str, Any]) -> tuple[str, bool]:
             text = f"{text[:SHOWN_ARGUMENT_CHARS]}... ({len(text) - SHOWN_ARGUMENT_CHARS} more characters)"
         parts.append(f"{key}={text}")
     return f"{name}({', '.join(parts)})", whole
+
+
+def _unavailable(function_name: str, availability: Availability) -> str:
+    return tool_error(f"Tool '{function_name}' is unavailable: {availability.reason}")
+
+
+def _invalid(function_name: str, exc: ArgumentError) -> str:
+    return tool_error(f"Invalid arguments for tool '{function_name}': {exc}", problems=exc.problems)
 
 
 def _failed(function_name: str, exc: Exception) -> str:

@@ -197,6 +197,8 @@ class HookRunner:
         self._phases: dict[tuple[str, ...], tuple[tuple[HookImpl, ...], bool]] = {}
         self._active: frozenset[str] | None = None
         self._counter = 0
+        #: Changes whenever an implementation is added or removed.
+        self.generation = 0
 
     def add_callback(self, plugin: str, hook: str, function: Callable[..., Any]) -> str:
         """Register ``function`` for ``hook`` on behalf of ``plugin``; returns a handle for removal."""
@@ -241,6 +243,7 @@ class HookRunner:
             self._impls = {}
             self._phases = {}
             self._active = None
+            self.generation += 1
 
     @property
     def active(self) -> frozenset[str]:

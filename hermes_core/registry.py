@@ -420,8 +420,11 @@ def _checked(check_fn: Callable[[], Any]) -> Any:
 def call_handler(entry: ToolEntry, args: dict[str, Any], **kwargs: Any) -> str:
     """The handler's result as a string: ``async`` handlers are bridged, JSON-able values encoded."""
     result = entry.handler(args, **kwargs)
-    if type(result) is str:
-        return result
+    return result if type(result) is str else handler_text(result)
+
+
+def handler_text(result: Any) -> str:
+    """What a handler returned as the call's text: an awaitable (an ``async`` handler's) is run to its end first."""
     if hasattr(result, "__await__"):
         from .asyncbridge import run_sync  # asyncio is imported only by the first async handler
 

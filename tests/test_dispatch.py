@@ -272,3 +272,30 @@ def test_unsafe_tools_run_in_order(runtime):
     runtime.register_tool("u", "x", {"description": "x"}, lambda a, **k: order.append(a["n"]) or "ok")
     runtime.run_tool_calls([{"name": "u", "arguments": {"n": i}} for i in range(5)])
     assert order == list(range(5))
+
+
+def test_the_short_path_follows_every_change_after_the_first_call(runtime):
+    """A call with nothing to hook runs from a plan made at its first call; each later change (a hook, middleware,
+    the policy, a replaced tool, a check, a tool removed) is honoured by the very next call."""
+    assert call(runtime, "add", {"a": 1, "b": 1})["sum"] == 2
+    assert call(runtime, "add", {"a": 1, "b": 1, "label": None})["sum"] == 2  # a null optional argument is absent
+
+    seen = []
+    context = runtime.context("watcher")
+    context.register_hook("pre_tool_call", lambda tool_name, args: seen.append(tool_name))
+    assert call(runtime, "add", {"a": 1, "b": 2})["sum"] == 3 and seen == ["add"]
+
+    context.register_middleware("tool_request", lambda tool_name, args, **kw: {"args": {**args, "a": 10}})
+    assert call(runtime, "add", {"a": 1, "b": 2})["sum"] == 12
+
+    runtime.set_policy("read-only")
+    assert "refused by the approval policy 'read-only'" in call(runtime, "add", {"a": 1, "b": 2})["error"]
+    runtime.set_policy(None)
+
+    other = Runtime()
+    other.register_tool("add", "math", ADD_SCHEMA, lambda args, **kw: "replaced")
+    assert other.handle_function_call("add", {"a": 1, "b": 2}) == "replaced"
+    other.register_tool("add", "math", ADD_SCHEMA, lambda args, **kw: "again", check_fn=lambda: False)
+    assert "is unavailable" in call(other, "add", {"a": 1, "b": 2})["error"]
+    other.registry.deregister("add")
+    assert "Unknown tool 'add'" in call(other, "add", {"a": 1, "b": 2})["error"]
