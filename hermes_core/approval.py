@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import logging
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -111,16 +110,21 @@ _APPROVED_CALL: contextvars.ContextVar[tuple[str, dict[str, Any]] | None] = \
     contextvars.ContextVar("hermes_approved_call", default=None)
 
 
-@contextlib.contextmanager
-def approved_call(tool_name: str | None, args: dict[str, Any] | None) -> Iterator[None]:
+class approved_call:  # (a class, not a generator: it is entered on every hooked call)
     """While the block runs, a question about ``tool_name`` with exactly ``args`` is already answered yes: the user
     approved that very call, seeing it whole (so the terminal does not ask again about the command it was shown).
     ``tool_name=None``: nothing is (a call inside an approved one is asked about on its own)."""
-    token = _APPROVED_CALL.set(None if tool_name is None or args is None else (tool_name, args))
-    try:
-        yield
-    finally:
-        _APPROVED_CALL.reset(token)
+
+    __slots__ = ("_token", "_value")
+
+    def __init__(self, tool_name: str | None, args: dict[str, Any] | None) -> None:
+        self._value = None if tool_name is None or args is None else (tool_name, args)
+
+    def __enter__(self) -> None:
+        self._token = _APPROVED_CALL.set(self._value)
+
+    def __exit__(self, *exc_info: object) -> None:
+        _APPROVED_CALL.reset(self._token)
 
 
 def _covered(request: ApprovalRequest) -> bool:

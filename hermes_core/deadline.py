@@ -123,10 +123,9 @@ class _Worker:
                     work.context.run(self._run, work)
                 except BaseException as exc:  # KeyboardInterrupt, SystemExit: the caller re-raises them
                     work.failure = exc
-                with self.lock:
-                    if self.abandoned:
-                        return
-                    work.finished = True
+                work.finished = True
+                if self.abandoned:
+                    return
                 os.write(self.done_w, _GO)
         except OSError:  # the caller side closed its ends: nothing waits for this worker any more
             pass
@@ -134,33 +133,37 @@ class _Worker:
             _close(self.go_r, self.done_w)
 
     def _run(self, work: _Work) -> None:
-        functions, argument, batch, late, lock = work.functions, work.argument, work.batch, self.lateness.running, \
-            self.lock
+        """Run the steps. No lock is taken while nothing goes wrong: the progress (``index``, ``started``) is
+        published before each step and the worker looks whether it was abandoned after each publication, so
+        a caller that gives up (under the lock, setting ``abandoned`` before it reads the progress) and this
+        thread always agree on which function, if any, is running late."""
+        functions, argument, batch, late = work.functions, work.argument, work.batch, self.lateness.running
+        outcomes, after, monotonic = batch.outcomes, work.after, time.monotonic
         for index in range(work.index, len(functions)):
             function = functions[index]
-            with lock:
-                if self.abandoned:
-                    return
-                if function in late:
-                    batch.missed, batch.still_late, batch.end = index, True, index
-                    return
-                work.index, work.started = index, time.monotonic()
+            if function in late:
+                batch.missed, batch.still_late, batch.end = index, True, index
+                return
+            work.index = index
+            work.started = monotonic()
+            if self.abandoned:
+                return self._returned(function)
             try:
                 outcome = (index, True, function(argument))
             except Exception as exc:
                 outcome = (index, False, exc)
-            with lock:
-                abandoned = self.abandoned
-                if not abandoned:
-                    work.started = None
-                    batch.outcomes.append(outcome)
-                    batch.end = index + 1
-                    if outcome[1] and work.after is not None and work.after(function, outcome[2]):
-                        batch.stopped = True
-                        return
-            if abandoned:  # this was the late step: its function may run again
-                self.lateness.returned(function, self.thread)
+            work.started = None
+            if self.abandoned:  # this was the late step (if the caller saw it running): it may run again
+                return self._returned(function)
+            outcomes.append(outcome)
+            batch.end = index + 1
+            if outcome[1] and after is not None and after(function, outcome[2]):
+                batch.stopped = True
                 return
+
+    def _returned(self, function: Callable[[Any], Any]) -> None:
+        with self.lock:  # the caller that abandoned this worker has recorded what it saw running
+            self.lateness.returned(function, self.thread)
 
     # -- the caller's side ---------------------------------------------------------------------
 
@@ -195,11 +198,12 @@ class _Worker:
         return True
 
     def _abandon(self, work: _Work) -> None:
-        """Give up on this worker (its lock held): the running step's function is late until it returns."""
-        self.abandoned = True
-        work.batch.missed = work.batch.end = work.index
+        """Give up on this worker (its lock held): the function running now, if any, is late until it returns."""
+        self.abandoned = True  # first: the worker looks at it after publishing its progress
+        index = work.index
+        work.batch.missed = work.batch.end = index
         if work.started is not None:
-            self.lateness.add(work.functions[work.index], self.thread)
+            self.lateness.add(work.functions[index], self.thread)
         self.close()
 
     def close(self) -> None:
@@ -219,7 +223,6 @@ class Deadlines:
         self.name = name
         self._numbers = itertools.count(1)
         self._idle: list[_Worker] = []
-        self._lock = threading.Lock()
         self.lateness = _Lateness()
         _pools.add(self)
         weakref.finalize(self, _close_workers, self._idle)
@@ -260,23 +263,19 @@ class Deadlines:
 
     def close(self) -> None:
         """End the idle workers; a later ``run`` starts new ones."""
-        with self._lock:
-            idle, self._idle[:] = list(self._idle), []
-        for worker in idle:
-            worker.close()
+        _close_workers(self._idle)
 
     def _take(self) -> _Worker:
-        with self._lock:
-            if self._idle:
-                return self._idle.pop()
-        return _Worker(f"{self.name}-{next(self._numbers)}", self.lateness)
+        try:
+            return self._idle.pop()  # (a list's pop and append are atomic: no lock needed)
+        except IndexError:
+            return _Worker(f"{self.name}-{next(self._numbers)}", self.lateness)
 
     def _give_back(self, worker: _Worker) -> None:
-        with self._lock:
-            if len(self._idle) < MAX_IDLE:
-                self._idle.append(worker)
-                return
-        worker.close()
+        if len(self._idle) < MAX_IDLE:
+            self._idle.append(worker)
+        else:
+            worker.close()
 
 
 class _Call:
@@ -327,9 +326,12 @@ def _close(*fds: int) -> None:
 
 
 def _close_workers(idle: list[_Worker]) -> None:
-    for worker in idle:
+    while True:
+        try:
+            worker = idle.pop()  # one at a time: a worker another thread takes meanwhile is not closed under it
+        except IndexError:
+            return
         worker.close()
-    idle.clear()
 
 
 _pools: weakref.WeakSet[Deadlines] = weakref.WeakSet()
@@ -341,7 +343,6 @@ def _forget_workers_after_fork() -> None:
         for worker in pool._idle:
             _close(worker.go_r, worker.go_w, worker.done_r, worker.done_w)
         pool._idle.clear()
-        pool._lock = threading.Lock()
         pool.lateness.reset()
 
 

@@ -337,7 +337,8 @@ class Dispatcher:
         name = entry.name
         trace: list[str] = []
         original_args = args
-        args = self._request_middleware(name, args, original_args, context, trace)
+        if self.middleware:
+            args = self._request_middleware(name, args, original_args, context, trace)
         status, error_type, error_message = "ok", None, None
         started = time.perf_counter()
         try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import operator
 import threading
 import time
 from collections.abc import Callable
@@ -93,9 +94,25 @@ class HookImpl:
     hook: str
     function: Callable[..., Any]
     accepts: frozenset[str] | None
+    #: Picks the function's arguments, in order, out of the keywords, when it takes them all positionally (as
+    #: pluggy calls implementations: the cheapest call); raises ``KeyError`` when one is not among them.
+    arguments: Callable[[dict[str, Any]], tuple[Any, ...]] | None = None
+
+    @classmethod
+    def of(cls, plugin: str, hook: str, function: Callable[..., Any]) -> HookImpl:
+        accepts, positional = _parameters(function)
+        return cls(plugin, hook, function, accepts, None if positional is None else _picker(positional))
 
     def __call__(self, kwargs: dict[str, Any]) -> Any:
         """Call the implementation with the keywords of ``kwargs`` it accepts."""
+        arguments = self.arguments
+        if arguments is not None:
+            try:
+                values = arguments(kwargs)
+            except KeyError:  # a parameter (with a default, if the call is to work) that this call does not give
+                pass
+            else:
+                return self.function(*values)
         accepts = self.accepts
         if accepts is None:
             return self.function(**kwargs)
@@ -122,13 +139,31 @@ class HookPhase:
 
 def accepted_keywords(function: Callable[..., Any]) -> frozenset[str] | None:
     """The parameter names ``function`` takes by keyword, or ``None`` when it takes ``**kwargs``."""
+    return _parameters(function)[0]
+
+
+def _picker(names: tuple[str, ...]) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
+    """``kwargs -> (kwargs[name] for each of names)``, as a tuple."""
+    if len(names) > 1:
+        return operator.itemgetter(*names)
+    if names:
+        name = names[0]
+        return lambda kwargs: (kwargs[name],)
+    return lambda kwargs: ()
+
+
+def _parameters(function: Callable[..., Any]) -> tuple[frozenset[str] | None, tuple[str, ...] | None]:
+    """The parameter names ``function`` takes by keyword (``None`` when it takes ``**kwargs``), and, when every
+    parameter may be given positionally (none is keyword-only, ``*args`` or ``**kwargs``), their names in order."""
     try:
-        parameters = inspect.signature(function).parameters.values()
+        parameters = list(inspect.signature(function).parameters.values())
     except (TypeError, ValueError):
-        return None
+        return None, None
+    positional = tuple(p.name for p in parameters if p.kind is p.POSITIONAL_OR_KEYWORD)
     if any(p.kind is p.VAR_KEYWORD for p in parameters):
-        return None
-    return frozenset(p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+        return None, None
+    accepts = frozenset(p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+    return accepts, positional if len(positional) == len(parameters) else None
 
 
 class _Carrier:
@@ -268,7 +303,7 @@ class HookRunner:
                     continue
                 function = getattr(impl.function, "__wrapped_callback__", impl.function)
                 plugin = impl.plugin_name.split("::", 1)[0]
-                impls.append(HookImpl(plugin, hook, function, accepted_keywords(function)))
+                impls.append(HookImpl.of(plugin, hook, function))
             self._impls[hook] = impls
         return impls
 

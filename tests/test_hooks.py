@@ -39,10 +39,18 @@ def test_callbacks_receive_only_the_parameters_they_declare(runtime):
     def keyword_only(*, tool_name, session_id=None):
         seen["kw"] = (tool_name, session_id)
 
-    for callback in (narrow, wide, keyword_only):
+    def with_default(args, tool_name, colour="blue"):  # positional, out of the spec's order, one not given
+        seen["default"] = (args, tool_name, colour)
+
+    class Observer:
+        def __call__(self, session_id):
+            seen["object"] = session_id
+
+    for callback in (narrow, wide, keyword_only, with_default, Observer()):
         hook(runtime, "pre_tool_call", callback)
     runtime.handle_function_call("echo", {"text": "x"}, session_id="s")
     assert seen["narrow"] == ("echo", {"text": "x"}) and seen["kw"] == ("echo", "s")
+    assert seen["default"] == ({"text": "x"}, "echo", "blue") and seen["object"] == "s"
     assert seen["wide"] == {"tool_name", "args", "task_id", "session_id", "tool_call_id", "turn_id",
                             "api_request_id", "middleware_trace"}
 
