@@ -22,11 +22,11 @@ if TYPE_CHECKING:
         Process,
         Staged,
     )
-    from .config import ConfigError, HermesConfig, load_config
+    from .config import HermesConfig, load_config
     from .context import PluginContext
     from .discovery import PluginCandidate
     from .dispatch import AGENT_LOOP_TOOLS, tool_error
-    from .errors import HermesError
+    from .errors import ConfigError, HermesError
     from .formats import FORMATS
     from .home import HermesHome, hermes_home
     from .hooks import hookimpl, hookspec
@@ -63,11 +63,11 @@ _LAZY = {
     "authoring": ("ToolError", "ToolSpec", "tool", "tool_spec"),
     "backends": ("BackendError", "BackendSetup", "BackendUnavailable", "CommandResult", "ExecutionBackend",
                  "MissingDirectory", "Process", "Staged"),
-    "config": ("ConfigError", "HermesConfig", "load_config"),
+    "config": ("HermesConfig", "load_config"),
     "context": ("PluginContext",),
     "discovery": ("PluginCandidate",),
     "dispatch": ("AGENT_LOOP_TOOLS", "tool_error"),
-    "errors": ("HermesError",),
+    "errors": ("ConfigError", "HermesError"),
     "formats": ("FORMATS",),
     "home": ("HermesHome", "hermes_home"),
     "hooks": ("hookimpl", "hookspec"),

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from .errors import HermesError
+from .errors import ConfigError
 from .yamlmodel import validate_yaml
 
 __all__ = [
@@ -26,10 +26,6 @@ __all__ = [
     "remove_from_list",
     "remove_from_mapping",
 ]
-
-
-class ConfigError(HermesError):
-    """config.yaml cannot be read, parsed, validated or written."""
 
 
 class _Section(BaseModel):
@@ -172,11 +168,6 @@ class HermesConfig(BaseModel):
         """The settings of ``plugin_id``: ``plugins.entries.<id>.settings`` and the keys beside it."""
         entry = self.plugins.entries.get(plugin_id)
         return entry.plugin_settings() if entry else {}
-
-    def override_granted(self, plugin_id: str | None) -> bool:
-        """``plugins.entries.<id>.allow_tool_override`` is true."""
-        entry = self.plugins.entries.get(plugin_id or "")
-        return bool(entry and entry.allow_tool_override)
 
 
 _cache: dict[Path, tuple[tuple[int, int], HermesConfig]] = {}

@@ -18,27 +18,57 @@ from typing import Any
 
 from ._version import __version__
 from .cachefile import write_json
+from .errors import ConfigError
 
-__all__ = ["config_data"]
+__all__ = ["ENTRY_KEYS", "config_data", "plugin_settings"]
 
 log = logging.getLogger(__name__)
 
 FORMAT = 4
 _PREFIX = "config-"
+#: The keys of a ``plugins.entries.<id>`` mapping that are Hermes's own (the fields of ``PluginEntryConfig``).
+ENTRY_KEYS = frozenset({"allow_tool_override", "settings"})
+
+#: The last content read of each config file, by the file's identity: (device, inode, mtime, size).
+_memo: dict[Path, tuple[tuple[int, int, int, int], dict[str, Any]]] = {}
 
 
 def config_data(config_file: Path, cache_dir: Path) -> dict[str, Any]:
     """The validated content of ``config_file`` (defaults when it is missing) as JSON-compatible data.
 
-    Raises :class:`~hermes_core.config.ConfigError` for a file that cannot be read or is invalid.
+    Raises :class:`~hermes_core.config.ConfigError` for a file that cannot be read or is invalid. The same
+    file unchanged since the last read (same inode, modification time and size) is not read again; treat
+    the result as read-only.
     """
+    try:
+        status = config_file.stat()
+        identity = (status.st_dev, status.st_ino, status.st_mtime_ns, status.st_size)
+    except OSError:
+        identity = None
+    remembered = _memo.get(config_file)
+    if remembered is not None and remembered[0] == identity:
+        return remembered[1]
+    data = _read(config_file, cache_dir)
+    if identity is not None:
+        _memo[config_file] = (identity, data)
+    return data
+
+
+def plugin_settings(data: dict[str, Any], plugin_id: str) -> dict[str, Any]:
+    """The settings of ``plugin_id`` in config data: ``plugins.entries.<id>.settings`` over the other keys beside
+    Hermes's own (what ``HermesConfig.plugin_settings`` gives, without the models)."""
+    entry = data["plugins"]["entries"].get(plugin_id)
+    if not entry:
+        return {}
+    return {**{key: value for key, value in entry.items() if key not in ENTRY_KEYS}, **entry["settings"]}
+
+
+def _read(config_file: Path, cache_dir: Path) -> dict[str, Any]:
     try:
         text = config_file.read_bytes()
     except (FileNotFoundError, NotADirectoryError):
         text = None
     except OSError as exc:
-        from .config import ConfigError
-
         raise ConfigError(f"{config_file}: cannot read: {exc.strerror}") from None
     digest = hashlib.sha256(b"\0".join([str(FORMAT).encode(), __version__.encode(), b"-" if text is None else
                                         b"+" + text])).hexdigest()[:24]
@@ -49,7 +79,7 @@ def config_data(config_file: Path, cache_dir: Path) -> dict[str, Any]:
             return stored["data"]
     except Exception:  # missing, unreadable, or not what this module writes: validate again
         pass
-    from .config import ConfigError, parse_config
+    from .config import parse_config
 
     try:
         document = text.decode("utf-8") if text is not None else ""

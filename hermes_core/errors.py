@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-__all__ = ["HermesError"]
+__all__ = ["ConfigError", "HermesError"]
 
 
 class HermesError(Exception):
     """A problem with the user's configuration, input or environment; its message says what to change."""
+
+
+class ConfigError(HermesError):
+    """config.yaml cannot be read, parsed, validated or written."""

@@ -15,6 +15,7 @@ from .approval import ApprovalCallback, Approvals
 from .backends import BackendContribution, BackendSetup, ExecutionBackend, ExecutionBackends
 from .budget import ResultBudget
 from .cache import DiscoveryCache
+from .configdata import plugin_settings
 from .context import PluginContext, normalize_command_name
 from .contributions import Contributions
 from .discovery import PluginCandidate, Source, candidate_from_folder, discover, installed_entry_points
@@ -212,10 +213,11 @@ class Runtime(ToolApi):
         """A ``PluginContext`` for registering tools and hooks (the host program's own when ``plugin_id`` is None)."""
         return PluginContext(
             plugin_id, self.contributions,
-            settings=lambda: self.config.plugin_settings(plugin_id) if plugin_id else {},
+            settings=lambda: plugin_settings(self._config_data(), plugin_id) if plugin_id else {},
             dispatch=self._dispatch_for_plugin,
             manifest=(lambda: candidate.manifest) if candidate else None,  # built only if the plugin reads it
-            override_granted=lambda: plugin_id is None or self.config.override_granted(plugin_id),
+            override_granted=lambda: plugin_id is None or bool(
+                self._config_data()["plugins"]["entries"].get(plugin_id, {}).get("allow_tool_override")),
             inject=self._inject, home=self.home)
 
     def _dispatch_for_plugin(self, tool_name: str, args: Any, **context: Any) -> str:
@@ -239,6 +241,7 @@ class Runtime(ToolApi):
         if context is None:
             context = self._tool_contexts.setdefault(plugin_id, ToolContext(
                 plugin_id, self.home, self.workspace, self.approvals, _config=self.home.config,
+                _config_data=self._config_data,
                 _dispatch=self.handle_function_call, _available_tools=self.available_tools,
                 _backends=self.backends, _hooks=self._invoke_hook,
                 _web_search_providers=lambda: list(self.web_search_providers.values())))

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .approval import Approvals
+from .configdata import plugin_settings
 from .home import HermesHome
 from .websearch import RegisteredWebSearchProvider
 
@@ -40,6 +41,7 @@ class ToolContext:
     #: The runtime's approvals (callback, session and permanent approvals).
     approvals: Approvals
     _config: Callable[[], HermesConfig] = field(repr=False)
+    _config_data: Callable[[], dict[str, Any]] = field(repr=False)
     _dispatch: Callable[..., str] = field(repr=False)
     _available_tools: Callable[[], list[str]] = field(repr=False)
     _backends: ExecutionBackends = field(repr=False)
@@ -50,13 +52,20 @@ class ToolContext:
 
     @property
     def config(self) -> HermesConfig:
-        """The runtime's ``config.yaml``."""
+        """The runtime's ``config.yaml`` as its pydantic models (building them costs a first call a few hundred
+        milliseconds: :attr:`settings` and :meth:`section` read the same values without them)."""
         return self._config()
 
     @property
     def settings(self) -> dict[str, Any]:
         """This plugin's settings: ``plugins.entries.<id>.settings`` and the keys beside it."""
-        return self._config().plugin_settings(self.plugin_id) if self.plugin_id else {}
+        return plugin_settings(self._config_data(), self.plugin_id) if self.plugin_id else {}
+
+    def section(self, name: str) -> dict[str, Any]:
+        """A top-level section of ``config.yaml`` (``web``, ``terminal``, ...) as plain data, validated, with its
+        defaults filled in; a copy (empty when the section is absent and has no defaults)."""
+        value = self._config_data().get(name)
+        return dict(value) if isinstance(value, dict) else {}
 
     def dispatch(self, tool_name: str, args: dict[str, Any] | str, **context: Any) -> str:
         """Call another tool of the same runtime through the full call path (hooks included)."""

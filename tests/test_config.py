@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from hermes_core import ConfigError, HermesHome, hermes_home
+from hermes_core.config import PluginEntryConfig
+from hermes_core.configdata import ENTRY_KEYS, plugin_settings
 
 
 @pytest.fixture
@@ -36,8 +38,12 @@ def test_plugin_entries_take_hermes_agent_style_keys_beside_ours(home):
     home.config_file.write_text("plugins:\n  entries:\n    hermes-tenuo: {require_warrant: true, endpoint: x,\n"
                                 "      settings: {endpoint: y}, allow_tool_override: true}\n")
     config = home.config()
-    assert config.plugin_settings("hermes-tenuo") == {"require_warrant": True, "endpoint": "y"}
-    assert config.override_granted("hermes-tenuo") and not config.override_granted("other")
+    expected = {"require_warrant": True, "endpoint": "y"}
+    assert config.plugin_settings("hermes-tenuo") == expected and config.plugin_settings("other") == {}
+    data = home.config_data()  # the same, as the plain data start-up paths and tool contexts read
+    assert plugin_settings(data, "hermes-tenuo") == expected and plugin_settings(data, "other") == {}
+    assert data["plugins"]["entries"]["hermes-tenuo"]["allow_tool_override"] is True
+    assert ENTRY_KEYS == set(PluginEntryConfig.model_fields)
 
 
 def test_invalid_value_names_file_line_and_key(home):

@@ -68,3 +68,23 @@ def test_an_edited_config_is_validated_again_and_an_invalid_one_reported(isolate
     config.write_text("plugins:\n  hook_timeout: 0\n")
     assert "pydantic" in listing_modules(["plugins", "list"])  # validated once for the new content
     assert "pydantic" not in listing_modules(["plugins", "list"])
+
+
+def test_a_check_reading_settings_and_a_section_from_warm_caches_builds_no_model(plugins, isolated_home, tmp_path):
+    """``tool_context().settings`` and ``.section(name)`` read the cached config data: a tool check (which
+    ``hermes tools list`` runs) that reads them costs no pydantic model."""
+    seen = tmp_path / "seen.json"
+    plugins.folder("reader", manifest="name: reader\ntools:\n  - {name: r_tool, toolset: r, description: x, "
+                                      "handler: .tools:run, check_fn: .tools:check}\n", init="", files={
+        "tools.py": "import json\nfrom hermes_core import tool_context\n\ndef run(args, **kw):\n    return 'ok'\n\n"
+                    f"def check():\n    context = tool_context()\n    open({str(seen)!r}, 'w').write(json.dumps("
+                    "[context.settings, context.section('web')]))\n    return True\n"})
+    (isolated_home / "config.yaml").write_text(
+        "web: {search_backend: searxng}\nplugins:\n  entries:\n    reader: {colour: red, settings: {size: 3}}\n")
+    listing_modules(["tools", "list"])  # fills the caches
+    seen.unlink()
+    modules = listing_modules(["tools", "list"])
+    settings, web = json.loads(seen.read_text())
+    assert settings == {"colour": "red", "size": 3}
+    assert web == {"allow_private_networks": False, "search_backend": "searxng", "backend": None}
+    assert not [m for m in modules if m in ("pydantic", "hermes_core.config") or m.startswith("pydantic.")]

@@ -52,20 +52,20 @@ class WebSettings:
 def load_settings() -> WebSettings:
     """Read the settings from the calling runtime's config.yaml (on every call, so edits apply at once)."""
     try:
-        config = tool_context().config
-        raw = config.plugin_settings(PLUGIN_ID)
+        context = tool_context()
+        raw, web = context.settings, context.section("web")
     except ConfigError as exc:
         raise SettingsError(str(exc)) from None
     defaults = WebSettings()
     try:
         return WebSettings(
-            allow_private_networks=config.web.allow_private_networks,
+            allow_private_networks=bool(web.get("allow_private_networks")),
             timeout=float(raw.get("timeout", defaults.timeout)),
             max_bytes=int(raw.get("max_bytes", defaults.max_bytes)),
             max_redirects=int(raw.get("max_redirects", defaults.max_redirects)),
             convert_timeout=float(raw.get("convert_timeout", defaults.convert_timeout)),
             max_convert_bytes=int(raw.get("max_convert_bytes", defaults.max_convert_bytes)),
-            search_provider=str(raw.get("search_provider") or config.web.search_backend or config.web.backend
+            search_provider=str(raw.get("search_provider") or web.get("search_backend") or web.get("backend")
                                 or "").strip().lower() or None,
             brave_base_url=str(raw.get("brave_base_url", defaults.brave_base_url)),
         )
