@@ -69,9 +69,10 @@ def make_site(root: Path, plugins: int, tools_each: int) -> Path:
 
 
 def run_once(command: list[str], env: dict[str, str]) -> tuple[float, str]:
-    """Wall time of one process, and what it printed."""
+    """Wall time of one process, and what it printed (run in its home, so that no source tree in the working
+    directory shadows the installed packages)."""
     started = time.perf_counter()
-    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    result = subprocess.run(command, env=env, cwd=env["HERMES_HOME"], capture_output=True, text=True, timeout=600)
     elapsed = time.perf_counter() - started
     if result.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed: {result.stderr.strip()[-500:]}")
@@ -106,7 +107,7 @@ def importtime_top(env: dict[str, str], count: int = 8) -> list[tuple[str, int]]
     """The modules with the largest cumulative import time under ``import hermes_core`` (µs): hermes_core
     itself, then the others."""
     result = subprocess.run([sys.executable, "-X", "importtime", "-c", "import hermes_core"], env=env,
-                            capture_output=True, text=True, check=True)
+                            cwd=env["HERMES_HOME"], capture_output=True, text=True, check=True)
     rows = []
     for line in result.stderr.splitlines()[1:]:
         if line.startswith("import time:") and line.count("|") == 2:
