@@ -1,8 +1,10 @@
 """Per-call overhead of ``handle_function_call`` over calling the handler directly: without hooks, with 1 no-op
 ``pre_tool_call`` + 1 no-op ``post_tool_call``, and with 3 + 3 (each implementation with its deadline, the
 default; and with ``hook_timeout: 0``, inline). Anchors in the same run: pluggy calling 3 no-op
-implementations, and, when ``HERMES_AGENT_PYTHON`` names an interpreter with ``hermes-agent==0.19.0``
-installed (``make bench-vs-hermes-agent``), Hermes Agent's own ``handle_function_call``.
+implementations; a bare round trip to another thread and back (the floor of each hook phase with deadlines,
+which hands its implementations to a worker thread and waits for it); and, when ``HERMES_AGENT_PYTHON`` names
+an interpreter with ``hermes-agent==0.19.0`` installed (``make bench-vs-hermes-agent``), Hermes Agent's own
+``handle_function_call``.
 
 Run: python bench/dispatch.py   (prints figures; asserts nothing)
 """
@@ -11,9 +13,11 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import subprocess
 import sys
 import tempfile
+import threading
 import timeit
 from collections.abc import Callable
 from pathlib import Path
@@ -72,6 +76,27 @@ def pluggy_three() -> Callable[[], object]:
     return lambda: manager.hook.post_tool_call(tool_name="add", result="{}")
 
 
+def thread_round_trip() -> Callable[[], object]:
+    """One byte to a waiting thread through a pipe and one back, as a hook phase's hand-off does (no work)."""
+    go_r, go_w = os.pipe()
+    done_r, done_w = os.pipe()
+
+    def echo() -> None:
+        while os.read(go_r, 1):
+            os.write(done_w, b"d")
+
+    threading.Thread(target=echo, daemon=True).start()
+    poller = select.poll()
+    poller.register(done_r, select.POLLIN)
+
+    def round_trip() -> None:
+        os.write(go_w, b"g")
+        poller.poll(30_000)
+        os.read(done_r, 1)
+
+    return round_trip
+
+
 HERMES_AGENT_PROBE = """
 import json, sys, timeit
 sys.argv = ["bench"]
@@ -121,6 +146,7 @@ def main() -> None:
         "3+3": (lambda: three.handle_function_call("add", args), 2_000),
         "3+3 inline": (lambda: inline.handle_function_call("add", args), 5_000),
         "pluggy": (pluggy_three(), 20_000),
+        "round trip": (thread_round_trip(), 2_000),
     })
     direct = times["direct"]
 
@@ -135,6 +161,10 @@ def main() -> None:
     row("with 3 pre_tool_call + 3 post_tool_call (deadlines)", "3+3")
     row("with 3 + 3, hook_timeout: 0 (inline, no deadline)", "3+3 inline")
     print(f"{'anchor: pluggy calling 3 no-op implementations':<52} {times['pluggy'] * 1e6:8.2f} µs/call")
+    trip = times["round trip"]
+    print(f"{'anchor: a bare round trip to another thread':<52} {trip * 1e6:8.2f} µs  (a call with both hook phases "
+          f"under deadlines makes two: {2 * trip * 1e6:.1f} µs; 3 + 3 costs "
+          f"{(times['3+3'] - direct - 2 * trip) * 1e6:.1f} µs beyond them)")
     agent = hermes_agent()
     if agent is not None:
         overhead = agent["via"] - agent["direct"]

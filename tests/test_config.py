@@ -43,7 +43,7 @@ def test_plugin_entries_take_hermes_agent_style_keys_beside_ours(home):
     data = home.config_data()  # the same, as the plain data start-up paths and tool contexts read
     assert plugin_settings(data, "hermes-tenuo") == expected and plugin_settings(data, "other") == {}
     assert data["plugins"]["entries"]["hermes-tenuo"]["allow_tool_override"] is True
-    assert ENTRY_KEYS == set(PluginEntryConfig.model_fields)
+    assert set(PluginEntryConfig.model_fields) == ENTRY_KEYS
 
 
 def test_invalid_value_names_file_line_and_key(home):
