@@ -44,6 +44,14 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+#: What the DevTools Protocol answers to an evaluation sent while the tab goes from one document to the next.
+NAVIGATING = ("Inspected target navigated or closed", "Cannot find context with specified id")
+
+
+class Navigating(AssertionError):
+    """The tab was between two documents when asked (``wait_for`` asks again)."""
+
+
 class Page:
     """One browser tab, spoken to over the DevTools Protocol's websocket."""
 
@@ -66,7 +74,10 @@ class Page:
                                             for arg in message["params"]["args"]))
             if message.get("id") == call:
                 if "error" in message:
-                    raise AssertionError(f"{method}: {message['error']}")
+                    error = message["error"]
+                    if any(text in str(error.get("message")) for text in NAVIGATING):
+                        raise Navigating(f"{method}: {error}")
+                    raise AssertionError(f"{method}: {error}")
                 return message.get("result", {})
 
     def evaluate(self, expression: str) -> Any:
@@ -79,7 +90,10 @@ class Page:
         """The value of ``expression`` once it is truthy; fails after :data:`WAIT` seconds."""
         deadline = time.monotonic() + WAIT
         while time.monotonic() < deadline:
-            value = self.evaluate(expression)
+            try:
+                value = self.evaluate(expression)
+            except Navigating:  # the page is between two documents: ask the next one
+                value = None
             if value:
                 return value
             time.sleep(0.1)
