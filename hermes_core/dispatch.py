@@ -204,14 +204,10 @@ class Dispatcher:
             if plan.hooked or self.middleware:
                 context = {"task_id": task_id, "session_id": session_id, "tool_call_id": tool_call_id}
                 return self._call_with_hooks(entry, args, context, user_task)
-            token = CURRENT.set(plan.context)
-            try:
-                result = call_handler(entry, args, task_id=task_id, session_id=session_id, user_task=user_task)
-            finally:
-                CURRENT.reset(token)
-            return self._fit(entry, result)
         except Exception as exc:
             return _failed(function_name, exc)
+        # The plan is made and current now: the short path runs the call (its checks, cached, cost little again).
+        return self.handle_function_call(function_name, args, task_id, tool_call_id, session_id, user_task)
 
     def _prepare(self, function_name: str, function_args: Any,
                  enabled_tools: Iterable[str] | None) -> tuple[_Plan, dict[str, Any]] | str:
