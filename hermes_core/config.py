@@ -44,7 +44,7 @@ class PluginEntryConfig(BaseModel):
 
     def plugin_settings(self) -> dict[str, Any]:
         """What the plugin reads as its settings: the keys beside ours, then ``settings`` over them."""
-        return {**(self.model_extra or {}), **self.settings}
+        return {**(self.model_extra or {}), **self.settings}  # configdata.plugin_settings, on plain data
 
 
 class PluginsConfig(_Section):

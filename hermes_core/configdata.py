@@ -20,7 +20,7 @@ from ._version import __version__
 from .cachefile import write_json
 from .errors import ConfigError
 
-__all__ = ["ENTRY_KEYS", "config_data", "plugin_settings"]
+__all__ = ["ENTRY_KEYS", "config_data", "override_granted", "plugin_settings"]
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +36,7 @@ _memo: dict[Path, tuple[tuple[int, int, int, int], dict[str, Any]]] = {}
 def config_data(config_file: Path, cache_dir: Path) -> dict[str, Any]:
     """The validated content of ``config_file`` (defaults when it is missing) as JSON-compatible data.
 
-    Raises :class:`~hermes_core.config.ConfigError` for a file that cannot be read or is invalid. The same
+    Raises :class:`~hermes_core.errors.ConfigError` for a file that cannot be read or is invalid. The same
     file unchanged since the last read (same inode, modification time and size) is not read again; treat
     the result as read-only.
     """
@@ -55,12 +55,18 @@ def config_data(config_file: Path, cache_dir: Path) -> dict[str, Any]:
 
 
 def plugin_settings(data: dict[str, Any], plugin_id: str) -> dict[str, Any]:
-    """The settings of ``plugin_id`` in config data: ``plugins.entries.<id>.settings`` over the other keys beside
-    Hermes's own (what ``HermesConfig.plugin_settings`` gives, without the models)."""
+    """What ``plugin_id`` reads as its settings in config data: the keys of its ``plugins.entries.<id>`` beside
+    Hermes's own (where plugins written for Hermes Agent keep theirs), with ``settings`` over them (as
+    ``PluginEntryConfig.plugin_settings`` does on the models); ``{}`` when it has no entry."""
     entry = data["plugins"]["entries"].get(plugin_id)
     if not entry:
         return {}
-    return {**{key: value for key, value in entry.items() if key not in ENTRY_KEYS}, **entry["settings"]}
+    return {**{key: value for key, value in entry.items() if key not in ENTRY_KEYS}, **(entry.get("settings") or {})}
+
+
+def override_granted(data: dict[str, Any], plugin_id: str) -> bool:
+    """``plugins.entries.<id>.allow_tool_override`` is true in config data."""
+    return bool(data["plugins"]["entries"].get(plugin_id, {}).get("allow_tool_override"))
 
 
 def _read(config_file: Path, cache_dir: Path) -> dict[str, Any]:

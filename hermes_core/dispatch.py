@@ -23,7 +23,6 @@ from .policies import ToolScope
 from .registry import (
     UNLIMITED,
     Availability,
-    Requirements,
     ToolEntry,
     ToolRegistry,
     acall_handler,
@@ -51,7 +50,6 @@ MAX_PARALLEL = 8
 TOOL_HOOKS = frozenset({"pre_tool_call", "post_tool_call", "transform_tool_result"})
 #: Characters of one argument an approval question shows; a call shown cut is not approved as a whole.
 SHOWN_ARGUMENT_CHARS = 2000
-_NO_REQUIREMENTS = Requirements()
 _AGENT_LOOP_ONLY = ("Tool '{}' is handled by the agent loop, which owns the state and the user it needs; it cannot be "
                     "dispatched through the tool registry")
 
@@ -97,7 +95,7 @@ class _Plan:
         self.policy = policy
         self.refusal = _AGENT_LOOP_ONLY.format(entry.name) if entry.name in AGENT_LOOP_TOOLS else scope.refusal(entry)
         #: Whether the tool has availability checks to run (else it is always available).
-        self.checked = bool(entry.check_fn is not None or entry.requires_env or entry.requirements != _NO_REQUIREMENTS)
+        self.checked = entry.has_checks
         #: The call needs tool hooks or an approval the policy asks for (middleware is looked at per call).
         self.hooked = not dispatcher.hooks.active.isdisjoint(TOOL_HOOKS) or scope.asks(entry)
         self.context = dispatcher.contexts(entry.plugin)
@@ -165,7 +163,6 @@ class Dispatcher:
             return self._handle(function_name, function_args, task_id, tool_call_id, session_id, user_task,
                                 enabled_tools)
         # The short path, taken by most calls: a tool with nothing to check, ask or hook, its plan still current.
-        entry = plan.entry
         if plan.checked:
             availability = self.registry.check(function_name)
             if not availability.available:
@@ -174,23 +171,7 @@ class Dispatcher:
             args = plan.check(function_args if type(function_args) is dict else parse_arguments(function_args))
         except ArgumentError as exc:
             return _invalid(function_name, exc)
-        token = CURRENT.set(plan.context)
-        try:
-            result = entry.handler(args, task_id=task_id, session_id=session_id, user_task=user_task)
-            if type(result) is not str:
-                result = handler_text(result)
-        except Exception as exc:
-            return _failed(function_name, exc)
-        finally:
-            CURRENT.reset(token)
-        limit = entry.max_result_size_chars
-        if result.isascii() and (limit is UNLIMITED or len(result) <= (self.budget.per_tool if limit is None else
-                                                                        limit)):
-            return result
-        try:
-            return self._fit(entry, result)
-        except Exception as exc:
-            return _failed(function_name, exc)
+        return self._call_directly(plan, args, task_id, session_id, user_task)
 
     def _handle(self, function_name: str, function_args: Any, task_id: str | None, tool_call_id: str | None,
                 session_id: str | None, user_task: str | None, enabled_tools: Iterable[str] | None) -> str:
@@ -200,14 +181,34 @@ class Dispatcher:
             if isinstance(prepared, str):
                 return prepared
             plan, args = prepared
-            entry = plan.entry
             if plan.hooked or self.middleware:
                 context = {"task_id": task_id, "session_id": session_id, "tool_call_id": tool_call_id}
-                return self._call_with_hooks(entry, args, context, user_task)
+                return self._call_with_hooks(plan.entry, args, context, user_task)
         except Exception as exc:
             return _failed(function_name, exc)
-        # The plan is made and current now: the short path runs the call (its checks, cached, cost little again).
-        return self.handle_function_call(function_name, args, task_id, tool_call_id, session_id, user_task)
+        return self._call_directly(plan, args, task_id, session_id, user_task)
+
+    def _call_directly(self, plan: _Plan, args: dict[str, Any], task_id: str | None, session_id: str | None,
+                       user_task: str | None) -> str:
+        """The handler of a call that needs no hook, middleware or approval, its result fitted to the budget."""
+        entry = plan.entry
+        token = CURRENT.set(plan.context)
+        try:
+            result = entry.handler(args, task_id=task_id, session_id=session_id, user_task=user_task)
+            if type(result) is not str:
+                result = handler_text(result)
+        except Exception as exc:
+            return _failed(entry.name, exc)
+        finally:
+            CURRENT.reset(token)
+        limit = entry.max_result_size_chars
+        if result.isascii() and (limit is UNLIMITED or len(result) <= (self.budget.per_tool if limit is None else
+                                                                        limit)):
+            return result
+        try:
+            return self._fit(entry, result)
+        except Exception as exc:
+            return _failed(entry.name, exc)
 
     def _prepare(self, function_name: str, function_args: Any,
                  enabled_tools: Iterable[str] | None) -> tuple[_Plan, dict[str, Any]] | str:

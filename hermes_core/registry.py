@@ -77,6 +77,9 @@ class Requirements:
         return problems
 
 
+NO_REQUIREMENTS = Requirements()
+
+
 @dataclass(frozen=True)
 class Availability:
     """Whether a tool can run now, and if not, why."""
@@ -202,6 +205,12 @@ class ToolEntry:
     def read_only(self) -> bool:
         """Declared read-only (a tool that does not say counts as one that may change things)."""
         return self.annotations.read_only is True
+
+    @property
+    def has_checks(self) -> bool:
+        """Its availability depends on something (requirements, environment variables, a check function); a
+        tool without checks is always available."""
+        return bool(self.check_fn is not None or self.requires_env or self.requirements != NO_REQUIREMENTS)
 
     @property
     def is_lazy(self) -> bool:

@@ -15,7 +15,7 @@ from .approval import ApprovalCallback, Approvals
 from .backends import BackendContribution, BackendSetup, ExecutionBackend, ExecutionBackends
 from .budget import ResultBudget
 from .cache import DiscoveryCache
-from .configdata import plugin_settings
+from .configdata import override_granted, plugin_settings
 from .context import PluginContext, normalize_command_name
 from .contributions import Contributions
 from .discovery import PluginCandidate, Source, candidate_from_folder, discover, installed_entry_points
@@ -216,8 +216,7 @@ class Runtime(ToolApi):
             settings=lambda: plugin_settings(self._config_data(), plugin_id) if plugin_id else {},
             dispatch=self._dispatch_for_plugin,
             manifest=(lambda: candidate.manifest) if candidate else None,  # built only if the plugin reads it
-            override_granted=lambda: plugin_id is None or bool(
-                self._config_data()["plugins"]["entries"].get(plugin_id, {}).get("allow_tool_override")),
+            override_granted=lambda: plugin_id is None or override_granted(self._config_data(), plugin_id),
             inject=self._inject, home=self.home)
 
     def _dispatch_for_plugin(self, tool_name: str, args: Any, **context: Any) -> str:

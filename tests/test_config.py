@@ -6,7 +6,7 @@ import pytest
 
 from hermes_core import ConfigError, HermesHome, hermes_home
 from hermes_core.config import PluginEntryConfig
-from hermes_core.configdata import ENTRY_KEYS, plugin_settings
+from hermes_core.configdata import ENTRY_KEYS, override_granted, plugin_settings
 
 
 @pytest.fixture
@@ -42,7 +42,7 @@ def test_plugin_entries_take_hermes_agent_style_keys_beside_ours(home):
     assert config.plugin_settings("hermes-tenuo") == expected and config.plugin_settings("other") == {}
     data = home.config_data()  # the same, as the plain data start-up paths and tool contexts read
     assert plugin_settings(data, "hermes-tenuo") == expected and plugin_settings(data, "other") == {}
-    assert data["plugins"]["entries"]["hermes-tenuo"]["allow_tool_override"] is True
+    assert override_granted(data, "hermes-tenuo") and not override_granted(data, "other")
     assert set(PluginEntryConfig.model_fields) == ENTRY_KEYS
 
 

@@ -297,5 +297,7 @@ def test_the_short_path_follows_every_change_after_the_first_call(runtime):
     assert other.handle_function_call("add", {"a": 1, "b": 2}) == "replaced"
     other.register_tool("add", "math", ADD_SCHEMA, lambda args, **kw: "again", check_fn=lambda: False)
     assert "is unavailable" in call(other, "add", {"a": 1, "b": 2})["error"]
+    other.register_tool("add", "math", ADD_SCHEMA, lambda args, **kw: "again", requires_env=["HERMES_TEST_NEVER_SET"])
+    assert "HERMES_TEST_NEVER_SET is not set" in call(other, "add", {"a": 1, "b": 2})["error"]
     other.registry.deregister("add")
     assert "Unknown tool 'add'" in call(other, "add", {"a": 1, "b": 2})["error"]
