@@ -1,6 +1,7 @@
 """Per-call overhead of ``handle_function_call`` over calling the handler directly: without hooks, with 1 no-op
 ``pre_tool_call`` + 1 no-op ``post_tool_call``, and with 3 + 3 (each implementation with its deadline, the
-default; and with ``hook_timeout: 0``, inline). Anchors in the same run: pluggy calling 3 no-op
+default; with ``post_hooks: background``, the post hooks riding on the next call's hand-off; and with
+``hook_timeout: 0``, inline). Anchors in the same run: pluggy calling 3 no-op
 implementations; a bare round trip to another thread and back (the floor of each hook phase with deadlines,
 which hands its implementations to a worker thread and waits for it); and, when ``HERMES_AGENT_PYTHON`` names
 an interpreter with ``hermes-agent==0.19.0`` installed (``make bench-vs-hermes-agent``), Hermes Agent's own
@@ -45,11 +46,10 @@ def best_of(statements: dict[str, tuple[Callable[[], object], int]], rounds: int
     return {name: min(slot) for name, slot in times.items()}
 
 
-def runtime_with_hooks(pairs: int, hook_timeout: float | None = None) -> Runtime:
+def runtime_with_hooks(pairs: int, hook_timeout: float = 30, post_hooks: str = "wait") -> Runtime:
     """A runtime with the ``add`` tool and ``pairs`` no-op pre_tool_call + post_tool_call implementations."""
     home = Path(tempfile.mkdtemp(prefix="hermes-bench-"))
-    if hook_timeout is not None:
-        (home / "config.yaml").write_text(f"plugins:\n  hook_timeout: {hook_timeout}\n")
+    (home / "config.yaml").write_text(f"plugins:\n  hook_timeout: {hook_timeout}\n  post_hooks: {post_hooks}\n")
     runtime = Runtime(home=home, entry_points=())
     runtime.register_tool("add", "math", SCHEMA, add)
     for index in range(pairs):
@@ -133,9 +133,11 @@ def hermes_agent() -> dict[str, float] | None:
 def main() -> None:
     args = {"a": 2, "b": 3}
     text = json.dumps(args)
-    plain, one, three, inline = (runtime_with_hooks(0), runtime_with_hooks(1), runtime_with_hooks(3),
-                                 runtime_with_hooks(3, hook_timeout=0))
-    for runtime in (plain, one, three, inline):
+    plain, one, three, inline, background = (runtime_with_hooks(0), runtime_with_hooks(1), runtime_with_hooks(3),
+                                             runtime_with_hooks(3, hook_timeout=0),
+                                             runtime_with_hooks(3, post_hooks="background"))
+    runtimes = (plain, one, three, inline, background)
+    for runtime in runtimes:
         runtime.handle_function_call("add", args)  # warm: validators compiled, hook workers started
     times = best_of({
         "direct": (lambda: add(args), 20_000),
@@ -145,6 +147,7 @@ def main() -> None:
         "1+1": (lambda: one.handle_function_call("add", args), 2_000),
         "3+3": (lambda: three.handle_function_call("add", args), 2_000),
         "3+3 inline": (lambda: inline.handle_function_call("add", args), 5_000),
+        "3+3 background": (lambda: background.handle_function_call("add", args), 2_000),
         "pluggy": (pluggy_three(), 20_000),
         "round trip": (thread_round_trip(), 2_000),
     })
@@ -159,6 +162,7 @@ def main() -> None:
     print(f"  of which json.loads of the arguments: {times['decode'] * 1e6:5.2f} µs")
     row("with 1 pre_tool_call + 1 post_tool_call (deadlines)", "1+1")
     row("with 3 pre_tool_call + 3 post_tool_call (deadlines)", "3+3")
+    row("with 3 + 3, post_hooks: background (one hand-off)", "3+3 background")
     row("with 3 + 3, hook_timeout: 0 (inline, no deadline)", "3+3 inline")
     print(f"{'anchor: pluggy calling 3 no-op implementations':<52} {times['pluggy'] * 1e6:8.2f} µs/call")
     trip = times["round trip"]
@@ -171,7 +175,7 @@ def main() -> None:
         print(f"{'Hermes Agent 0.19 handle_function_call, no hooks':<52} {agent['via'] * 1e6:8.2f} µs/call  "
               f"overhead {overhead * 1e6:7.2f} µs  ({overhead / max(times['dict'] - direct, 1e-9):.1f} × ours)")
     print("targets: overhead ≤ 2 µs without hooks; ≤ 25 µs with 3 + 3 no-op hooks and their deadlines")
-    for runtime in (plain, one, three, inline):
+    for runtime in runtimes:
         runtime.close()
 
 

@@ -55,6 +55,10 @@ class PluginsConfig(_Section):
                                                         "(implementations then run inline, in the caller's thread).")
     load_timeout: float = Field(30.0, ge=0, description="Seconds a plugin's import and register(), or one run "
                                                         "of a tool's check_fn, may take; 0 = no limit.")
+    post_hooks: Literal["wait", "background"] = Field(
+        "wait", description="`background`: a call returns without waiting for its post_tool_call observers, which "
+                            "run on the calling thread's hook worker before its next hook call (and before close "
+                            "and exit); not while a transform_tool_result hook is implemented.")
 
 
 class ApprovalsConfig(_Section):

@@ -4,7 +4,12 @@ isolated per implementation and bounded by a deadline.
 The implementations of one hook phase (all of ``pre_tool_call``; ``post_tool_call`` with
 ``transform_tool_result``) run on one of the runtime's persistent workers in a single hand-off, each with
 its own deadline (``plugins.hook_timeout``); with ``hook_timeout: 0`` they run inline, in the caller's
-thread. An implementation that misses its deadline is abandoned with its worker (see ``deadline.py``)."""
+thread. An implementation that misses its deadline is abandoned with its worker (see ``deadline.py``).
+
+With ``plugins.post_hooks: background`` a phase of observers only (``post_tool_call`` without
+``transform_tool_result``) is posted: the caller goes on at once, and the implementations run on the calling
+thread's hook worker before that thread's next hook phase (:meth:`HookRunner.observe`);
+:meth:`HookRunner.flush`, ``close`` and the interpreter's exit wait for them."""
 
 from __future__ import annotations
 
@@ -13,13 +18,13 @@ import logging
 import operator
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import pluggy
 
-from .deadline import Deadlines, run_inline
+from .deadline import Batch, Deadlines, run_inline
 from .errors import HermesError
 
 __all__ = [
@@ -94,29 +99,22 @@ class HookImpl:
     hook: str
     function: Callable[..., Any]
     accepts: frozenset[str] | None
-    #: Picks the function's arguments, in order, out of the keywords, when it takes them all positionally (as
-    #: pluggy calls implementations: the cheapest call); raises ``KeyError`` when one is not among them.
-    arguments: Callable[[dict[str, Any]], tuple[Any, ...]] | None = None
+    #: ``call(kwargs)``: the implementation called with the keywords of ``kwargs`` it accepts; positionally when it
+    #: takes them all that way (as pluggy calls implementations: the cheapest call).
+    call: Callable[[dict[str, Any]], Any] = field(repr=False)
 
     @classmethod
     def of(cls, plugin: str, hook: str, function: Callable[..., Any]) -> HookImpl:
         accepts, positional = _parameters(function)
-        return cls(plugin, hook, function, accepts, None if positional is None else _picker(positional))
+        return cls(plugin, hook, function, accepts, _caller(function, accepts, positional))
 
     def __call__(self, kwargs: dict[str, Any]) -> Any:
         """Call the implementation with the keywords of ``kwargs`` it accepts."""
-        arguments = self.arguments
-        if arguments is not None:
-            try:
-                values = arguments(kwargs)
-            except KeyError:  # a parameter (with a default, if the call is to work) that this call does not give
-                pass
-            else:
-                return self.function(*values)
-        accepts = self.accepts
-        if accepts is None:
-            return self.function(**kwargs)
-        return self.function(**{key: kwargs[key] for key in accepts if key in kwargs})
+        return self.call(kwargs)
+
+
+#: A phase's implementations in calling order, their ``call`` functions, and whether one is ``firstresult``.
+_Phase = tuple[tuple[HookImpl, ...], tuple[Callable[[dict[str, Any]], Any], ...], bool]
 
 
 class HookPhase:
@@ -142,14 +140,40 @@ def accepted_keywords(function: Callable[..., Any]) -> frozenset[str] | None:
     return _parameters(function)[0]
 
 
-def _picker(names: tuple[str, ...]) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
-    """``kwargs -> (kwargs[name] for each of names)``, as a tuple."""
-    if len(names) > 1:
-        return operator.itemgetter(*names)
-    if names:
-        name = names[0]
-        return lambda kwargs: (kwargs[name],)
-    return lambda kwargs: ()
+def _caller(function: Callable[..., Any], accepts: frozenset[str] | None,
+            positional: tuple[str, ...] | None) -> Callable[[dict[str, Any]], Any]:
+    """``kwargs -> function(...)`` given the keywords of ``kwargs`` it accepts (see :attr:`HookImpl.call`)."""
+    if accepts is None:
+        return lambda kwargs: function(**kwargs)
+
+    def by_keyword(kwargs: dict[str, Any]) -> Any:
+        return function(**{key: kwargs[key] for key in accepts if key in kwargs})
+
+    if positional is None:
+        return by_keyword
+    if not positional:
+        return lambda kwargs: function()
+    if len(positional) == 1:
+        [name] = positional
+
+        def one(kwargs: dict[str, Any]) -> Any:
+            try:
+                value = kwargs[name]
+            except KeyError:  # a parameter (with a default, if the call is to work) this call does not give
+                return by_keyword(kwargs)
+            return function(value)
+
+        return one
+    pick = operator.itemgetter(*positional)
+
+    def several(kwargs: dict[str, Any]) -> Any:
+        try:
+            values = pick(kwargs)
+        except KeyError:
+            return by_keyword(kwargs)
+        return function(*values)
+
+    return several
 
 
 def _parameters(function: Callable[..., Any]) -> tuple[frozenset[str] | None, tuple[str, ...] | None]:
@@ -219,17 +243,20 @@ def _refuse_wrappers(plugin: str, module: Any) -> None:
 class HookRunner:
     """The plugin manager and the calling convention of Hermes hooks."""
 
-    def __init__(self, timeout: Callable[[], float | None]) -> None:
+    def __init__(self, timeout: Callable[[], float | None], background: Callable[[], bool] = lambda: False) -> None:
         self.pm = pluggy.PluginManager("hermes")
         self.pm.add_hookspecs(HermesHookSpecs)
-        #: Seconds each implementation may take, 0 or None for no deadline (read at most once a second).
+        #: Seconds each implementation may take, 0 or None for no deadline; and whether observers run in the
+        #: background (see :meth:`in_background`). Each read at most once a second.
         self.timeout = timeout
+        self.background = background
         self._timeout: float | None = None
+        self._background = False
         self._timeout_read = float("-inf")
         self._workers = Deadlines("hermes-hooks")
         self._lock = threading.Lock()
         self._impls: dict[str, list[HookImpl]] = {}
-        self._phases: dict[tuple[str, ...], tuple[tuple[HookImpl, ...], bool]] = {}
+        self._phases: dict[tuple[str, ...], _Phase] = {}
         self._active: frozenset[str] | None = None
         self._counter = 0
         #: Changes whenever an implementation is added or removed.
@@ -326,23 +353,27 @@ class HookRunner:
         is logged and skipped. A missed deadline is logged and skipped, or, with ``fail_closed``, ends the
         phase with ``missed`` set. ``start`` resumes a stopped phase.
         """
-        impls, firstresult = self._phase(hooks)
+        impls, calls, firstresult = self._phase(hooks)
         phase = HookPhase(start)
         if start >= len(impls):
             return phase
-        after = stop
+        after: Callable[[int, Any], bool] | None = None
         if firstresult:
-            def after(impl: HookImpl, value: Any) -> bool:
+            def after(index: int, value: Any) -> bool:
+                impl = impls[index]
                 if stop is not None and stop(impl, value):
                     phase.stopped = True
                     return True
                 # a firstresult hook is done at its first answer; the phase goes on with the next hook
                 return value is not None and impl.hook in _FIRSTRESULT
+        elif stop is not None:
+            def after(index: int, value: Any) -> bool:
+                return stop(impls[index], value)
 
         timeout = self.current_timeout()
         while True:
-            batch = self._workers.run(impls, kwargs, timeout, start=start, after=after) if timeout else \
-                run_inline(impls, kwargs, start, after)
+            batch = self._workers.run(calls, kwargs, timeout, start=start, after=after) if timeout else \
+                run_inline(calls, kwargs, start, after)
             if not firstresult:  # (with a firstresult hook, ``after`` tells the two reasons to stop apart)
                 phase.stopped = batch.stopped
             results = phase.results
@@ -350,8 +381,7 @@ class HookRunner:
                 if ok:
                     results.append((impls[index], value))
                 else:
-                    impl = impls[index]
-                    log.error("%s hook of plugin %r raised; skipped", impl.hook, impl.plugin, exc_info=value)
+                    _log_raised(impls[index], value)
             phase.end = start = batch.end
             if batch.missed is None:
                 if phase.stopped or start >= len(impls):
@@ -365,34 +395,69 @@ class HookRunner:
             if fail_closed:
                 phase.missed, phase.still_late = impl, batch.still_late
                 return phase
-            if batch.still_late:
-                log.warning("%s hook of plugin %r is still running an earlier call that missed its %g s deadline; "
-                            "skipped", impl.hook, impl.plugin, timeout)
-            else:
-                log.warning("%s hook of plugin %r did not finish within %g s; abandoned and skipped", impl.hook,
-                            impl.plugin, timeout)
+            _log_late(impl, timeout or 0, batch.still_late)
             start = batch.missed + 1
             if start >= len(impls):
                 return phase
 
-    def _phase(self, hooks: tuple[str, ...]) -> tuple[tuple[HookImpl, ...], bool]:
-        """The implementations of ``hooks`` in calling order, and whether one of them is ``firstresult``."""
+    def _phase(self, hooks: tuple[str, ...]) -> _Phase:
+        """The implementations of ``hooks`` in calling order, their ``call`` functions, and whether one of them is
+        ``firstresult``."""
         phase = self._phases.get(hooks)
         if phase is None:
             impls = tuple(impl for hook in hooks for impl in self.implementations(hook))
-            phase = self._phases[hooks] = (impls, any(impl.hook in _FIRSTRESULT for impl in impls))
+            phase = self._phases[hooks] = (impls, tuple(impl.call for impl in impls),
+                                           any(impl.hook in _FIRSTRESULT for impl in impls))
         return phase
 
     def current_timeout(self) -> float | None:
         """The hook timeout in force (``self.timeout()``, read again once it is a second old)."""
         now = time.monotonic()
         if now - self._timeout_read > TIMEOUT_TTL:
-            self._timeout, self._timeout_read = self.timeout(), now
+            self._timeout, self._background, self._timeout_read = self.timeout(), self.background(), now
         return self._timeout
 
+    def in_background(self) -> bool:
+        """Whether observer phases are posted (:meth:`observe`) rather than waited for (``plugins.post_hooks``)."""
+        self.current_timeout()
+        return self._background
+
+    def observe(self, hook: str, kwargs: dict[str, Any]) -> None:
+        """Call the implementations of ``hook``, observers whose values are not used, without making the caller wait:
+        with a deadline they are posted to this thread's hook worker and run before its next phase; without one
+        they run inline. Exceptions and missed deadlines are logged as :meth:`run` logs them."""
+        impls, calls, _ = self._phase((hook,))
+        if not impls:
+            return
+
+        def report(_: Sequence[Callable[[Any], Any]], batch: Batch, timeout: float) -> None:
+            _report(impls, batch, timeout)
+
+        timeout = self.current_timeout()
+        if timeout:
+            self._workers.post(calls, kwargs, timeout, report)
+        else:
+            report(calls, run_inline(calls, kwargs), 0)
+
+    def flush(self) -> bool:
+        """Wait for the observers posted so far, by any thread (each within its deadline); False when one of them is
+        still running past it (logged, not waited for)."""
+        return self._log_unwaited(self._workers.flush())
+
     def close(self) -> None:
-        """End the idle hook workers (a later call starts new ones)."""
-        self._workers.close()
+        """Wait for the observers posted so far (as :meth:`flush`), then end the hook workers (a later call starts
+        new ones)."""
+        self._log_unwaited(self._workers.close())
+
+    def _log_unwaited(self, flushed: tuple[int, list[tuple[Callable[[Any], Any], float]]]) -> bool:
+        rescued, late = flushed
+        if late:
+            impls = {impl.call: impl for impls, _, _ in list(self._phases.values()) for impl in impls}
+            for call, timeout in late:
+                impl = impls.get(call)
+                log.warning("%s hook of plugin %r is running past its %g s deadline; not waited for",
+                            impl.hook if impl else "a", impl.plugin if impl else "?", timeout)
+        return not (rescued or late)
 
     @property
     def late(self) -> int:
@@ -405,3 +470,27 @@ class HookRunner:
     def hooks_of(self, plugin: str) -> list[str]:
         """The hooks ``plugin`` implements, sorted."""
         return sorted(hook for hook in self.active if plugin in self.plugins_with(hook))
+
+
+def _log_raised(impl: HookImpl, exc: BaseException) -> None:
+    log.error("%s hook of plugin %r raised; skipped", impl.hook, impl.plugin, exc_info=exc)
+
+
+def _log_late(impl: HookImpl, timeout: float, still_late: bool) -> None:
+    if still_late:
+        log.warning("%s hook of plugin %r is still running an earlier call that missed its %g s deadline; skipped",
+                    impl.hook, impl.plugin, timeout)
+    else:
+        log.warning("%s hook of plugin %r did not finish within %g s; abandoned and skipped", impl.hook, impl.plugin,
+                    timeout)
+
+
+def _report(impls: tuple[HookImpl, ...], batch: Batch, timeout: float) -> None:
+    """Log what went wrong in a posted phase: implementations that raised, missed their deadline or were skipped."""
+    for index, ok, value in batch.outcomes:
+        if not ok:
+            _log_raised(impls[index], value)
+    for index in batch.skipped:
+        _log_late(impls[index], timeout, True)
+    if batch.missed is not None:
+        _log_late(impls[batch.missed], timeout, batch.still_late)

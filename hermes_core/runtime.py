@@ -74,7 +74,8 @@ class Runtime(ToolApi):
         self._entry_points = None if entry_points is None else list(entry_points)
         self.registry = ToolRegistry(check_timeout=self._load_timeout(), contexts=self.tool_context)
         self.toolsets = Toolsets(self.registry)
-        self.hooks = HookRunner(lambda: self._config_data()["plugins"]["hook_timeout"])
+        self.hooks = HookRunner(lambda: self._config_data()["plugins"]["hook_timeout"],
+                                lambda: self._config_data()["plugins"]["post_hooks"] == "background")
         self.contributions = Contributions(self.registry, self.toolsets, self.hooks)
         self.middleware = self.contributions.middleware
         self.commands = self.contributions.commands
@@ -278,8 +279,17 @@ class Runtime(ToolApi):
             self.mcp.start()
         return self.mcp
 
+    def flush_hooks(self) -> bool:
+        """Wait until the ``post_tool_call`` observers of the calls made so far, from any thread, have run (each
+        within ``plugins.hook_timeout``). With ``plugins.post_hooks: background`` a call returns without waiting
+        for them: they run on the calling thread's hook worker before that thread's next hook call, and before
+        :meth:`close` and the interpreter's exit. False when one ran past its deadline (logged)."""
+        return self.hooks.flush()
+
     def close(self) -> None:
-        """Stop MCP sessions and their child processes, close the execution backends and the idle hook workers."""
+        """Wait for the posted hook observers, stop MCP sessions and their child processes, close the execution
+        backends and the hook workers."""
+        self.hooks.flush()
         if self.mcp is not None:
             self.mcp.close()
             self.mcp = None

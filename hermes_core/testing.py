@@ -86,10 +86,12 @@ def load_hermes_plugin(hermes_runtime: Runtime) -> Callable[..., PluginRecord]:
 
 @pytest.fixture
 def call_tool(hermes_runtime: Runtime) -> Callable[..., Any]:
-    """``call_tool(name, **args)``: the result through ``handle_function_call``, JSON decoded when it is JSON."""
+    """``call_tool(name, **args)``: the result through ``handle_function_call``, JSON decoded when it is JSON; the
+    call's ``post_tool_call`` observers have run when it returns (see :meth:`~hermes_core.Runtime.flush_hooks`)."""
 
     def call(name: str, /, **args: Any) -> Any:
         result = hermes_runtime.handle_function_call(name, args)
+        hermes_runtime.flush_hooks()
         try:
             return json.loads(result)
         except ValueError:

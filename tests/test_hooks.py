@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextvars
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -200,8 +201,9 @@ def test_hook_that_raises_is_skipped_and_the_call_goes_on(runtime, caplog):
     assert "clumsy" in caplog.text
 
 
-def set_hook_timeout(seconds):
-    HermesHome.from_env().edit_config(lambda d: d.update({"plugins": {"hook_timeout": seconds}}))
+def set_hook_timeout(seconds, post_hooks="wait"):
+    HermesHome.from_env().edit_config(lambda d: d.update({"plugins": {"hook_timeout": seconds,
+                                                                      "post_hooks": post_hooks}}))
 
 
 def wait_until(predicate, seconds=30.0):
@@ -235,8 +237,9 @@ def test_hook_that_hangs_is_cut_off_and_blocks_fail_closed(runtime):
     assert calls == ["echo", "echo"]
 
 
-def test_calls_to_a_hook_that_never_returns_leave_one_thread_not_one_per_call(runtime):
-    set_hook_timeout(0.05)
+@pytest.mark.parametrize("post_hooks", ["wait", "background"])
+def test_calls_to_a_hook_that_never_returns_leave_one_thread_not_one_per_call(runtime, post_hooks):
+    set_hook_timeout(0.05, post_hooks)
     never = threading.Event()
     hook(runtime, "pre_tool_call", lambda tool_name: never.wait(), plugin="stuck")
     hook(runtime, "post_tool_call", lambda tool_name: never.wait(), plugin="stuck")
@@ -328,6 +331,83 @@ def test_a_call_still_running_late_is_not_started_again_but_other_calls_of_its_f
         assert started == ["stuck", "fine"]
     finally:
         never.set()
+
+
+def test_in_the_background_a_call_returns_first_and_its_post_hooks_run_before_the_threads_next_hook(runtime):
+    set_hook_timeout(5, "background")
+    release, order = threading.Event(), []
+
+    def observe(args):
+        release.wait(10)  # (waited for, this would hold the call for 10 s and record itself first)
+        order.append(("post", args["text"]))
+
+    hook(runtime, "post_tool_call", observe)
+    hook(runtime, "pre_tool_call", lambda args: order.append(("pre", args["text"])))
+    assert json.loads(runtime.handle_function_call("echo", {"text": "1"})) == {"text": "1"}
+    assert order == [("pre", "1")]
+    release.set()
+    for text in "234":
+        runtime.handle_function_call("echo", {"text": text})
+    assert runtime.flush_hooks()
+    assert order == [(phase, text) for text in "1234" for phase in ("pre", "post")]
+
+
+def test_in_the_background_a_transform_tool_result_hook_still_makes_the_call_wait_for_its_phase(runtime):
+    set_hook_timeout(5, "background")
+    seen = []
+    hook(runtime, "post_tool_call", lambda tool_name: seen.append(tool_name))
+    hook(runtime, "transform_tool_result", lambda result: result.upper())
+    assert runtime.handle_function_call("echo", {"text": "a"}) == '{"TEXT": "A"}'
+    assert seen == ["echo"]
+
+
+def test_a_background_post_hook_that_hangs_is_abandoned_and_the_observers_after_it_still_run(runtime, caplog):
+    set_hook_timeout(0.2, "background")
+    never, seen = threading.Event(), []
+    hook(runtime, "post_tool_call", lambda args: seen.append(("before", args["text"])))
+    hook(runtime, "post_tool_call", lambda args: args["text"] == "1" and never.wait(), plugin="stuck")
+    hook(runtime, "post_tool_call", lambda args: seen.append(("after", args["text"])))
+    try:
+        assert json.loads(runtime.handle_function_call("echo", {"text": "1"})) == {"text": "1"}
+        assert json.loads(runtime.handle_function_call("echo", {"text": "2"})) == {"text": "2"}
+        assert runtime.flush_hooks() is False  # it found the hung one past its deadline, and gave up on it
+        assert "post_tool_call hook of plugin 'stuck' did not finish within 0.2 s; abandoned" in caplog.text
+        assert "plugin 'stuck' is still running an earlier call that missed its 0.2 s deadline" in caplog.text
+        assert seen == [("before", "1"), ("after", "1"), ("before", "2"), ("after", "2")]
+        assert runtime.hooks.late == 1 and not never.is_set()
+    finally:
+        never.set()
+
+
+BACKGROUND_EXIT = r"""
+import os, pathlib, sys, time
+from hermes_core import Runtime
+home = pathlib.Path(os.environ["HERMES_HOME"])
+(home / "config.yaml").write_text("plugins:\n  hook_timeout: 0.5\n  post_hooks: background\n")
+runtime = Runtime(home=home, entry_points=())
+runtime.register_tool("echo", "t", {"description": "echo"}, lambda a, **k: "ran")
+def slow(tool_name):
+    time.sleep(0.2)
+    (home / "observed").write_text(tool_name)
+runtime.context("slow").register_hook("post_tool_call", slow)
+if sys.argv[1] == "hang":
+    runtime.context("stuck").register_hook("post_tool_call", lambda: time.sleep(3600))
+assert runtime.handle_function_call("echo", {}) == "ran"
+print("returned", (home / "observed").exists(), flush=True)
+"""
+
+
+@pytest.mark.parametrize("mode", ["finish", "hang"])
+def test_the_interpreters_exit_waits_for_background_post_hooks_each_within_its_deadline(tmp_path, mode):
+    script = tmp_path / "exit.py"
+    script.write_text(BACKGROUND_EXIT)
+    result = subprocess.run([sys.executable, str(script), mode], capture_output=True, text=True, timeout=60,
+                            env={**os.environ, "HERMES_HOME": str(tmp_path)})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "returned False\n"  # the call did not wait for its observers...
+    assert (tmp_path / "observed").read_text() == "echo"  # ...and the exit did
+    if mode == "hang":
+        assert "post_tool_call hook of plugin 'stuck' did not finish within 0.5 s; abandoned" in result.stderr
 
 
 def test_hook_workers_work_in_a_forked_child(tmp_path):
