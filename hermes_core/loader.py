@@ -6,7 +6,6 @@ nothing else of the runtime; what happened is returned as a :class:`LoadResult`,
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import importlib.util
 import sys
@@ -96,6 +95,8 @@ def mount_directory_plugin(candidate: PluginCandidate, owner: object) -> str:
     if mounted is not None and mounted[0] != folder:
         other = mounted[1]()
         if other is not None and other is not owner:
+            import hashlib  # off the start-up path: only a clash of two runtimes' folders needs it
+
             name = f"{name}_{hashlib.sha256(str(folder).encode()).hexdigest()[:10]}"
             mounted = _finder.mounts.get(name)
     if mounted is None or mounted[0] != folder:

@@ -5,7 +5,6 @@ when ``NO_COLOR`` is set)."""
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -16,6 +15,8 @@ __all__ = ["Column", "clip", "colour_enabled", "echo_table", "state_colour", "te
 
 #: A cut column keeps at least this many characters.
 MIN_WIDTH = 8
+#: The width of a terminal that does not tell its own.
+FALLBACK_WIDTH = 80
 GAP = "  "
 
 
@@ -58,7 +59,14 @@ def terminal_width() -> int | None:
     columns = os.environ.get("COLUMNS", "")
     if columns.isdigit() and int(columns) > 0:
         return int(columns)
-    return shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+    if not sys.stdout.isatty():
+        return None
+    # os.get_terminal_size, not shutil's: importing shutil (and the compression modules it imports) costs
+    # every listing a few milliseconds
+    try:
+        return os.get_terminal_size(sys.stdout.fileno()).columns or FALLBACK_WIDTH
+    except (OSError, ValueError):
+        return FALLBACK_WIDTH
 
 
 def echo_table(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int | None = None,
