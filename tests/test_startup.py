@@ -15,9 +15,9 @@ HEAVY = ("pydantic", "yaml", "packaging", "importlib.metadata", "mcp", "httpx", 
          "ruamel", "asyncio", "hermes_core.manifest", "hermes_core.config", "hermes_core.index")
 
 #: Standard modules the listings and a runtime's start have no use for: each is imported where it is used
-#: (file copies and which(), resolving a reference, a Tab's completion, a new session's or result's id).
+#: (digests, file copies and which(), resolving a reference, a Tab's completion, a new session's or result's id).
 #: ``uuid`` comes with click, so only a runtime without the command line is held to it.
-UNUSED = ("shutil", "pkgutil", "click.shell_completion")
+UNUSED = ("hashlib", "_hashlib", "shutil", "pkgutil", "click.shell_completion")
 RUNTIME_UNUSED = (*UNUSED, "uuid")
 
 LISTING = """
