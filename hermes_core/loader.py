@@ -13,9 +13,8 @@ import time
 import types
 import weakref
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from ._version import __version__
 from .compat import HERMES_AGENT_INTERNALS, claim, import_problem, install_shims, loading
@@ -40,8 +39,7 @@ __all__ = ["HERMES_AGENT_INTERNALS", "NAMESPACE", "LoadResult", "declared_entry"
 NAMESPACE = "hermes_plugins"
 
 
-@dataclass(frozen=True)
-class LoadResult:
+class LoadResult(NamedTuple):
     """What loading one plugin did."""
 
     #: ``loaded`` (register ran), ``declared`` (manifest only, not imported) or ``error``.

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import click
 
@@ -20,8 +20,7 @@ FALLBACK_WIDTH = 80
 GAP = "  "
 
 
-@dataclass(frozen=True)
-class Column:
+class Column(NamedTuple):
     """One column: its header, whether it may be cut to fit the terminal, and how its cells are coloured."""
 
     header: str
