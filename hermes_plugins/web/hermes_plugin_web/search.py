@@ -7,7 +7,6 @@ not apply to them. httpx is imported only when a search runs: ``search_available
 
 from __future__ import annotations
 
-import html
 import json
 import os
 import re
@@ -264,6 +263,8 @@ def _normalise(items: list[Any], count: int, *, snippet_key: str) -> list[Search
 
 def _plain(value: Any) -> str:
     """Text without markup: Brave highlights matches with ``<strong>`` and escapes entities."""
+    import html  # with its table of entities, imported by a search, not by the check that lists tools
+
     return " ".join(html.unescape(_TAG.sub("", str(value or ""))).split())
 
 
