@@ -7,8 +7,7 @@ import logging
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from .deadline import DeadlineExceeded, call_with_deadline
 
@@ -33,8 +32,7 @@ ApprovalDecision = Literal["once", "session", "always", "deny"]
 DECISIONS: tuple[ApprovalDecision, ...] = ("once", "session", "always", "deny")
 
 
-@dataclass(frozen=True)
-class ApprovalRequest:
+class ApprovalRequest(NamedTuple):
     """What needs approving, and for whom."""
 
     message: str
@@ -42,7 +40,7 @@ class ApprovalRequest:
     tool_name: str | None = None
     args: dict[str, Any] | None = None
     session_id: str | None = None
-    choices: tuple[ApprovalDecision, ...] = field(default=DECISIONS)
+    choices: tuple[ApprovalDecision, ...] = DECISIONS
 
 
 ApprovalCallback = Callable[[ApprovalRequest], str]

@@ -14,9 +14,8 @@ import threading
 import weakref
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar, runtime_checkable
 
 from .errors import HermesError
 from .output import OutputBuffer
@@ -62,8 +61,7 @@ class MissingDirectory(BackendError):
         self.path = path
 
 
-@dataclass(frozen=True)
-class CommandResult:
+class CommandResult(NamedTuple):
     """A finished foreground command."""
 
     output: str  #: stdout and stderr interleaved, capped with a marker where the middle was dropped
@@ -72,8 +70,7 @@ class CommandResult:
     timed_out: bool
 
 
-@dataclass(frozen=True)
-class Staged:
+class Staged(NamedTuple):
     """Files staged for commands: ``directory`` as commands see it, ``local_directory`` on this machine.
 
     A Unix socket bound at ``local_directory / name`` (for each name passed to ``stage(sockets=...)``) is
@@ -131,8 +128,7 @@ class ExecutionBackend(Protocol):
         """Release what the backend holds (connections, temporary folders); it is not used afterwards."""
 
 
-@dataclass(frozen=True)
-class BackendSetup:
+class BackendSetup(NamedTuple):
     """What a backend factory gets: its name, its settings (``terminal.<name>``) and the runtime's folders."""
 
     name: str
@@ -159,8 +155,7 @@ class BackendSetup:
 BackendFactory = Callable[[BackendSetup], ExecutionBackend]
 
 
-@dataclass(frozen=True)
-class BackendContribution:
+class BackendContribution(NamedTuple):
     """One backend a plugin contributed (``plugin`` is ``None`` for the built-in ``local``)."""
 
     name: str
@@ -180,10 +175,9 @@ class BackendContribution:
         return Availability(True) if ok else Availability(False, "its check reported it unavailable")
 
 
-@dataclass
-class _Assignment:
+class _Assignment(NamedTuple):
     backend: str
-    settings: dict[str, Any] = field(default_factory=dict)
+    settings: dict[str, Any]
 
 
 class ExecutionBackends:

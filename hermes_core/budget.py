@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import re
 import time
-import uuid
 from pathlib import Path
 
 __all__ = ["PREVIEW_CHARS", "ResultBudget"]
@@ -61,6 +60,8 @@ class ResultBudget:
                 f"{preview}")
 
     def _save(self, tool_name: str, result: str) -> Path:
+        import uuid  # off the start-up path: only an oversized result needs it
+
         folder = self._results_dir
         folder.mkdir(parents=True, exist_ok=True)
         safe = re.sub(r"[^A-Za-z0-9_.-]", "_", tool_name)[:64]

@@ -3,16 +3,20 @@
 Start-up paths (listing plugins and tools, ``--help``) need a few settings but not the pydantic models:
 building those costs more than everything else such a command does. The first read of a given content
 validates it with :class:`~hermes_core.config.HermesConfig` and stores the result (defaults filled in)
-as JSON in ``cache/config-<digest>.json``; later reads of the same bytes load that file. An invalid
-file is never cached, so it is reported every time; a cache file of any other shape is ignored and
-rewritten.
+as JSON in ``cache/config-<checksum>.json``, beside the text it was validated from; later reads of the
+same text load that file. An invalid file is never cached, so it is reported every time; a cache file
+of any other shape, or of another text, is ignored and rewritten.
+
+The checksum (a CRC-32: ``zlib`` loads in a fraction of the time ``hashlib`` takes) only names the file;
+a hit compares the stored text with the file's whole, so two texts sharing a checksum cannot be mistaken
+for one another.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -76,23 +80,22 @@ def _read(config_file: Path, cache_dir: Path) -> dict[str, Any]:
         text = None
     except OSError as exc:
         raise ConfigError(f"{config_file}: cannot read: {exc.strerror}") from None
-    digest = hashlib.sha256(b"\0".join([str(FORMAT).encode(), __version__.encode(), b"-" if text is None else
-                                        b"+" + text])).hexdigest()[:24]
-    path = cache_dir / f"{_PREFIX}{digest}.json"
+    try:
+        document = text.decode("utf-8") if text is not None else None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{config_file}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    key = [FORMAT, __version__, document]  # what a cache file of this content holds beside the data
+    path = cache_dir / f"{_PREFIX}{zlib.crc32(json.dumps(key).encode()):08x}.json"
     try:
         stored = json.loads(path.read_bytes())
-        if stored["format"] == FORMAT and isinstance(stored["data"], dict):
+        if stored["key"] == key and isinstance(stored["data"], dict):
             return stored["data"]
-    except Exception:  # missing, unreadable, or not what this module writes: validate again
+    except Exception:  # missing, unreadable, another text's, or not what this module writes: validate again
         pass
     from .config import parse_config
 
-    try:
-        document = text.decode("utf-8") if text is not None else ""
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{config_file}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    data = parse_config(document, config_file).model_dump(mode="json")
-    _write(path, {"format": FORMAT, "data": data})
+    data = parse_config(document or "", config_file).model_dump(mode="json")
+    _write(path, {"key": key, "data": data})
     return data
 
 

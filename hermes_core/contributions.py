@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .backends import BackendContribution
 from .hooks import HookRunner
@@ -21,8 +20,7 @@ MIDDLEWARE_KINDS = frozenset({"tool_request", "tool_execution", "llm_request", "
 Middleware = dict[str, list[tuple[str, Callable[..., Any]]]]
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(NamedTuple):
     """An in-session slash command ``/name``."""
 
     name: str
@@ -32,8 +30,7 @@ class Command:
     plugin: str | None
 
 
-@dataclass(frozen=True)
-class CliCommand:
+class CliCommand(NamedTuple):
     """A ``hermes <name>`` subcommand whose arguments an argparse ``setup_fn`` declares."""
 
     name: str
@@ -44,8 +41,7 @@ class CliCommand:
     plugin: str | None
 
 
-@dataclass(frozen=True)
-class Skill:
+class Skill(NamedTuple):
     """A read-only skill ``<plugin>:<name>``: a Markdown file, or a folder with ``SKILL.md``."""
 
     name: str
@@ -61,21 +57,21 @@ class Skill:
         return self.document.read_text(encoding="utf-8")
 
 
-@dataclass
 class Contributions:
     """The tables plugins write into; the runtime owns one, collaborators get the parts they use."""
 
-    registry: ToolRegistry
-    toolsets: Toolsets
-    hooks: HookRunner
-    middleware: Middleware = field(default_factory=dict)
-    commands: dict[str, Command] = field(default_factory=dict)
-    cli_commands: dict[str, CliCommand] = field(default_factory=dict)
-    skills: dict[str, Skill] = field(default_factory=dict)
-    #: Web search backends by name, in registration order (``web_search`` asks them first).
-    web_search_providers: dict[str, RegisteredWebSearchProvider] = field(default_factory=dict)
-    #: Execution backends by name (the built-in ``local`` among them).
-    backends: dict[str, BackendContribution] = field(default_factory=dict)
+    def __init__(self, registry: ToolRegistry, toolsets: Toolsets, hooks: HookRunner) -> None:
+        self.registry = registry
+        self.toolsets = toolsets
+        self.hooks = hooks
+        self.middleware: Middleware = {}
+        self.commands: dict[str, Command] = {}
+        self.cli_commands: dict[str, CliCommand] = {}
+        self.skills: dict[str, Skill] = {}
+        #: Web search backends by name, in registration order (``web_search`` asks them first).
+        self.web_search_providers: dict[str, RegisteredWebSearchProvider] = {}
+        #: Execution backends by name (the built-in ``local`` among them).
+        self.backends: dict[str, BackendContribution] = {}
 
     def of_plugin(self, plugin_id: str) -> dict[str, list[str]]:
         """Names of the commands, CLI commands, skills, middleware kinds and web search providers ``plugin_id``

@@ -6,7 +6,6 @@ nothing else of the runtime; what happened is returned as a :class:`LoadResult`,
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import importlib.util
 import sys
@@ -14,9 +13,8 @@ import time
 import types
 import weakref
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from ._version import __version__
 from .compat import HERMES_AGENT_INTERNALS, claim, import_problem, install_shims, loading
@@ -41,8 +39,7 @@ __all__ = ["HERMES_AGENT_INTERNALS", "NAMESPACE", "LoadResult", "declared_entry"
 NAMESPACE = "hermes_plugins"
 
 
-@dataclass(frozen=True)
-class LoadResult:
+class LoadResult(NamedTuple):
     """What loading one plugin did."""
 
     #: ``loaded`` (register ran), ``declared`` (manifest only, not imported) or ``error``.
@@ -96,6 +93,8 @@ def mount_directory_plugin(candidate: PluginCandidate, owner: object) -> str:
     if mounted is not None and mounted[0] != folder:
         other = mounted[1]()
         if other is not None and other is not owner:
+            import hashlib  # off the start-up path: only a clash of two runtimes' folders needs it
+
             name = f"{name}_{hashlib.sha256(str(folder).encode()).hexdigest()[:10]}"
             mounted = _finder.mounts.get(name)
     if mounted is None or mounted[0] != folder:

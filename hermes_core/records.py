@@ -3,8 +3,7 @@ selection and loading each found (none of them writes into another's result)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from .discovery import PluginCandidate, Source
 from .loader import LoadResult
@@ -18,8 +17,7 @@ __all__ = ["PluginRecord", "State"]
 State = Literal["loaded", "declared", "disabled", "not enabled", "shadowed", "error"]
 
 
-@dataclass(frozen=True)
-class PluginRecord:
+class PluginRecord(NamedTuple):
     """A read-only view of one plugin candidate: where it came from, whether it was selected, how it loaded."""
 
     candidate: PluginCandidate

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-import pkgutil
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +21,8 @@ def resolve_reference(reference: str, package: str | None = None) -> Any:
     if not module_name or (module_name.startswith(".") and not package):
         raise ReferenceImportError(f"{reference!r} is not a 'module:attribute' reference")
     absolute = importlib.util.resolve_name(module_name, package) if module_name.startswith(".") else module_name
+    import pkgutil  # off the start-up path: listing resolves no reference
+
     try:
         return pkgutil.resolve_name(f"{absolute}{colon}{attr_path}")
     except AttributeError as exc:

@@ -12,8 +12,7 @@ import os
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass, field, fields
-from typing import Any, Final, Literal, Protocol
+from typing import Any, Final, Literal, NamedTuple, Protocol
 
 from .deadline import DeadlineExceeded, call_with_deadline
 from .exitguard import refusing_exit
@@ -52,8 +51,7 @@ UNLIMITED: Final = Unlimited.UNLIMITED
 ResultLimit = int | Literal[Unlimited.UNLIMITED] | None
 
 
-@dataclass(frozen=True)
-class Requirements:
+class Requirements(NamedTuple):
     """Declarative availability checks: environment variables, binaries on PATH, importable modules."""
 
     env: tuple[str, ...] = ()
@@ -80,8 +78,7 @@ class Requirements:
 NO_REQUIREMENTS = Requirements()
 
 
-@dataclass(frozen=True)
-class Availability:
+class Availability(NamedTuple):
     """Whether a tool can run now, and if not, why."""
 
     available: bool
@@ -93,14 +90,7 @@ MCP_HINTS: Final = {"read_only": "readOnlyHint", "destructive": "destructiveHint
                     "open_world": "openWorldHint"}
 
 
-@dataclass(frozen=True, slots=True)
-class ToolAnnotations:
-    """What a tool may do, as its author declares it (MCP's tool annotations); ``None`` is "not said".
-
-    A tool that does not say it is read-only counts as one that may change things: it asks under the
-    ``writes`` policy and is left out under ``read-only``.
-    """
-
+class _Hints(NamedTuple):
     #: It changes nothing: no files, processes, or state elsewhere (MCP ``readOnlyHint``).
     read_only: bool | None = None
     #: When not read-only: it may delete or overwrite what exists; ``False``: it only adds (``destructiveHint``).
@@ -110,14 +100,26 @@ class ToolAnnotations:
     #: It reaches an open world beyond the workspace: the web, other hosts, services (``openWorldHint``).
     open_world: bool | None = None
 
-    def __post_init__(self) -> None:
-        for item in fields(self):
-            value = getattr(self, item.name)
+
+class ToolAnnotations(_Hints):
+    """What a tool may do, as its author declares it (MCP's tool annotations); ``None`` is "not said".
+
+    A tool that does not say it is read-only counts as one that may change things: it asks under the
+    ``writes`` policy and is left out under ``read-only``.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, read_only: bool | None = None, destructive: bool | None = None, idempotent: bool | None = None,
+                open_world: bool | None = None) -> ToolAnnotations:
+        self = super().__new__(cls, read_only, destructive, idempotent, open_world)
+        for name, value in zip(self._fields, self, strict=True):
             if value is not None and type(value) is not bool:
-                raise ValueError(f"annotation {item.name!r} must be true, false or absent, not {value!r}")
-        if self.read_only and self.destructive:
+                raise ValueError(f"annotation {name!r} must be true, false or absent, not {value!r}")
+        if read_only and destructive:
             raise ValueError("annotations read_only: true and destructive: true contradict each other (a read-only "
                              "tool destroys nothing)")
+        return self
 
     @classmethod
     def of(cls, value: ToolAnnotations | Mapping[str, Any] | None) -> ToolAnnotations:
@@ -157,7 +159,7 @@ class ToolAnnotations:
 
     def as_dict(self) -> dict[str, bool]:
         """The annotations that are set, by Hermes' names."""
-        return {item.name: value for item in fields(self) if (value := getattr(self, item.name)) is not None}
+        return {name: value for name, value in zip(self._fields, self, strict=True) if value is not None}
 
     def mcp(self) -> dict[str, bool]:
         """The annotations that are set, by MCP's names (``readOnlyHint``, ...)."""
@@ -175,31 +177,40 @@ class ToolAnnotations:
 NO_ANNOTATIONS: Final = ToolAnnotations()
 
 
-@dataclass(eq=False)
 class ToolEntry:
     """One tool: its schema for the model, its handler (or a lazy reference) and its provenance.
 
-    Build entries with :func:`tool_entry`, which every source (manifests, ``register_tool``, MCP) uses.
+    Build entries with :func:`tool_entry`, which every source (manifests, ``register_tool``, MCP) uses. Entries
+    compare by identity.
     """
 
-    name: str
-    toolset: str
-    #: ``{"name", "description", "parameters"}``, as the model sees it.
-    schema: dict[str, Any]
-    handler: Callable[..., Any]
-    check_fn: Callable[[], Any] | None = None
-    requirements: Requirements = field(default_factory=Requirements)
-    requires_env: list[Any] = field(default_factory=list)
-    is_async: bool = False
-    description: str = ""
-    emoji: str = ""
-    max_result_size_chars: ResultLimit = None
-    #: Provenance: the plugin id, ``mcp:<server>``, or None for the host program.
-    plugin: str | None = None
-    #: May run beside other calls (by default: when it is read-only).
-    parallel_safe: bool = False
-    path_args: tuple[str, ...] = ()
-    annotations: ToolAnnotations = NO_ANNOTATIONS
+    def __init__(self, name: str, toolset: str, schema: dict[str, Any], handler: Callable[..., Any],
+                 check_fn: Callable[[], Any] | None = None, requirements: Requirements = NO_REQUIREMENTS,
+                 requires_env: list[Any] | None = None, is_async: bool = False, description: str = "",
+                 emoji: str = "", max_result_size_chars: ResultLimit = None, plugin: str | None = None,
+                 parallel_safe: bool = False, path_args: tuple[str, ...] = (),
+                 annotations: ToolAnnotations = NO_ANNOTATIONS) -> None:
+        self.name = name
+        self.toolset = toolset
+        #: ``{"name", "description", "parameters"}``, as the model sees it.
+        self.schema = schema
+        self.handler = handler
+        self.check_fn = check_fn
+        self.requirements = requirements
+        self.requires_env = [] if requires_env is None else requires_env
+        self.is_async = is_async
+        self.description = description
+        self.emoji = emoji
+        self.max_result_size_chars = max_result_size_chars
+        #: Provenance: the plugin id, ``mcp:<server>``, or None for the host program.
+        self.plugin = plugin
+        #: May run beside other calls (by default: when it is read-only).
+        self.parallel_safe = parallel_safe
+        self.path_args = path_args
+        self.annotations = annotations
+
+    def __repr__(self) -> str:
+        return f"ToolEntry(name={self.name!r}, toolset={self.toolset!r}, plugin={self.plugin!r})"
 
     @property
     def read_only(self) -> bool:
@@ -261,8 +272,7 @@ class HandlerContext(Protocol):
     def activate(self) -> contextlib.AbstractContextManager[Any]: ...
 
 
-@dataclass(frozen=True)
-class Refusal:
+class Refusal(NamedTuple):
     """A registration the conflict policy turned down, kept for ``plugins list`` and ``doctor``."""
 
     tool: str

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import sys
@@ -19,7 +20,6 @@ from .configdata import override_granted, plugin_settings
 from .context import PluginContext, normalize_command_name
 from .contributions import Contributions
 from .discovery import PluginCandidate, Source, candidate_from_folder, discover, installed_entry_points
-from .dispatch import Dispatcher
 from .formats import DefinitionFormatter
 from .home import HermesHome
 from .hooks import HookRunner
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
     from .config import HermesConfig
+    from .dispatch import Dispatcher
     from .mcp.client import McpManager
 
 __all__ = ["Runtime", "default_runtime", "reset_default_runtime"]
@@ -102,9 +103,22 @@ class Runtime(ToolApi):
         #: The tools this runtime offers and dispatches (all of them, unless the policy is ``read-only``).
         self.scope = ToolScope(self.registry, self.toolsets, None if policy is None else check_policy(policy),
                                lambda: self._config_data()["approvals"]["policy"])
-        self.dispatcher = Dispatcher(self.registry, self.hooks, self.middleware, self.budget, self.approvals,
-                                     self.tool_context, self.scope, self.why_missing)
+        self._dispatcher_lock = threading.Lock()
         self.formatter = DefinitionFormatter()
+
+    @functools.cached_property
+    def dispatcher(self) -> Dispatcher:
+        """What runs this runtime's tool calls, made by the first call (listing plugins and tools imports no
+        dispatch code)."""
+        with self._dispatcher_lock:  # one dispatcher, however many threads make the first call at once
+            if "dispatcher" not in self.__dict__:
+                from .dispatch import Dispatcher
+
+                self.__dict__["dispatcher"] = Dispatcher(self.registry, self.hooks, self.middleware, self.budget,
+                                                         self.approvals, self.tool_context, self.scope,
+                                                         self.why_missing)
+            dispatcher: Dispatcher = self.__dict__["dispatcher"]
+            return dispatcher
 
     @property
     def config(self) -> HermesConfig:

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 if TYPE_CHECKING:
     from .config import HermesConfig
@@ -24,8 +23,7 @@ def truthy(value: str | None) -> bool:
     return (value or "").strip().lower() in TRUTHY
 
 
-@dataclass(frozen=True)
-class SelectionPolicy:
+class SelectionPolicy(NamedTuple):
     """What decides which plugins load: config.yaml's lists and the per-process overrides."""
 
     disabled: frozenset[str] = frozenset()
@@ -59,8 +57,7 @@ class SelectionPolicy:
         return None
 
 
-@dataclass(frozen=True)
-class PluginSelection:
+class PluginSelection(NamedTuple):
     """The verdict on one candidate."""
 
     candidate: PluginCandidate

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import contextlib
-import uuid
 from collections.abc import Iterator
 
 from .hooks import HookRunner
@@ -20,7 +19,7 @@ def session(hooks: HookRunner, platform: str, model: str | None = None,
     ``on_session_end`` says whether the block ``completed`` or was ``interrupted`` (Ctrl-C); either way
     ``on_session_finalize`` follows with ``reason="shutdown"``.
     """
-    sid = session_id or uuid.uuid4().hex
+    sid = session_id or _new_session_id()
     hooks.call("on_session_start", session_id=sid, model=model, platform=platform)
     completed = interrupted = False
     try:
@@ -33,3 +32,9 @@ def session(hooks: HookRunner, platform: str, model: str | None = None,
         hooks.call("on_session_end", session_id=sid, task_id=None, turn_id=None, completed=completed,
                    interrupted=interrupted, model=model, platform=platform)
         hooks.call("on_session_finalize", session_id=sid, platform=platform, reason="shutdown")
+
+
+def _new_session_id() -> str:
+    import uuid  # off the start-up path (``import hermes_core`` and a runtime need no uuid until a session starts)
+
+    return uuid.uuid4().hex

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias, TypedDict
+from typing import Any, Literal, NamedTuple, TypeAlias, TypedDict
 
 __all__ = [
     "AnthropicToolResult",
@@ -144,8 +143,7 @@ ToolReply: TypeAlias = (
 # -- reading ---------------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCall:
+class ToolCall(NamedTuple):
     """One call, whatever its provider: what to run, the id to answer, and why it cannot run if it cannot."""
 
     provider: Provider

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .errors import HermesError
 from .registry import ToolRegistry
@@ -46,8 +46,7 @@ _PLATFORMS = ("telegram", "discord", "whatsapp", "slack", "signal", "email", "sm
               "homeassistant", "dingtalk")
 
 
-@dataclass(frozen=True)
-class Toolset:
+class Toolset(NamedTuple):
     """A named group: its own tools plus every tool of the toolsets it includes."""
 
     name: str

@@ -8,22 +8,22 @@ for sub-agents that get fewer tools than their parent. The parent is never chang
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from .dispatch import Dispatcher
-from .formats import DefinitionFormatter
 from .policies import Policy, ToolScope
 from .registry import ToolRegistry
-from .schema_patches import patch_definitions
-from .toolcalls import ToolCallLike, ToolReply
 from .toolcontext import ToolContext
 from .toolsets import LEGACY_TOOLSETS, Toolsets
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the call path is imported by the first call: listing tools needs none of it
     from .budget import ResultBudget
+    from .dispatch import Dispatcher
+    from .formats import DefinitionFormatter
+    from .toolcalls import ToolCallLike, ToolReply
 
 __all__ = ["ToolApi", "ToolView", "select_names"]
 
@@ -54,9 +54,13 @@ class ToolApi(ABC):
     registry: ToolRegistry
     toolsets: Toolsets
     scope: ToolScope
-    dispatcher: Dispatcher
     formatter: DefinitionFormatter
     budget: ResultBudget
+
+    @property
+    @abstractmethod
+    def dispatcher(self) -> Dispatcher:
+        """What runs the calls of this scope (made by the first call: listing tools imports no dispatch code)."""
 
     @property
     def policy(self) -> Policy:
@@ -111,6 +115,8 @@ class ToolApi(ABC):
         Only the tools this runtime or view offers are defined (policy ``read-only``: only read-only ones).
         An MCP server never listed yet is connected first, once, within its ``connect_timeout``.
         """
+        from .schema_patches import patch_definitions
+
         self.list_new_mcp_servers()
         names, unknown = self.select_tools(enabled_toolsets, disabled_toolsets)
         if unknown and not quiet_mode:
@@ -186,7 +192,11 @@ class ToolView(ToolApi):
         self.formatter = parent.formatter
         self.budget = parent.budget
         self._tool_contexts: dict[str | None, ToolContext] = {}
-        self.dispatcher = parent.dispatcher.scoped(scope, self.tool_context)
+
+    @functools.cached_property
+    def dispatcher(self) -> Dispatcher:
+        """The parent's dispatcher, scoped to this view."""
+        return self.parent.dispatcher.scoped(self.scope, self.tool_context)
 
     def tool_context(self, plugin_id: str | None) -> ToolContext:
         """The runtime's context for ``plugin_id``'s handlers (its settings and per-runtime state), dispatching

@@ -9,8 +9,7 @@ A provider has a ``name``, ``is_available()`` (cheap, no network) and ``search(q
 from __future__ import annotations
 
 import abc
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = ["RegisteredWebSearchProvider", "WebSearchProvider", "web_search_provider_problem"]
 
@@ -51,8 +50,7 @@ class WebSearchProvider(abc.ABC):
         return {"name": self.display_name, "badge": "", "tag": "", "env_vars": []}
 
 
-@dataclass(frozen=True)
-class RegisteredWebSearchProvider:
+class RegisteredWebSearchProvider(NamedTuple):
     """A provider in a runtime's ``web_search_providers`` table, with the plugin that registered it."""
 
     name: str

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from hermes_core import ConfigError, HermesHome, hermes_home
@@ -64,6 +66,21 @@ def test_invalid_yaml_names_the_line(home):
     home.config_file.write_text("plugins:\n  disabled: [x\n")
     with pytest.raises(ConfigError, match=r"config.yaml:\d+: invalid YAML"):
         home.config()
+
+
+def test_cached_data_of_another_text_under_the_same_name_is_not_used(home):
+    """The config cache's file name is only a checksum: a cache file holding another text (a collision) is a miss."""
+    from hermes_core import configdata
+
+    home.config_file.write_text("plugins:\n  hook_timeout: 5\n")
+    assert home.config_data()["plugins"]["hook_timeout"] == 5
+    [cache_file] = home.cache_dir.glob("config-*.json")
+    stored = json.loads(cache_file.read_text())
+    planted = {**stored["data"], "plugins": {**stored["data"]["plugins"], "hook_timeout": 99}}
+    cache_file.write_text(json.dumps({"key": [*stored["key"][:2], "plugins: {hook_timeout: 99}\n"], "data": planted}))
+    configdata._memo.clear()  # a fresh process
+    assert home.config_data()["plugins"]["hook_timeout"] == 5
+    assert json.loads(cache_file.read_text())["key"] == stored["key"]  # validated again and rewritten
 
 
 def test_edits_keep_comments_and_order(home):

@@ -127,6 +127,18 @@ def test_a_cache_file_of_another_shape_is_ignored_and_rewritten(plugins, counted
     assert runtime.plugin("one").state == "declared"
 
 
+def test_a_cache_file_of_another_key_under_the_same_name_is_not_used(plugins, counted, isolated_home):
+    """The file name is only a checksum of the key: a file holding another key (a checksum collision, or another
+    interpreter's or sys.path's candidates) is a miss, whatever it lists."""
+    plugins.folder("one", manifest=MANIFEST.format(id="one", text="first"))
+    plugins.runtime().discover()
+    [cache_file] = (isolated_home / "cache").glob("discovery-*.json")
+    stored = json.loads(cache_file.read_text())
+    cache_file.write_text(json.dumps({**stored, "key": stored["key"].replace("[", "[ ", 1), "records": []}))
+
+    assert ids(plugins.runtime().discover()) == ["one"] and len(counted) == 2
+
+
 def test_runtime_with_injected_entry_points_discovers_only_those(plugins):
     plugins.distribution("fresh", "fresh_pkg", manifest=MANIFEST.format(id="fresh", text="new"))
     assert ids(plugins.runtime().discover()) == ["fresh"]

@@ -14,6 +14,15 @@ import yaml
 HEAVY = ("pydantic", "yaml", "packaging", "importlib.metadata", "mcp", "httpx", "jsonschema", "cookiecutter",
          "ruamel", "asyncio", "hermes_core.manifest", "hermes_core.config", "hermes_core.index")
 
+#: Standard modules the listings and a runtime's start have no use for: each is imported where it is used
+#: (digests, file copies and which(), resolving a reference, a Tab's completion, a new session's or result's id).
+#: ``uuid`` comes with click, so only a runtime without the command line is held to it.
+UNUSED = ("hashlib", "_hashlib", "shutil", "pkgutil", "click.shell_completion")
+RUNTIME_UNUSED = (*UNUSED, "uuid")
+#: The listings also import none of the call path (made by a runtime's first tool call).
+LISTING_UNUSED = (*UNUSED, "hermes_core.dispatch", "hermes_core.toolcalls", "hermes_core.arguments",
+                  "hermes_core.schema_patches")
+
 LISTING = """
 import json, sys
 sys.argv = ["hermes", *{argv!r}]
@@ -25,9 +34,9 @@ finally:
 """
 
 
-def heavy(modules: list[str]) -> list[str]:
+def heavy(modules: list[str], unwanted: tuple[str, ...] = HEAVY) -> list[str]:
     return [m for m in modules if m.startswith(("hermes_plugin_", "hermes_plugins."))
-            or any(m == h or m.startswith(f"{h}.") for h in HEAVY)]
+            or any(m == h or m.startswith(f"{h}.") for h in unwanted)]
 
 
 def test_import_hermes_core_imports_only_its_package_init():
@@ -55,6 +64,24 @@ def test_listing_from_warm_caches_builds_no_model_and_imports_no_plugin_or_mcp(p
     for argv in (["plugins", "list"], ["tools", "list"], ["--help"]):
         listing_modules(argv)  # the first run fills the discovery and config caches
         assert heavy(listing_modules(argv)) == [], argv
+
+
+def test_listings_and_a_runtime_from_warm_caches_import_no_module_they_do_not_use(plugins, isolated_home):
+    """The listings, and what an agent pays to start (discovery, loading and the tool definitions, without the
+    command line). No MCP server is configured: their listings' cache is keyed by a digest of their settings."""
+    plugins.folder("declared", manifest="name: declared\ntools:\n  - {name: d_tool, toolset: d, description: x, "
+                                        "handler: .tools:run}\n", init="")
+    (isolated_home / "config.yaml").write_text("plugins:\n  hook_timeout: 5\n")
+    for argv in (["plugins", "list"], ["tools", "list"]):  # (click's help formatter imports shutil itself)
+        listing_modules(argv)  # the first run fills the discovery and config caches
+        assert heavy(listing_modules(argv), (*HEAVY, *LISTING_UNUSED)) == [], argv
+    code = ("import json, sys, hermes_core; runtime = hermes_core.Runtime(); runtime.load_plugins(); "
+            "runtime.get_tool_definitions(); print(json.dumps(sorted(sys.modules)))")
+    for _ in range(2):  # the first run fills the discovery cache of this sys.path
+        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stderr
+    modules = json.loads(result.stdout)
+    assert "hermes_core.registry" in modules and heavy(modules, (*HEAVY, *RUNTIME_UNUSED)) == []
 
 
 def test_an_edited_config_is_validated_again_and_an_invalid_one_reported(isolated_home):

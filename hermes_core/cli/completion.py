@@ -14,9 +14,10 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import click
-from click.shell_completion import CompletionItem
 
 if TYPE_CHECKING:
+    from click.shell_completion import CompletionItem
+
     from ..runtime import Runtime
     from ..selection import PluginSelection
 
@@ -26,7 +27,7 @@ __all__ = ["enabled_plugin_ids", "index_ids", "installed_plugin_ids", "mcp_serve
 log = logging.getLogger(__name__)
 
 Values = Iterable[tuple[str, str]]
-Completer = Callable[[click.Context, click.Parameter, str], list[CompletionItem]]
+Completer = Callable[[click.Context, click.Parameter, str], "list[CompletionItem]"]
 
 
 def _completer(values: Callable[[click.Context, click.Parameter], Values], *, comma_list: bool = False) -> Completer:
@@ -34,6 +35,8 @@ def _completer(values: Callable[[click.Context, click.Parameter], Values], *, co
     with ``comma_list``, the part after the last comma is completed."""
 
     def complete(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+        from click.shell_completion import CompletionItem  # imported on a Tab, not by every command
+
         head, _, last = incomplete.rpartition(",") if comma_list else ("", "", incomplete)
         typed = set(head.split(",")) if head else set()
         try:

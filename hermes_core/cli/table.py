@@ -5,10 +5,9 @@ when ``NO_COLOR`` is set)."""
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import click
 
@@ -16,11 +15,12 @@ __all__ = ["Column", "clip", "colour_enabled", "echo_table", "state_colour", "te
 
 #: A cut column keeps at least this many characters.
 MIN_WIDTH = 8
+#: The width of a terminal that does not tell its own.
+FALLBACK_WIDTH = 80
 GAP = "  "
 
 
-@dataclass(frozen=True)
-class Column:
+class Column(NamedTuple):
     """One column: its header, whether it may be cut to fit the terminal, and how its cells are coloured."""
 
     header: str
@@ -58,7 +58,14 @@ def terminal_width() -> int | None:
     columns = os.environ.get("COLUMNS", "")
     if columns.isdigit() and int(columns) > 0:
         return int(columns)
-    return shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+    if not sys.stdout.isatty():
+        return None
+    # os.get_terminal_size, not shutil's: importing shutil (and the compression modules it imports) costs
+    # every listing a few milliseconds
+    try:
+        return os.get_terminal_size(sys.stdout.fileno()).columns or FALLBACK_WIDTH
+    except (OSError, ValueError):
+        return FALLBACK_WIDTH
 
 
 def echo_table(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int | None = None,

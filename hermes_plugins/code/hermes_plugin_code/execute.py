@@ -3,18 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 from hermes_core import BackendError, tool_context, tool_error
 
 from .run import Limits, run_code
 from .stubs import callable_tool_names
-
-
-def platform_supported() -> bool:
-    """The runner needs POSIX shells and Unix domain sockets."""
-    return os.name == "posix"
 
 
 def execute_code(args: dict[str, Any], **kwargs: Any) -> str:

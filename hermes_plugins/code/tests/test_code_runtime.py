@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import textwrap
 from pathlib import Path
@@ -104,3 +105,14 @@ def test_the_model_is_told_which_tools_the_script_can_call(runtime):
     ]
     assert definition["description"].startswith("Run a Python script in a subprocess")
     assert definition["description"].endswith("(from hermes_tools import ...): add, greet")
+
+
+def test_the_check_that_lists_tools_imports_no_runner() -> None:
+    """``hermes tools list`` runs the check of ``execute_code`` (the manifest's ``check_fn``): its module imports
+    nothing but ``os``, neither the runner nor its sockets."""
+    folder = Path(hermes_plugin_code.__file__).parent
+    assert "check_fn: hermes_plugin_code.checks:platform_supported" in (folder / "plugin.yaml").read_text("utf-8")
+    tree = ast.parse((folder / "checks.py").read_text(encoding="utf-8"))
+    imported = {alias.name for node in tree.body if isinstance(node, ast.Import | ast.ImportFrom)
+                for alias in node.names}
+    assert imported == {"annotations", "os"}

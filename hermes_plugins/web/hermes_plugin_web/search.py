@@ -7,14 +7,13 @@ not apply to them. httpx is imported only when a search runs: ``search_available
 
 from __future__ import annotations
 
-import html
 import json
 import os
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypedDict
 
-from hermes_core import tool_context, tool_error
+from hermes_core import tool_context
 
 from .settings import SettingsError, WebSettings, load_settings
 
@@ -264,8 +263,12 @@ def _normalise(items: list[Any], count: int, *, snippet_key: str) -> list[Search
 
 def _plain(value: Any) -> str:
     """Text without markup: Brave highlights matches with ``<strong>`` and escapes entities."""
+    import html  # with its table of entities, imported by a search, not by the check that lists tools
+
     return " ".join(html.unescape(_TAG.sub("", str(value or ""))).split())
 
 
 def _error(message: str) -> str:
+    from hermes_core import tool_error  # the call path's module: the check that lists tools needs none of it
+
     return tool_error(message)
