@@ -149,7 +149,7 @@ class _Worker:
         #: The thread waits to be woken (it lingers, or works, otherwise: a posted batch then needs no wake-up).
         self.asleep = False
         self.lock = threading.Lock()
-        #: Batches handed over and not yet started, in order (one byte on the ``go`` pipe each).
+        #: Batches handed over and not yet started, in order (a byte on the ``go`` pipe wakes the thread for them).
         self.queue: deque[_Work] = deque()
         #: The batch running, or the last one run.
         self.current: _Work | None = None
@@ -302,18 +302,11 @@ class _Worker:
         return the batches it had not finished, the late one first; else None, and the seconds to wait before
         looking again."""
         with self.lock:
-            idle = waiting.timeout if waiting is not None else 0.0
-            current = self.current
-            if (waiting is not None and waiting.finished) or current is None or current.finished:
-                return None, idle  # (a finished batch's byte is on the way)
-            started = current.started
-            if started is None:
-                return None, idle
-            left = started + current.timeout - time.monotonic()
-            if left > 0:
+            late, left = self._late(waiting)
+            if late is None:
                 return None, left
-            self._abandon(current)
-            stranded = [current, *self.queue]
+            self._abandon(late)
+            stranded = [late, *self.queue]
             self.queue.clear()
         self.close()
         return stranded, 0.0
@@ -321,13 +314,21 @@ class _Worker:
     def late_step(self) -> tuple[_Work, int] | None:
         """The posted batch running here past its step's deadline, and that step, if there is one."""
         with self.lock:
-            current = self.current
-            if current is None or current.finished or current.report is None:
-                return None
-            started = current.started
-            if started is None or started + current.timeout > time.monotonic():
-                return None
-            return current, current.index
+            late, _ = self._late()
+            return (late, late.index) if late is not None and late.report is not None else None
+
+    def _late(self, waiting: _Work | None = None) -> tuple[_Work | None, float]:
+        """(The lock held.) The batch whose running step is past its deadline, unless ``waiting`` has ended; else
+        None, and the seconds until that step's deadline (``waiting``'s timeout, or 0, between steps)."""
+        idle = waiting.timeout if waiting is not None else 0.0
+        current = self.current
+        if (waiting is not None and waiting.finished) or current is None or current.finished:
+            return None, idle  # (a finished batch's byte is on the way)
+        started = current.started
+        if started is None:
+            return None, idle
+        left = started + current.timeout - time.monotonic()
+        return (current, 0.0) if left <= 0 else (None, left)
 
     def _abandon(self, work: _Work) -> None:
         """Give up on this worker (its lock held; close it then): the function running now, if any, is late until it

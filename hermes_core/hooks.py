@@ -93,7 +93,7 @@ KNOWN_HOOKS: frozenset[str] = frozenset({
 
 @dataclass(frozen=True, eq=False)
 class HookImpl:
-    """One callable implementation, with the keyword names it accepts (``None``: all of them)."""
+    """One implementation, with the keyword names it accepts (``None``: all of them) and how to call it."""
 
     plugin: str
     hook: str
@@ -107,10 +107,6 @@ class HookImpl:
     def of(cls, plugin: str, hook: str, function: Callable[..., Any]) -> HookImpl:
         accepts, positional = _parameters(function)
         return cls(plugin, hook, function, accepts, _caller(function, accepts, positional))
-
-    def __call__(self, kwargs: dict[str, Any]) -> Any:
-        """Call the implementation with the keywords of ``kwargs`` it accepts."""
-        return self.call(kwargs)
 
 
 #: A phase's implementations in calling order, their ``call`` functions, and whether one is ``firstresult``.
