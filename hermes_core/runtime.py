@@ -301,14 +301,13 @@ class Runtime(ToolApi):
         return self.hooks.flush()
 
     def close(self) -> None:
-        """Wait for the posted hook observers, stop MCP sessions and their child processes, close the execution
-        backends and the hook workers."""
-        self.hooks.flush()
+        """Wait for the posted hook observers and end the hook workers, then stop MCP sessions and their child
+        processes and close the execution backends (which the observers may still have used)."""
+        self.hooks.close()
         if self.mcp is not None:
             self.mcp.close()
             self.mcp = None
         self.backends.close()
-        self.hooks.close()
 
     # -- the model-facing API -------------------------------------------------------------------
 
