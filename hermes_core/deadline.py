@@ -72,8 +72,8 @@ class Batch:
         self.stopped = False
 
 
-#: ``report(functions, batch, timeout)``: what a posted batch (or one part of it) did, given where it ended.
-Report = Callable[[Sequence[Callable[[Any], Any]], Batch, float], None]
+#: ``report(batch, timeout)``: what a posted batch (or one part of it) did, given where it ended.
+Report = Callable[[Batch, float], None]
 
 
 class _Lateness:
@@ -414,14 +414,13 @@ class Deadlines:
                 if cell is None:
                     self._give_back(worker)
                 return work
-            late = stranded[0]
-            if late is work:
+            if stranded[0] is work:
                 return work
-            worker = self._rescue(late, stranded[1:], cell)
+            worker = self._rescue(stranded, cell)
 
     def post(self, functions: Sequence[Callable[[Any], Any]], argument: Any, timeout: float, report: Report) -> None:
         """Call ``function(argument)`` for each of ``functions`` in order, each within ``timeout`` seconds, without
-        waiting; ``report(functions, batch, timeout)`` is given what they did (a call still running late from an
+        waiting; ``report(batch, timeout)`` is given what they did (a call still running late from an
         earlier deadline is skipped, in ``batch.skipped``). This thread's later batches run after them."""
         work = _Work(functions, argument, 0, min(timeout, threading.TIMEOUT_MAX), report=report)
         lane = self._lane
@@ -432,9 +431,7 @@ class Deadlines:
             weakref.finalize(lane.anchor, _release, weakref.ref(self), cell).atexit = False
         worker = cell[0]
         if worker is not None and worker.overdue():  # nobody may wait for this thread's worker: look now
-            stranded, _ = worker.strand_if_late()
-            if stranded is not None:
-                worker = self._rescue(stranded[0], stranded[1:], cell)
+            worker = self._rescue_if_late(worker, cell) or worker
         if worker is None or not worker.hand_over(work):
             self._hand_over(work, cell)
 
@@ -446,10 +443,9 @@ class Deadlines:
         cell = self._lane.cell
         own = cell[0] if cell is not None else None
         while own is not None and self._wait_for_posted(own) is not None:
-            stranded, _ = own.strand_if_late()
-            if stranded is not None:
+            if (successor := self._rescue_if_late(own, cell)) is not None:
                 rescued += 1
-                own = self._rescue(stranded[0], stranded[1:], cell)
+                own = successor
         for worker in list(self._bound):
             if worker is not own and (found := self._wait_for_posted(worker)) is not None:
                 work, index = found
@@ -493,9 +489,16 @@ class Deadlines:
             time.sleep(FLUSH_POLL)
         return None
 
-    def _rescue(self, late: _Work, behind: list[_Work], cell: list[_Worker | None] | None) -> _Worker:
-        """A posted batch missed a deadline on a worker now abandoned: report it, and queue the rest of it and the
-        batches that were behind it, in order, on a fresh worker (returned; bound in ``cell`` when given)."""
+    def _rescue_if_late(self, worker: _Worker, cell: list[_Worker | None] | None) -> _Worker | None:
+        """The fresh worker that took over ``worker``'s batches, if its running step was past its deadline."""
+        stranded, _ = worker.strand_if_late()
+        return None if stranded is None else self._rescue(stranded, cell)
+
+    def _rescue(self, stranded: list[_Work], cell: list[_Worker | None] | None) -> _Worker:
+        """A posted batch (``stranded[0]``) missed a deadline on a worker now abandoned: report it, and queue the
+        rest of it and the batches that were behind it, in order, on a fresh worker (returned; bound in ``cell``
+        when given)."""
+        late, *behind = stranded
         _report(late)
         worker = self._new()
         rest = late.rest()
@@ -556,7 +559,7 @@ def _report(work: _Work) -> None:
     try:
         if work.failure is not None:
             log.error("a posted batch of calls raised", exc_info=work.failure)
-        work.report(work.functions, work, work.timeout)
+        work.report(work, work.timeout)
     except BaseException:
         log.exception("reporting what a posted batch of calls did failed")
     finally:

@@ -356,14 +356,8 @@ class Dispatcher:
                     "duration_ms": (time.perf_counter() - started) * 1000, "status": status,
                     "error_type": error_type, "error_message": error_message, "turn_id": None,
                     "api_request_id": None, "middleware_trace": trace}
-        if "transform_tool_result" not in self.hooks.active and self.hooks.in_background():
-            self.hooks.observe("post_tool_call", observed)  # observers only: the caller does not wait for them
-            return result
-        phase = self.hooks.run(("post_tool_call", "transform_tool_result"), observed)
-        for impl, value in phase.results:
-            if impl.hook == "transform_tool_result" and isinstance(value, str):
-                return value
-        return result
+        transformed = self.hooks.after_tool_call(observed)
+        return result if transformed is None else transformed
 
     def _request_middleware(self, name: str, args: dict[str, Any], original: dict[str, Any],
                             context: dict[str, Any], trace: list[str]) -> dict[str, Any]:

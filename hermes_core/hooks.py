@@ -13,12 +13,13 @@ thread's hook worker before that thread's next hook phase (:meth:`HookRunner.obs
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 import operator
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -418,6 +419,18 @@ class HookRunner:
         self.current_timeout()
         return self._background
 
+    def after_tool_call(self, kwargs: dict[str, Any]) -> str | None:
+        """A tool call's last phase, ``post_tool_call`` then ``transform_tool_result``: the first ``str`` a transform
+        returned (the call's result), if one did. With ``plugins.post_hooks: background`` and no transform
+        implemented, the observers are posted (:meth:`observe`): the caller goes on at once."""
+        if "transform_tool_result" not in self.active and self.in_background():
+            self.observe("post_tool_call", kwargs)
+            return None
+        for impl, value in self.run(("post_tool_call", "transform_tool_result"), kwargs).results:
+            if impl.hook == "transform_tool_result" and isinstance(value, str):
+                return value
+        return None
+
     def observe(self, hook: str, kwargs: dict[str, Any]) -> None:
         """Call the implementations of ``hook``, observers whose values are not used, without making the caller wait:
         with a deadline they are posted to this thread's hook worker and run before its next phase; without one
@@ -425,15 +438,11 @@ class HookRunner:
         impls, calls, _ = self._phase((hook,))
         if not impls:
             return
-
-        def report(_: Sequence[Callable[[Any], Any]], batch: Batch, timeout: float) -> None:
-            _report(impls, batch, timeout)
-
         timeout = self.current_timeout()
         if timeout:
-            self._workers.post(calls, kwargs, timeout, report)
+            self._workers.post(calls, kwargs, timeout, functools.partial(_report, impls))
         else:
-            report(calls, run_inline(calls, kwargs), 0)
+            _report(impls, run_inline(calls, kwargs), 0)
 
     def flush(self) -> bool:
         """Wait for the observers posted so far, by any thread (each within its deadline); False when one of them is
