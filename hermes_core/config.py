@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .errors import ConfigError
+from .untrusted import TEXT_LIMIT, read_untrusted_text
 from .yamlmodel import validate_yaml
 
 __all__ = [
@@ -191,7 +192,11 @@ def load_config(path: Path) -> HermesConfig:
         cached = _cache.get(path)
         if cached and cached[0] == key:
             return cached[1]
-    config = parse_config(path.read_text(encoding="utf-8"), path)
+    try:
+        text = read_untrusted_text(path, TEXT_LIMIT, follow_symlinks=True)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    config = parse_config(text, path)
     with _cache_lock:
         _cache[path] = (key, config)
     return config
@@ -226,7 +231,7 @@ def edit_config(mutate: Callable[[Any], None], path: Path) -> HermesConfig:
     rt.preserve_quotes = True
     with _edit_lock, _file_lock(path):
         try:
-            original = path.read_text(encoding="utf-8") if path.exists() else ""
+            original = read_untrusted_text(path, TEXT_LIMIT, follow_symlinks=True) if path.exists() else ""
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
         parse_config(original, path)  # a problem with the user's file is reported as one, before any edit

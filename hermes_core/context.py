@@ -46,10 +46,11 @@ def _frontmatter_description(document: Path) -> str:
     """The ``description`` of a skill document's YAML front matter, or ``""``."""
     import yaml
 
+    from .untrusted import TEXT_LIMIT, read_untrusted_text
     from .yamlmodel import load_untrusted_yaml
 
     try:
-        text = document.read_text(encoding="utf-8")
+        text = read_untrusted_text(document, TEXT_LIMIT, follow_symlinks=True)
         if not text.startswith("---"):
             return ""
         data = load_untrusted_yaml(text[3:].split("\n---", 1)[0])

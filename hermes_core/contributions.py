@@ -10,6 +10,7 @@ from .backends import BackendContribution
 from .hooks import HookRunner
 from .registry import ToolRegistry
 from .toolsets import Toolsets
+from .untrusted import TEXT_LIMIT, read_untrusted_text
 from .websearch import RegisteredWebSearchProvider
 
 __all__ = ["MIDDLEWARE_KINDS", "CliCommand", "Command", "Contributions", "Middleware", "Skill"]
@@ -54,7 +55,7 @@ class Skill(NamedTuple):
         return self.path / "SKILL.md" if self.path.is_dir() else self.path
 
     def read(self) -> str:
-        return self.document.read_text(encoding="utf-8")
+        return read_untrusted_text(self.document, TEXT_LIMIT, follow_symlinks=True)
 
 
 class Contributions:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "HermesError"]
+__all__ = ["ConfigError", "HermesError", "UnsafeFileError"]
 
 
 class HermesError(Exception):
@@ -11,3 +11,7 @@ class HermesError(Exception):
 
 class ConfigError(HermesError):
     """config.yaml cannot be read, parsed, validated or written."""
+
+
+class UnsafeFileError(HermesError, OSError):
+    """A file Hermes did not write is not one it will read: not a regular file, a symlink, or too large."""

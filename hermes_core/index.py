@@ -26,6 +26,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 from .errors import HermesError
 from .home import HermesHome
 from .manifest import EnvRequirement, _env_requirement, _specifier
+from .untrusted import TEXT_LIMIT, read_untrusted_text
 
 __all__ = [
     "INDEX_FORMAT",
@@ -319,7 +320,7 @@ def _read(source: str, where: str) -> str:
     if path.is_dir():
         path = path / "index.json"
     try:
-        return path.read_text(encoding="utf-8")
+        return read_untrusted_text(path, TEXT_LIMIT, follow_symlinks=True)
     except FileNotFoundError:
         raise PluginIndexError(f"cannot read the plugin index at {where}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:

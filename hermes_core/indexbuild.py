@@ -33,6 +33,7 @@ from .index import (
     index_document,
 )
 from .manifest import EnvRequirement, ManifestError, _env_requirement, parse_manifest
+from .untrusted import read_untrusted_text
 from .wheelmeta import WheelError, WheelInfo, build_wheel, download_wheel, read_wheel
 from .yamlmodel import load_untrusted_yaml, validate_yaml
 
@@ -319,7 +320,7 @@ def render_entry_file(entry: IndexEntry, origin: str) -> str:
 def load_entry_file(path: Path) -> IndexEntry:
     """Read and validate one entry file; raises :class:`PluginIndexError` naming the file, line and field."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_untrusted_text(path)
     except (OSError, UnicodeDecodeError) as exc:
         raise PluginIndexError(f"{path}: cannot read: {exc}") from None
     return validate_yaml(text, path, IndexEntry, PluginIndexError, "an index entry", trusted=False)

@@ -282,7 +282,9 @@ def _hermes_agent_env(data: dict[str, Any]) -> dict[str, Any]:
 def load_manifest(path: Path) -> PluginManifest:
     """Read and validate ``path``."""
     try:
-        text = path.read_text(encoding="utf-8")
+        from .untrusted import read_untrusted_text
+
+        text = read_untrusted_text(path)
     except (OSError, UnicodeDecodeError) as exc:
         raise ManifestError(f"{path}: cannot read: {exc}") from None
     return parse_manifest(text, path)

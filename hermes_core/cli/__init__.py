@@ -4,6 +4,13 @@ from __future__ import annotations
 
 import os
 import sys
+
+# ``python -m hermes_core.cli`` imports this package, with the working directory first on sys.path, before
+# __main__ runs: a repository's click.py, json.py or pluggy.py would be imported instead of the real ones. While
+# ``-m`` locates its module, sys.argv[0] is "-m"; the ``hermes`` console script never has the directory there.
+if sys.argv[:1] == ["-m"] and not sys.flags.safe_path and sys.path and sys.path[0] in ("", os.getcwd()):
+    del sys.path[0]
+
 import threading
 from typing import NoReturn
 
