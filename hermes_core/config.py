@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import functools
 import os
 import threading
@@ -212,9 +211,6 @@ def parse_config(text: str, path: Path) -> HermesConfig:
     return validate_yaml(text, path, HermesConfig, ConfigError, "the top level")
 
 
-_edit_lock = threading.Lock()
-
-
 def edit_config(mutate: Callable[[Any], None], path: Path) -> HermesConfig:
     """Apply ``mutate`` to the round-trip document of config.yaml, validate it, and write it back.
 
@@ -229,7 +225,7 @@ def edit_config(mutate: Callable[[Any], None], path: Path) -> HermesConfig:
 
     rt = YAML()
     rt.preserve_quotes = True
-    with _edit_lock, _file_lock(path):
+    with _file_lock(path):
         try:
             original = read_untrusted_text(path, TEXT_LIMIT, follow_symlinks=True) if path.exists() else ""
         except (OSError, UnicodeDecodeError) as exc:
@@ -240,6 +236,9 @@ def edit_config(mutate: Callable[[Any], None], path: Path) -> HermesConfig:
         preamble = original if document is None and original.strip() else ""
         if document is None:
             document = CommentedMap()
+        # an empty list or mapping in the file is written `[]` / `{}`: keep that style when the edit fills it,
+        # so its end-of-line comment stays where YAML can read it (block style would put it above the items)
+        _flow_style_for_empty(document)
         mutate(document)
         _flow_style_for_empty(document)
         buffer = StringIO()
@@ -387,16 +386,17 @@ def _flow_style_for_empty(node: Any) -> None:
 
 @contextlib.contextmanager
 def _file_lock(path: Path) -> Iterator[None]:
-    """An exclusive lock on ``<path>.lock`` for the read-modify-write of ``path`` (across processes)."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        lock = open(path.with_name(path.name + ".lock"), "a")  # noqa: SIM115 - held for the whole block
-    except OSError as exc:
-        raise ConfigError(
-            f"{path}: cannot write the configuration ({exc.strerror}); check the folder's permissions") from None
-    with lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    """An exclusive lock on ``<path>.lock`` for the read-modify-write of ``path`` (across threads and processes)."""
+    from .errors import FileLockTimeout
+    from .filelock import exclusive_lock
+
+    with contextlib.ExitStack() as stack:
         try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            stack.enter_context(exclusive_lock(path.with_name(path.name + ".lock")))
+        except FileLockTimeout:
+            raise
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot write the configuration ({exc.strerror}); check the folder's "
+                              "permissions") from None
+        yield

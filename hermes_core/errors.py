@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "HermesError", "UnsafeFileError"]
+__all__ = ["ConfigError", "FileLockTimeout", "HermesError", "UnsafeFileError"]
 
 
 class HermesError(Exception):
@@ -15,3 +15,7 @@ class ConfigError(HermesError):
 
 class UnsafeFileError(HermesError, OSError):
     """A file Hermes did not write is not one it will read: not a regular file, a symlink, or too large."""
+
+
+class FileLockTimeout(HermesError, TimeoutError):
+    """Another edit of the same file held its lock for longer than the wait allowed."""
