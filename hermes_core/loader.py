@@ -25,6 +25,7 @@ from .exitguard import refusing_exit
 from .hooks import KNOWN_HOOKS
 from .references import LazyReference, ReferenceImportError
 from .registry import UNLIMITED, Requirements, ToolEntry, tool_entry
+from .streams import kept_streams
 from .toolsets import Toolset
 
 if TYPE_CHECKING:
@@ -232,12 +233,15 @@ def _import_and_register(contributions: Contributions, context: PluginContext, c
         except _LoadError as exc:
             failure.append(str(exc))
 
-    try:
-        call_with_deadline(body, timeout or None)
-    except DeadlineExceeded:
-        context.close()
-        raise _LoadError(f"import and register() did not finish within {timeout:g} s (plugins.load_timeout); "
-                         "the plugin is skipped") from None
+    with kept_streams() as replaced:  # a plugin that swaps sys.stdout must not silence the command
+        try:
+            call_with_deadline(body, timeout or None)
+        except DeadlineExceeded:
+            context.close()
+            raise _LoadError(f"import and register() did not finish within {timeout:g} s (plugins.load_timeout); "
+                             "the plugin is skipped") from None
+    if replaced:
+        context.warnings.append(f"replaced {', '.join(replaced)} while loading; Hermes put it back")
     if failure:
         raise _LoadError(failure[0])
 

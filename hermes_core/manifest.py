@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from .errors import HermesError
+from .toolnames import check_tool_name
 from .yamlmodel import describe_validation_error, validate_yaml
 
 __all__ = [
@@ -33,7 +34,6 @@ __all__ = [
 HERMES_AGENT_FIELDS = frozenset({"kind", "provides_web_providers", "provides_memory_providers", "pip_dependencies",
                                  "python_dependencies", "optional_env", "label", "hooks", "platforms",
                                  "python_runtime", "provides"})
-TOOL_NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
 REFERENCE = re.compile(r"^\.*[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
 
@@ -42,9 +42,7 @@ class ManifestError(HermesError, ValueError):
 
 
 def _tool_name(value: str) -> str:
-    if not TOOL_NAME.match(value):
-        raise ValueError("must be 1-64 characters of letters, digits, '_', '.', ':' or '-'")
-    return value
+    return check_tool_name(value)
 
 
 def _reference(value: str) -> str:

@@ -17,6 +17,7 @@ from typing import Any, Final, Literal, NamedTuple, Protocol
 from .deadline import DeadlineExceeded, call_with_deadline
 from .exitguard import refusing_exit
 from .references import LazyReference
+from .toolnames import check_tool_name, skeleton
 
 __all__ = [
     "UNLIMITED",
@@ -254,6 +255,7 @@ def tool_entry(name: str, toolset: str, handler: Callable[..., Any], *, descript
     ``annotations`` may be a mapping (``{"read_only": True}``, or MCP's ``readOnlyHint`` names); ``parallel_safe``
     not given is whether the tool is read-only.
     """
+    check_tool_name(name)
     annotations = ToolAnnotations.of(annotations)
     if parallel_safe is None:
         parallel_safe = annotations.read_only is True
@@ -298,6 +300,7 @@ class ToolRegistry:
         self.check_timeout = check_timeout
         self.generation = 0
         self.refusals: list[Refusal] = []
+        self._skeletons: dict[str, str] = {}  # what each name looks like -> the first name that looks so
 
     # -- changes ---------------------------------------------------------------------------
 
@@ -323,6 +326,7 @@ class ToolRegistry:
             elif existing is not None:
                 log.info("tool %r replaced by its own plugin %r", entry.name, entry.plugin)
             self._tools[entry.name] = entry
+            self._skeletons.setdefault(skeleton(entry.name), entry.name)
             self._checks.pop(entry.name, None)
             self.generation += 1
             return True
@@ -332,6 +336,8 @@ class ToolRegistry:
         with self._lock:
             entry = self._tools.pop(name, None)
             self._checks.pop(name, None)
+            if self._skeletons.get(skeleton(name)) == name:
+                del self._skeletons[skeleton(name)]
             if entry is not None:
                 self.generation += 1
             return entry
@@ -346,6 +352,11 @@ class ToolRegistry:
             return names
 
     # -- lookups ---------------------------------------------------------------------------
+
+    def look_alike(self, name: str) -> str | None:
+        """Another registered tool whose name looks like ``name`` (``Read_File`` and ``read_file``), or None."""
+        other = self._skeletons.get(skeleton(name))
+        return other if other != name and other in self._tools else None
 
     def get(self, name: str) -> ToolEntry | None:
         return self._tools.get(name)
