@@ -71,6 +71,11 @@ def main(argv: list[str] | None = None) -> NoReturn:
 
 
 def _run(argv: list[str] | None) -> int:
+    from .safetext import SafeStream
+
+    # what plugins and servers wrote (names, reasons, results) reaches the terminal as visible text only
+    if not isinstance(sys.stdout, SafeStream):
+        sys.stdout, sys.stderr = SafeStream(sys.stdout), SafeStream(sys.stderr)
     try:
         # without standalone mode click returns the code of a click.exceptions.Exit instead of raising it
         returned = cli.main(args=argv, prog_name="hermes", standalone_mode=False,

@@ -69,8 +69,10 @@ class LazyGroup(click.Group):
 
 
 def echo_json(data: Any) -> None:
-    """Stable JSON output: sorted keys, two-space indent."""
-    click.echo(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=str))
+    """Stable JSON output: sorted keys, two-space indent, control and bidi characters escaped."""
+    from .safetext import json_safe
+
+    click.echo(json_safe(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=str)))
 
 
 def plugin_cli_command(name: str) -> click.Command | None:

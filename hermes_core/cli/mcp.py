@@ -18,6 +18,7 @@ from ..runtime import Runtime
 from ..yamlmodel import round_trip_node
 from ._common import UserError, echo_json, home, runtime
 from .completion import mcp_server_names, toolset_lists
+from .safetext import printable
 from .table import Column, echo_table, state_colour
 
 #: The environment variable that holds ``hermes mcp serve --auth-token``.
@@ -59,7 +60,7 @@ def list_servers(as_json: bool) -> None:
                 for row in rows])
     for row in rows:
         for tool, reason in row["skipped"].items():
-            click.echo(f"{row['name']}: skipped {tool}: {reason}")
+            click.echo(printable(f"{row['name']}: skipped {tool}: {reason}", lines=False))
 
 
 def _claim_stdout() -> Any:

@@ -473,6 +473,10 @@ class McpManager:
         listed = [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools]
         try:
             self._sync_tools(server, listed)
+            for original, reason in connection.rejected_tools.items():
+                if server.skipped.get(original) != reason:
+                    log.warning("MCP server %r: tool %r skipped: %s", server.name, original, reason)
+                server.skipped[original] = reason
             if self.listings is not None:
                 self.listings.store(server.name, server.config, listed)
         finally:
@@ -509,7 +513,12 @@ class McpManager:
             if existing is not None and existing is server.tools.get(original) \
                     and server.fingerprints.get(original) == fingerprint:
                 continue
-            entry = self._entry(server, original, name, tool)
+            try:
+                entry = self._entry(server, original, name, tool)
+            except ValueError as exc:  # this tool's definition is unusable; the others are not
+                log.warning("MCP server %r: tool %r skipped: %s", server.name, original, exc)
+                server.skipped[original] = str(exc)
+                continue
             if registry.register(entry):
                 server.tools[original] = entry
                 server.fingerprints[original] = fingerprint
@@ -523,8 +532,10 @@ class McpManager:
             f"{original} (a tool of MCP server '{server.name}')"
         parameters = dict(tool.get("inputSchema") or {})
         parameters.setdefault("type", "object")
-        if parameters["type"] == "object":
-            parameters.setdefault("properties", {})
+        if parameters["type"] != "object" or not isinstance(parameters.get("properties", {}), dict):
+            raise ValueError(f"malformed tool definition: its inputSchema must be an object schema (type "
+                             f"{parameters['type']!r}, properties {type(parameters.get('properties')).__name__})")
+        parameters.setdefault("properties", {})
         annotations = (ToolAnnotations.from_mcp(tool.get("annotations"))
                        if server.config.get("trust_annotations", True) else None)
         return tool_entry(name, toolset_name(server.name), _RemoteTool(self, server.name, original),

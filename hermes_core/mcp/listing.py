@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..cachefile import write_json
+from ..untrusted import TEXT_LIMIT, read_untrusted_bytes
 from .naming import sanitize
 
 __all__ = ["ListingCache", "config_digest"]
@@ -44,7 +45,7 @@ class ListingCache:
     def load(self, server: str, config: Mapping[str, Any]) -> list[dict[str, Any]] | None:
         """The tools of ``server``'s last listing under ``config``, or None (never listed, or stale)."""
         try:
-            stored = json.loads(self.path(server).read_bytes())
+            stored = json.loads(read_untrusted_bytes(self.path(server), TEXT_LIMIT))
             if stored["format"] == FORMAT and stored["server"] == server and stored["config"] == config_digest(config) \
                     and isinstance(stored["tools"], list) \
                     and all(isinstance(tool, dict) and isinstance(tool.get("name"), str) for tool in stored["tools"]):
