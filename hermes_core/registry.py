@@ -415,8 +415,8 @@ class ToolRegistry:
             return Availability(False, f"its check did not answer within {timeout:g} s (plugins.load_timeout)")
         except caught as exc:
             return Availability(False, str(exc) or f"check raised {type(exc).__name__}")
-        if ok:
-            return Availability(True)
+        if ok:  # a check may answer with a note (a string) that doctor shows
+            return Availability(True, ok if isinstance(ok, str) else "")
         return Availability(False, "; ".join(unset) if unset else "its check reported it unavailable")
 
     def invalidate_checks(self) -> None:

@@ -589,6 +589,8 @@ def doctor(strict: bool, as_json: bool) -> None:
         # is unavailable (an optional one, such as HERMES_WORKSPACE, is not noted on every run)
         notes = [_env_note(env) for env in (record.manifest.requires_env if record.manifest else [])
                  if not os.environ.get(env.name) and any(_names(env.name, reason) for reason in unavailable.values())]
+        notes += [f"tool {name}: {a.reason}" for name in record.tools
+                  if name not in unavailable and (a := rt.registry.check(name)).available and a.reason]
         problems += [f"warning: {w}" for w in record.warnings]
         for backend in backend_report(rt, record):
             if not backend["available"]:  # a problem only when config.yaml selects it
