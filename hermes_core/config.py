@@ -185,7 +185,7 @@ def load_config(path: Path) -> HermesConfig:
     except (FileNotFoundError, NotADirectoryError):
         return _defaults()
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     key = (stat.st_mtime_ns, stat.st_size)
     with _cache_lock:
         cached = _cache.get(path)

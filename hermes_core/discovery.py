@@ -373,8 +373,10 @@ def _entry_point_id(pyproject: Path, package: str) -> str | None:
     """The plugin id a project gives ``package`` in its plugin entry points."""
     import tomllib
 
+    from .untrusted import TEXT_LIMIT, read_untrusted_text
+
     try:
-        project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
+        project = tomllib.loads(read_untrusted_text(pyproject, TEXT_LIMIT, follow_symlinks=True)).get("project", {})
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return None
     groups = project.get("entry-points", {})

@@ -322,7 +322,7 @@ def load_entry_file(path: Path) -> IndexEntry:
     try:
         text = read_untrusted_text(path)
     except (OSError, UnicodeDecodeError) as exc:
-        raise PluginIndexError(f"{path}: cannot read: {exc}") from None
+        raise PluginIndexError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
     return validate_yaml(text, path, IndexEntry, PluginIndexError, "an index entry", trusted=False)
 
 

@@ -284,7 +284,7 @@ def load_manifest(path: Path) -> PluginManifest:
 
         text = read_untrusted_text(path)
     except (OSError, UnicodeDecodeError) as exc:
-        raise ManifestError(f"{path}: cannot read: {exc}") from None
+        raise ManifestError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
     return parse_manifest(text, path)
 
 

@@ -3,6 +3,7 @@ exhausting the process: only regular files, no symlink where none is expected, a
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -30,20 +31,20 @@ def read_untrusted_bytes(path: Path | str, limit: int = MANIFEST_LIMIT, *, follo
     if not follow_symlinks:
         nofollow = getattr(os, "O_NOFOLLOW", 0)
         if not nofollow and os.path.islink(path):  # Windows has no O_NOFOLLOW
-            raise UnsafeFileError(f"{path}: is a symlink, which is not followed here")
+            raise UnsafeFileError(errno.ELOOP, "a symlink, which is not followed here", os.fspath(path))
         flags |= nofollow
     try:
         fd = os.open(path, flags)
     except OSError:
         if not follow_symlinks and os.path.islink(path):  # ELOOP (Linux) or EMLINK (FreeBSD)
-            raise UnsafeFileError(f"{path}: is a symlink, which is not followed here") from None
+            raise UnsafeFileError(errno.ELOOP, "a symlink, which is not followed here", os.fspath(path)) from None
         raise
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise UnsafeFileError(f"{path}: is not a regular file")
+            raise UnsafeFileError(errno.EINVAL, "not a regular file", os.fspath(path))
         if info.st_size > limit:
-            raise UnsafeFileError(f"{path}: is larger than {limit} bytes ({info.st_size})")
+            raise UnsafeFileError(errno.EFBIG, f"larger than {limit} bytes ({info.st_size})", os.fspath(path))
         chunks: list[bytes] = []
         size = 0
         while size <= limit:  # the file may grow after fstat
@@ -53,7 +54,7 @@ def read_untrusted_bytes(path: Path | str, limit: int = MANIFEST_LIMIT, *, follo
             chunks.append(chunk)
             size += len(chunk)
         if size > limit:
-            raise UnsafeFileError(f"{path}: is larger than {limit} bytes")
+            raise UnsafeFileError(errno.EFBIG, f"larger than {limit} bytes", os.fspath(path))
         return b"".join(chunks)
     finally:
         os.close(fd)

@@ -511,9 +511,11 @@ def _runtime_despite_invalid_config() -> tuple[Runtime, str]:
         def config_data(self) -> dict[str, Any]:
             return self.salvaged.model_dump(mode="json")
 
+    from ..untrusted import TEXT_LIMIT, read_untrusted_text
+
     root = home().root
     try:
-        data = yaml.safe_load((root / "config.yaml").read_text(encoding="utf-8")) or {}
+        data = yaml.safe_load(read_untrusted_text(root / "config.yaml", TEXT_LIMIT, follow_symlinks=True)) or {}
         section = data.get("plugins") or {}
         salvaged = HermesConfig(plugins=PluginsConfig.model_validate(
             {key: section[key] for key in ("enabled", "disabled") if key in section}))
