@@ -9,7 +9,6 @@ wrong one.
 from __future__ import annotations
 
 import re
-import unicodedata
 from typing import Final
 
 __all__ = ["TOOL_NAME", "check_tool_name", "skeleton"]
@@ -26,6 +25,8 @@ def check_tool_name(name: object) -> str:
         return name
     if not 1 <= len(name) <= 64:
         raise ValueError(f"tool name {name!r} must be 1 to 64 characters, not {len(name)}")
+    import unicodedata  # only to name the character refused
+
     index, char = next((i, c) for i, c in enumerate(name) if not TOOL_NAME.fullmatch(c))
     what = unicodedata.name(char, f"U+{ord(char):04X}")
     raise ValueError(f"tool name {name!r} has {what} (U+{ord(char):04X}) at position {index}; a tool name may hold "
@@ -34,4 +35,8 @@ def check_tool_name(name: object) -> str:
 
 def skeleton(name: str) -> str:
     """What ``name`` looks like: equal skeletons are names a reader (or a model) may take for each other."""
-    return unicodedata.normalize("NFKC", name).casefold().translate(_LOOK_ALIKE).replace("rn", "m").replace("vv", "w")
+    if not name.isascii():  # registered names are ASCII; NFKC changes nothing there
+        import unicodedata
+
+        name = unicodedata.normalize("NFKC", name)
+    return name.casefold().translate(_LOOK_ALIKE).replace("rn", "m").replace("vv", "w")
