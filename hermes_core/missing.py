@@ -12,11 +12,11 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .manifest import PluginManifest
 from .mcp.naming import PREFIX, sanitize
+from .plugins.manifest import PluginManifest
 
 if TYPE_CHECKING:
-    from .records import PluginRecord
+    from .plugins.records import PluginRecord
 
 __all__ = ["declared_tools", "why_missing"]
 

@@ -36,7 +36,7 @@ def test_a_malformed_tool_rejects_only_itself(hostile_home: Path) -> None:
     runtime = Runtime(home=hostile_home)
     try:
         runtime.start_mcp()
-        status = runtime.mcp.server_status("fault")
+        status = support.server_status(runtime, "fault")
         assert status.state == "ready", status
         assert "malformed tool definition" in status.skipped["bad_schema"]
         assert "inputSchema.type" in status.skipped["array_schema"]

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from hermes_core import Runtime
-from hermes_core.manifest import ManifestError, parse_manifest
+from hermes_core.errors import ManifestError
+from hermes_core.plugins.manifest import parse_manifest
 
 TIMEOUT = 120 * float(os.environ.get("HERMES_TEST_TIMEOUT_SCALE", "1"))
 SWAPPER = """\

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from hermes_core.config.untrusted import read_untrusted_text
 from hermes_core.errors import UnsafeFileError
-from hermes_core.untrusted import read_untrusted_text
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="FIFOs and /dev/zero are POSIX")
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import HermesError
-from ..untrusted import TEXT_LIMIT, read_untrusted_text
+from ..config.untrusted import TEXT_LIMIT, read_untrusted_text
+from ..errors import InteropError
 
 __all__ = ["ForeignServer", "InteropError", "claude_desktop_config", "install_in_claude", "read_servers",
            "serve_entry"]
@@ -30,10 +30,6 @@ HTTP_TYPES = frozenset({"http", "streamable-http", "streamable_http", "streamabl
 #: Other clients' names of the URL (Windsurf's ``serverUrl``; Gemini CLI's ``httpUrl`` is streamable HTTP).
 URL_KEYS = {"serverUrl": None, "httpUrl": "http"}
 _INPUT = re.compile(r"\$\{input:[^}]*\}")
-
-
-class InteropError(HermesError):
-    """Another client's configuration file cannot be read or written; the message names it."""
 
 
 @dataclass

@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..cachefile import write_json
-from ..untrusted import TEXT_LIMIT, read_untrusted_bytes
+from ..config.cachefile import write_json
+from ..config.untrusted import TEXT_LIMIT, read_untrusted_bytes
 from .naming import sanitize
 
 __all__ = ["ListingCache", "config_digest"]

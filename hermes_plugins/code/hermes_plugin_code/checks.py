@@ -11,7 +11,7 @@ def platform_supported() -> bool | str:
     shows: how scripts are kept away from the agent on the selected backend."""
     if os.name != "posix":
         return False
-    from hermes_core import tool_context
+    from hermes_core.plugin import tool_context
 
     from .isolation import describe
 

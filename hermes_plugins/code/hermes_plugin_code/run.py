@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from hermes_core import BackendError, ExecutionBackend
+from hermes_core.backends import BackendError, ExecutionBackend
 
 from .isolation import local_isolation, protect_agent_process
 from .rpc import Dispatcher, ToolCallServer

@@ -19,7 +19,7 @@ import pytest
 from hermes_plugin_code import isolation
 from hermes_plugin_code.run import Limits, run_code
 
-from hermes_core import LocalBackend
+from hermes_core.backends import LocalBackend
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and prctl are Linux's")
 
@@ -81,7 +81,7 @@ AGENT = """
 import ctypes, json, sys, tempfile
 from hermes_plugin_code import isolation
 from hermes_plugin_code.run import Limits, run_code
-from hermes_core import LocalBackend
+from hermes_core.backends import LocalBackend
 
 if sys.argv[1] == "session":
     isolation._bwrap = lambda: None  # the fallback where bubblewrap is missing

@@ -10,9 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
-from hermes_core import tool_context
 from hermes_core.errors import FileLockTimeout
-from hermes_core.filelock import path_lock
+from hermes_core.plugin import path_lock, tool_context
 
 from .results import FileToolError
 

@@ -56,7 +56,7 @@ SCRIPT = """
 import json, sys
 from pathlib import Path
 from hermes_core import Runtime
-from hermes_core.discovery import candidate_from_module
+from hermes_core.plugins.discovery import candidate_from_module
 
 home, workspace, first, count = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 runtime = Runtime(home=Path(home), entry_points=(), workspace=workspace)
