@@ -1,0 +1,51 @@
+"""Hermes tools as LangChain tools: ``langchain_tools(runtime)``, for ``model.bind_tools(...)`` and LangGraph's
+``ToolNode``.
+
+Each is a structured tool whose ``args_schema`` is the tool's JSON schema, callable sync (``invoke``, through
+``handle_function_call``) and async (``ainvoke``, awaiting ``ahandle_function_call`` on the caller's loop). The
+result string is the ``ToolMessage`` content, errors included: a refused or failed call is a result the model
+reads, never an exception that breaks a graph. Results go back to the model (``return_direct=False``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from .offered import OfferedTool, offered_tools
+
+if TYPE_CHECKING:
+    from langchain_core.tools import BaseTool
+
+    from ..views import ToolApi
+
+__all__ = ["langchain_tools"]
+
+
+def langchain_tools(tools: ToolApi, *, toolsets: Iterable[str] | None = None, task_id: str | None = None,
+                    session_id: str | None = None) -> list[BaseTool]:
+    """The tools ``tools`` (a ``Runtime`` or a view from ``runtime.filtered(...)``) offers now, of ``toolsets``
+    when given, as LangChain ``StructuredTool`` objects; ``task_id`` and ``session_id`` are passed to every call."""
+    from langchain_core.tools import StructuredTool
+
+    made: list[BaseTool] = []
+    for tool in offered_tools(tools, toolsets):
+        run, arun = _callables(tools, tool, task_id, session_id)
+        made.append(StructuredTool(name=tool.name, description=tool.description, args_schema=tool.parameters,
+                                   func=run, coroutine=arun, return_direct=False,
+                                   metadata={"hermes": {"read_only": tool.read_only,
+                                                        "parallel_safe": tool.parallel_safe}}))
+    return made
+
+
+def _callables(tools: ToolApi, tool: OfferedTool, task_id: str | None,
+               session_id: str | None) -> tuple[Callable[..., str], Callable[..., Awaitable[str]]]:
+    name = tool.name
+
+    def run(**arguments: Any) -> str:
+        return tools.handle_function_call(name, arguments, task_id=task_id, session_id=session_id)
+
+    async def arun(**arguments: Any) -> str:
+        return await tools.ahandle_function_call(name, arguments, task_id=task_id, session_id=session_id)
+
+    return run, arun

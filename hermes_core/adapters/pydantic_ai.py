@@ -1,0 +1,76 @@
+"""Hermes tools as a pydantic-ai toolset: ``Agent(model, toolsets=[HermesToolset(runtime)])``.
+
+Definitions come from the registry on every run step (tools that appear or go away follow); each call is awaited
+through the view's ``ahandle_function_call`` on the agent's own event loop. A tool that is not ``parallel_safe``
+runs alone (pydantic-ai's ``sequential``); with ``approval="framework"`` a tool that asks under
+``approvals.policy: writes`` is pydantic-ai's ``requires_approval`` kind, answered through ``DeferredToolResults``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from contextlib import nullcontext
+from typing import TYPE_CHECKING, Any
+
+from pydantic_ai.exceptions import ApprovalRequired
+from pydantic_ai.tools import RunContext, ToolDefinition
+from pydantic_ai.toolsets import AbstractToolset
+from pydantic_ai.toolsets.abstract import ToolsetTool
+from pydantic_core import SchemaValidator, core_schema
+
+from .offered import asks, check_approval, framework_approved, offered_tools
+
+if TYPE_CHECKING:
+    from ..views import ToolApi
+
+__all__ = ["HermesToolset"]
+
+#: Hermes checks and coerces the arguments itself (one error listing every problem), so pydantic-ai passes them on.
+_ANY_ARGUMENTS = SchemaValidator(core_schema.any_schema())
+
+
+class HermesToolset(AbstractToolset[Any]):
+    """The tools ``tools`` (a ``Runtime`` or a view from ``runtime.filtered(...)``) offers, of ``toolsets`` when
+    given, as a pydantic-ai toolset.
+
+    ``approval``: ``"hermes"`` (its approval callback asks during the call) or ``"framework"`` (pydantic-ai's
+    deferred approvals ask; see :data:`~hermes_core.adapters.offered.Approval`). ``task_id`` and ``session_id``
+    are passed to every call (a session approval holds for the session). A failed call is a tool result the
+    model reads (``{"error": ...}``), never an exception that ends the run.
+    """
+
+    def __init__(self, tools: ToolApi, *, toolsets: Iterable[str] | None = None, id: str | None = None,
+                 approval: str = "hermes", task_id: str | None = None, session_id: str | None = None) -> None:
+        self.tools = tools
+        self.toolsets = None if toolsets is None else list(toolsets)
+        self.approval = check_approval(approval)
+        self.task_id = task_id
+        self.session_id = session_id
+        self._id = id
+
+    @property
+    def id(self) -> str | None:
+        return self._id
+
+    async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
+        framework = self.approval == "framework"
+        return {tool.name: ToolsetTool(
+            toolset=self, max_retries=0, args_validator=_ANY_ARGUMENTS,
+            tool_def=ToolDefinition(
+                name=tool.name, description=tool.description, parameters_json_schema=tool.parameters,
+                sequential=not tool.parallel_safe,
+                kind="unapproved" if framework and asks(self.tools, tool.name) else "function",
+                metadata={"hermes": {"read_only": tool.read_only}}))
+            for tool in offered_tools(self.tools, self.toolsets)}
+
+    async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any],
+                        tool: ToolsetTool[Any]) -> str:
+        if tool.tool_def.kind == "unapproved" and not ctx.tool_call_approved:
+            raise ApprovalRequired
+        approved = framework_approved(name, tool_args) if ctx.tool_call_approved else nullcontext()
+        with approved:
+            return await self.tools.ahandle_function_call(name, tool_args, task_id=self.task_id,
+                                                          tool_call_id=ctx.tool_call_id, session_id=self.session_id)
+
+    def __repr__(self) -> str:
+        return f"HermesToolset({self.tools!r})"
