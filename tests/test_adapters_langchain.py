@@ -14,6 +14,7 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.outputs import ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import Field
 
 from hermes_core.adapters.langchain import langchain_tools
 
@@ -26,8 +27,8 @@ class ScriptedChatModel(GenericFakeChatModel):
     """langchain-core's fake chat model, which answers with the messages it is given, plus what it lacks to be
     handed tools: ``bind_tools`` keeps the OpenAI definitions a real model would send; every turn's input is kept."""
 
-    offered: list[dict[str, Any]] = []
-    seen: list[list[BaseMessage]] = []
+    offered: list[dict[str, Any]] = Field(default_factory=list)
+    seen: list[list[BaseMessage]] = Field(default_factory=list)
 
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChatModel:
         self.offered = [convert_to_openai_tool(tool) for tool in tools]
