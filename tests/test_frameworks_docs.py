@@ -21,7 +21,8 @@ PAGE = Path(__file__).resolve().parent.parent / "docs" / "frameworks.md"
 FENCE = re.compile(r"^```(?P<info>[^\n`]*)\n(?P<body>.*?)^```$", re.S | re.M)
 SEPARATOR = "=== end of block ==="
 #: What the Agents SDK's fake endpoint calls, of the tools each request offers.
-CALLS = [("plan", {"input": "Summarize notes.txt"}), ("read_file", {"path": "notes.txt", "offset": None, "limit": None})]
+CALLS = [("plan", {"input": "Summarize notes.txt"}),
+         ("read_file", {"path": "notes.txt", "offset": None, "limit": None})]
 #: What the run prints after the page's blocks, for the checks the printed text cannot show.
 AFTER = 'print(json.dumps({"langchain_tool_result": result["messages"][-2].content}))'
 
