@@ -34,7 +34,7 @@ sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Pa
 from hermes_core import Runtime  # noqa: E402
 
 CALLS = 20
-ROUNDS = 7
+ROUNDS = 9
 NOOP_SCHEMA = {"description": "Do nothing", "parameters": {"type": "object", "properties": {}}}
 
 
@@ -54,18 +54,20 @@ def runtime() -> Runtime:
     return made
 
 
-def best(run: Callable[[], Any], calls: int, rounds: int = ROUNDS) -> float:
-    """Microseconds per tool call: the best of ``rounds`` runs of ``run`` (which makes ``calls`` calls)."""
-    times = []
+def best(runs: dict[str, Callable[[], Any]], calls: int, rounds: int = ROUNDS) -> tuple[float, ...]:
+    """Microseconds per tool call of each of ``runs`` (each makes ``calls`` calls): the best of ``rounds``, run
+    interleaved so that a busy moment of the shared machine falls on all of them alike."""
+    times: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(rounds):
-        started = time.perf_counter()
-        run()
-        times.append((time.perf_counter() - started) / calls * 1e6)
-    return min(times)
+        for name, run in runs.items():
+            started = time.perf_counter()
+            run()
+            times[name].append((time.perf_counter() - started) / calls * 1e6)
+    return tuple(min(slot) for slot in times.values())
 
 
-def abest(loop: asyncio.AbstractEventLoop, make: Callable[[], Awaitable[Any]], calls: int) -> float:
-    return best(lambda: loop.run_until_complete(make()), calls)
+def on(loop: asyncio.AbstractEventLoop, make: Callable[[], Awaitable[Any]]) -> Callable[[], Any]:
+    return lambda: loop.run_until_complete(make())
 
 
 def repeat_async(call: Callable[[], Awaitable[Any]], times: int) -> Callable[[], Awaitable[None]]:
@@ -95,7 +97,9 @@ def pydantic_ai_pair(hermes: Runtime, loop: asyncio.AbstractEventLoop) -> tuple[
         return "ok"
 
     via_hermes = Agent(FunctionModel(model), toolsets=[HermesToolset(hermes, toolsets=["bench"])])
-    return (abest(loop, lambda: native.run("go"), CALLS), abest(loop, lambda: via_hermes.run("go"), CALLS))
+    native_us, hermes_us = best({"native": on(loop, lambda: native.run("go")),
+                                 "hermes": on(loop, lambda: via_hermes.run("go"))}, CALLS)
+    return native_us, hermes_us
 
 
 def openai_agents_pair(hermes: Runtime, loop: asyncio.AbstractEventLoop) -> tuple[float, float]:
@@ -112,8 +116,10 @@ def openai_agents_pair(hermes: Runtime, loop: asyncio.AbstractEventLoop) -> tupl
     [hermes_noop] = function_tools(hermes, toolsets=["bench"])
     context = ToolContext(RunContextWrapper(None).context, tool_name="noop", tool_call_id="c1", tool_arguments="{}")
     number = CALLS * 10
-    return (abest(loop, repeat_async(lambda: noop.on_invoke_tool(context, "{}"), number), number),
-            abest(loop, repeat_async(lambda: hermes_noop.on_invoke_tool(context, "{}"), number), number))
+    native_us, hermes_us = best({"native": on(loop, repeat_async(lambda: noop.on_invoke_tool(context, "{}"), number)),
+                                 "hermes": on(loop, repeat_async(lambda: hermes_noop.on_invoke_tool(context, "{}"),
+                                                                 number))}, number)
+    return native_us, hermes_us
 
 
 def langchain_pairs(hermes: Runtime, loop: asyncio.AbstractEventLoop) -> dict[str, tuple[float, float]]:
@@ -138,10 +144,13 @@ def langchain_pairs(hermes: Runtime, loop: asyncio.AbstractEventLoop) -> dict[st
     def repeat(call: Callable[[], Any]) -> Callable[[], None]:
         return lambda: [call() for _ in range(number)] and None
 
-    return {"LangChain ainvoke": (abest(loop, repeat_async(lambda: noop.ainvoke({}), number), number),
-                                  abest(loop, repeat_async(lambda: hermes_noop.ainvoke({}), number), number)),
-            "LangChain invoke (sync)": (best(repeat(lambda: noop_sync.invoke({})), number),
-                                        best(repeat(lambda: hermes_sync.invoke({})), number))}
+    native_async, hermes_async, native_sync, hermes_sync_us = best({
+        "native async": on(loop, repeat_async(lambda: noop.ainvoke({}), number)),
+        "hermes async": on(loop, repeat_async(lambda: hermes_noop.ainvoke({}), number)),
+        "native sync": repeat(lambda: noop_sync.invoke({})),
+        "hermes sync": repeat(lambda: hermes_sync.invoke({}))}, number)
+    return {"LangChain ainvoke": (native_async, hermes_async),
+            "LangChain invoke (sync)": (native_sync, hermes_sync_us)}
 
 
 def llm_pair(hermes: Runtime) -> tuple[float, float]:
@@ -157,8 +166,9 @@ def llm_pair(hermes: Runtime) -> tuple[float, float]:
     prompt = json.dumps({"tool_calls": [{"name": "noop_sync", "arguments": {}}] * CALLS})
     native = [llm.Tool.function(noop_sync)]
     via_hermes = llm_tools(hermes, toolsets=["bench-sync"])
-    return (best(lambda: model.chain(prompt, tools=native).text(), CALLS),
-            best(lambda: model.chain(prompt, tools=via_hermes).text(), CALLS))
+    native_us, hermes_us = best({"native": lambda: model.chain(prompt, tools=native).text(),
+                                 "hermes": lambda: model.chain(prompt, tools=via_hermes).text()}, CALLS)
+    return native_us, hermes_us
 
 
 def main() -> None:
@@ -167,8 +177,9 @@ def main() -> None:
     hermes.handle_function_call("noop_sync", {})  # the dispatcher and each tool's plan, made once
     loop.run_until_complete(hermes.ahandle_function_call("noop", {}))
     number = CALLS * 10
-    dispatch_async = abest(loop, repeat_async(lambda: hermes.ahandle_function_call("noop", {}), number), number)
-    dispatch_sync = best(lambda: [hermes.handle_function_call("noop_sync", {}) for _ in range(number)], number)
+    dispatch_async, dispatch_sync = best({
+        "async": on(loop, repeat_async(lambda: hermes.ahandle_function_call("noop", {}), number)),
+        "sync": lambda: [hermes.handle_function_call("noop_sync", {}) for _ in range(number)]}, number)
 
     threads: list[int] = []
 

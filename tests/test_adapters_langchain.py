@@ -143,3 +143,17 @@ def test_a_sync_invoke_goes_through_handle_function_call(pack_runtime: Any, work
     runtime = support.files_runtime(pack_runtime, workspace)
     [read] = langchain_tools(runtime, toolsets=["file"])[:1]
     assert support.NOTE in json.loads(read.invoke({"path": "notes.txt"}))["content"]
+
+
+@pytest.mark.parametrize(("parallel_safe", "most_at_once"), [(False, 1), (True, 2)])
+def test_a_tool_that_is_not_parallel_safe_runs_alone_when_tool_node_starts_calls_together(
+        pack_runtime: Any, workspace: Path, parallel_safe: bool, most_at_once: int):
+    runtime = support.files_runtime(pack_runtime, workspace)
+    overlap = support.Overlap(runtime, parallel_safe)
+    calls = [{"name": name, "args": {}, "id": f"call_{name}"} for name in ("first", "second")]
+    model = ScriptedChatModel(messages=iter([AIMessage("", tool_calls=calls), AIMessage("done")]))
+
+    asyncio.run(agent(model, langchain_tools(runtime, toolsets=["overlap"])).ainvoke({"messages": [("user", "go")]}))
+
+    assert tool_results(model) == ["done", "done"]
+    assert overlap.most_at_once == most_at_once

@@ -146,3 +146,15 @@ def test_an_async_handler_runs_on_the_callers_event_loop(pack_runtime: Any, work
 
     assert where.loops == [loop]
     assert tool_messages(fake) == ["ran on the caller's loop"]
+
+
+@pytest.mark.parametrize(("parallel_safe", "most_at_once"), [(False, 1), (True, 2)])
+def test_a_tool_that_is_not_parallel_safe_runs_alone_when_the_sdk_starts_calls_together(
+        pack_runtime: Any, workspace: Path, parallel_safe: bool, most_at_once: int):
+    runtime = support.files_runtime(pack_runtime, workspace)
+    overlap = support.Overlap(runtime, parallel_safe)
+    with fakes.fake_provider([("first", {}), ("second", {})]) as fake:
+        run(fake, function_tools(runtime, toolsets=["overlap"]))
+
+    assert tool_messages(fake) == ["done", "done"]
+    assert overlap.most_at_once == most_at_once

@@ -4,7 +4,8 @@
 Each is a structured tool whose ``args_schema`` is the tool's JSON schema, callable sync (``invoke``, through
 ``handle_function_call``) and async (``ainvoke``, awaiting ``ahandle_function_call`` on the caller's loop). The
 result string is the ``ToolMessage`` content, errors included: a refused or failed call is a result the model
-reads, never an exception that breaks a graph. Results go back to the model (``return_direct=False``).
+reads, never an exception that breaks a graph. Results go back to the model (``return_direct=False``). A tool that
+is not ``parallel_safe`` runs alone, as in Hermes' own batches (``ToolNode`` runs a turn's calls at once).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from .gate import CallGate
 from .offered import OfferedTool, offered_tools
 
 if TYPE_CHECKING:
@@ -29,8 +31,9 @@ def langchain_tools(tools: ToolApi, *, toolsets: Iterable[str] | None = None, ta
     from langchain_core.tools import StructuredTool
 
     made: list[BaseTool] = []
+    gate = CallGate()
     for tool in offered_tools(tools, toolsets):
-        run, arun = _callables(tools, tool, task_id, session_id)
+        run, arun = _callables(tools, tool, gate, task_id, session_id)
         made.append(StructuredTool(name=tool.name, description=tool.description, args_schema=tool.parameters,
                                    func=run, coroutine=arun, return_direct=False,
                                    metadata={"hermes": {"read_only": tool.read_only,
@@ -38,14 +41,22 @@ def langchain_tools(tools: ToolApi, *, toolsets: Iterable[str] | None = None, ta
     return made
 
 
-def _callables(tools: ToolApi, tool: OfferedTool, task_id: str | None,
+def _callables(tools: ToolApi, tool: OfferedTool, gate: CallGate, task_id: str | None,
                session_id: str | None) -> tuple[Callable[..., str], Callable[..., Awaitable[str]]]:
-    name = tool.name
+    name, parallel_safe = tool.name, tool.parallel_safe
 
     def run(**arguments: Any) -> str:
-        return tools.handle_function_call(name, arguments, task_id=task_id, session_id=session_id)
+        gate.enter(parallel_safe)
+        try:
+            return tools.handle_function_call(name, arguments, task_id=task_id, session_id=session_id)
+        finally:
+            gate.leave(parallel_safe)
 
     async def arun(**arguments: Any) -> str:
-        return await tools.ahandle_function_call(name, arguments, task_id=task_id, session_id=session_id)
+        await gate.aenter(parallel_safe)
+        try:
+            return await tools.ahandle_function_call(name, arguments, task_id=task_id, session_id=session_id)
+        finally:
+            gate.leave(parallel_safe)
 
     return run, arun

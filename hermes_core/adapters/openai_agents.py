@@ -2,7 +2,8 @@
 
 Each tool carries its JSON schema, strict where it can be made strict (a schema that cannot keeps its own, with
 the warning ``get_tool_definitions(format="openai", strict=True)`` gives), and an async ``on_invoke_tool`` that
-awaits the view's ``ahandle_function_call`` on the runner's own event loop. With ``approval="framework"`` a tool
+awaits the view's ``ahandle_function_call`` on the runner's own event loop. A tool that is not ``parallel_safe``
+runs alone, as in Hermes' own batches (the SDK runs a turn's calls at once). With ``approval="framework"`` a tool
 that asks under ``approvals.policy: writes`` has ``needs_approval``: the run is interrupted and
 ``RunState.approve`` answers.
 """
@@ -13,6 +14,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
+from .gate import CallGate
 from .offered import OfferedTool, asks, check_approval, framework_approved, offered_tools
 
 if TYPE_CHECKING:
@@ -36,24 +38,29 @@ def function_tools(tools: ToolApi, *, toolsets: Iterable[str] | None = None, str
     from agents import FunctionTool
 
     framework = check_approval(approval) == "framework"
+    gate = CallGate()
     return [FunctionTool(name=tool.name, description=tool.description, params_json_schema=tool.parameters,
-                         on_invoke_tool=_invoker(tools, tool, framework, task_id, session_id),
+                         on_invoke_tool=_invoker(tools, tool, gate, framework, task_id, session_id),
                          strict_json_schema=tool.strict,
                          needs_approval=_needs_approval(tools, tool.name) if framework else False)
             for tool in offered_tools(tools, toolsets, strict=strict)]
 
 
-def _invoker(tools: ToolApi, tool: OfferedTool, framework: bool, task_id: str | None,
+def _invoker(tools: ToolApi, tool: OfferedTool, gate: CallGate, framework: bool, task_id: str | None,
              session_id: str | None) -> Callable[[ToolContext[Any], str], Awaitable[str]]:
-    name = tool.name
+    name, parallel_safe = tool.name, tool.parallel_safe
 
     async def on_invoke_tool(context: ToolContext[Any], arguments: str) -> str:
         # A call the SDK asked about runs only once approved: its approval answers Hermes' question.
         approved = framework_approved(name, _arguments(arguments)) if framework and asks(tools, name) \
             else nullcontext()
-        with approved:
-            return await tools.ahandle_function_call(name, arguments, task_id=task_id,
-                                                     tool_call_id=context.tool_call_id, session_id=session_id)
+        await gate.aenter(parallel_safe)
+        try:
+            with approved:
+                return await tools.ahandle_function_call(name, arguments, task_id=task_id,
+                                                         tool_call_id=context.tool_call_id, session_id=session_id)
+        finally:
+            gate.leave(parallel_safe)
 
     return on_invoke_tool
 
