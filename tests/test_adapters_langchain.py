@@ -157,3 +157,18 @@ def test_a_tool_that_is_not_parallel_safe_runs_alone_when_tool_node_starts_calls
 
     assert tool_results(model) == ["done", "done"]
     assert overlap.most_at_once == most_at_once
+
+
+@pytest.mark.parametrize("name", ["config", "callbacks", "run_manager", "self"])
+def test_an_argument_named_like_langchains_own_reaches_hermes_as_the_model_sent_it(pack_runtime: Any,
+                                                                                   workspace: Path, name: str):
+    runtime = support.files_runtime(pack_runtime, workspace)
+    received: list[dict[str, Any]] = []
+    schema = {"description": "Echo", "parameters": {"type": "object", "properties": {name: {"type": "string"}},
+                                                     "required": [name]}}
+    runtime.register_tool("echo", "echo", schema, lambda args, **kw: received.append(args) or json.dumps(args))
+    [echo] = langchain_tools(runtime, toolsets=["echo"])
+
+    assert json.loads(echo.invoke({name: "from the model"})) == {name: "from the model"}
+    assert json.loads(asyncio.run(echo.ainvoke({name: "from the model"}))) == {name: "from the model"}
+    assert received == [{name: "from the model"}] * 2
