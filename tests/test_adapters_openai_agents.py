@@ -158,3 +158,16 @@ def test_a_tool_that_is_not_parallel_safe_runs_alone_when_the_sdk_starts_calls_t
 
     assert tool_messages(fake) == ["done", "done"]
     assert overlap.most_at_once == most_at_once
+
+
+def test_arguments_that_are_not_json_get_hermes_error_as_the_result(pack_runtime: Any, workspace: Path):
+    from agents import RunContextWrapper
+    from agents.tool_context import ToolContext
+
+    runtime = support.files_runtime(pack_runtime, workspace)
+    [read] = [tool for tool in function_tools(runtime) if tool.name == "read_file"]
+    context = ToolContext(RunContextWrapper(None).context, tool_name="read_file", tool_call_id="call_1",
+                          tool_arguments="not json{")
+
+    result = asyncio.run(read.on_invoke_tool(context, "not json{"))
+    assert "not valid JSON" in json.loads(result)["error"]

@@ -129,3 +129,15 @@ def test_an_async_handler_runs_on_the_callers_event_loop(pack_runtime: Any, work
 def test_an_unknown_approval_mode_is_a_clear_error(pack_runtime: Any, workspace: Path):
     with pytest.raises(ValueError, match="approval must be 'hermes' or 'framework'"):
         HermesToolset(support.files_runtime(pack_runtime, workspace), approval="yes")
+
+
+@pytest.mark.parametrize(("arguments", "problem"), [
+    ("not json{", "not valid JSON"), ("[1, 2]", "must be a JSON object"),
+    ({"path": "notes.txt", "limit": "many"}, "'limit' must be integer")])
+def test_malformed_arguments_get_hermes_error_as_the_result_not_a_retry_that_ends_the_run(
+        pack_runtime: Any, workspace: Path, arguments: Any, problem: str):
+    runtime = support.files_runtime(pack_runtime, workspace)
+    model = Scripted("read_file", arguments)
+
+    assert run(HermesToolset(runtime), model).startswith("done: ")
+    assert problem in json.loads(model.returned[0])["error"]

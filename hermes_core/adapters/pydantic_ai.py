@@ -16,7 +16,6 @@ from pydantic_ai.exceptions import ApprovalRequired
 from pydantic_ai.tools import RunContext, ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.toolsets.abstract import ToolsetTool
-from pydantic_core import SchemaValidator, core_schema
 
 from .offered import asks, check_approval, framework_approved, offered_tools
 
@@ -25,8 +24,29 @@ if TYPE_CHECKING:
 
 __all__ = ["HermesToolset"]
 
-#: Hermes checks and coerces the arguments itself (one error listing every problem), so pydantic-ai passes them on.
-_ANY_ARGUMENTS = SchemaValidator(core_schema.any_schema())
+#: Where arguments that are not a JSON object travel from the validator to ``call_tool``.
+_RAW = "\x00hermes: the arguments as the model sent them"
+
+
+class _Passed:
+    """Hermes checks and coerces the arguments itself (one error listing every problem, as a tool result), so
+    pydantic-ai passes on what the model sent: text that is not a JSON object too, which pydantic-ai would
+    otherwise count as a failed attempt (and, out of retries, end the run with)."""
+
+    def validate_json(self, input: str | bytes | bytearray, *, allow_partial: Any = False, **kwargs: Any) -> Any:
+        import json
+
+        try:
+            value = json.loads(input)
+        except ValueError:
+            value = None
+        return value if isinstance(value, dict) else {_RAW: input}
+
+    def validate_python(self, input: Any, *, allow_partial: Any = False, **kwargs: Any) -> Any:
+        return input if isinstance(input, dict) else {_RAW: input}
+
+
+_PASSED = _Passed()
 
 
 class HermesToolset(AbstractToolset[Any]):
@@ -55,7 +75,7 @@ class HermesToolset(AbstractToolset[Any]):
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
         framework = self.approval == "framework"
         return {tool.name: ToolsetTool(
-            toolset=self, max_retries=0, args_validator=_ANY_ARGUMENTS,
+            toolset=self, max_retries=1, args_validator=_PASSED,
             tool_def=ToolDefinition(
                 name=tool.name, description=tool.description, parameters_json_schema=tool.parameters,
                 sequential=not tool.parallel_safe,
@@ -67,9 +87,10 @@ class HermesToolset(AbstractToolset[Any]):
                         tool: ToolsetTool[Any]) -> str:
         if tool.tool_def.kind == "unapproved" and not ctx.tool_call_approved:
             raise ApprovalRequired
+        arguments = tool_args.get(_RAW, tool_args)
         approved = framework_approved(name, tool_args) if ctx.tool_call_approved else nullcontext()
         with approved:
-            return await self.tools.ahandle_function_call(name, tool_args, task_id=self.task_id,
+            return await self.tools.ahandle_function_call(name, arguments, task_id=self.task_id,
                                                           tool_call_id=ctx.tool_call_id, session_id=self.session_id)
 
     def __repr__(self) -> str:
