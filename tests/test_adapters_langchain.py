@@ -123,7 +123,9 @@ def test_a_filtered_read_only_view_offers_no_write_tool(pack_runtime: Any, works
     tools = langchain_tools(runtime.filtered(read_only=True))
 
     assert sorted(tool.name for tool in tools) == ["read_file", "search_files"]
-    assert all(tool.return_direct is False and tool.metadata["hermes"]["read_only"] for tool in tools)
+    assert all(tool.return_direct is False for tool in tools)
+    assert tools[0].metadata == {"hermes": {"annotations": {"read_only": True, "open_world": False},
+                                            "parallel_safe": True}}
 
 
 def test_an_async_handler_runs_on_the_callers_event_loop(pack_runtime: Any, workspace: Path):

@@ -34,8 +34,7 @@ def langchain_tools(tools: ToolApi, *, toolsets: Iterable[str] | None = None, ta
         run, arun = _callables(tools, tool, gate, task_id, session_id)
         made.append(_HermesTool(name=tool.name, description=tool.description, args_schema=tool.parameters,
                                 func=run, coroutine=arun, return_direct=False,
-                                metadata={"hermes": {"read_only": tool.read_only,
-                                                     "parallel_safe": tool.parallel_safe}}))
+                                metadata=tool.metadata()))
     return made
 
 

@@ -26,9 +26,14 @@ class OfferedTool(NamedTuple):
     #: The JSON schema of the arguments (OpenAI strict mode when :attr:`strict`).
     parameters: dict[str, Any]
     strict: bool
-    read_only: bool
     #: May run beside other calls (otherwise it runs alone where the framework can say so).
     parallel_safe: bool
+    #: What the tool says it may do (``read_only``, ``destructive``, ``idempotent``, ``open_world``), as said.
+    annotations: dict[str, bool]
+
+    def metadata(self) -> dict[str, Any]:
+        """What a framework's tool metadata says of it (never shown to the model)."""
+        return {"hermes": {"annotations": self.annotations, "parallel_safe": self.parallel_safe}}
 
 
 def check_approval(value: str) -> Approval:
@@ -57,8 +62,9 @@ def offered_tools(api: ToolApi, toolsets: Iterable[str] | None = None, *, strict
             continue
         parameters = strict_parameters.get(name) or function.get("parameters") or {"type": "object",
                                                                                     "properties": {}}
+        annotations = {hint: value for hint, value in entry.annotations._asdict().items() if value is not None}
         tools.append(OfferedTool(name, function.get("description") or "", parameters, name in strict_parameters,
-                                 entry.annotations.read_only is True, entry.parallel_safe))
+                                 entry.parallel_safe, annotations))
     return tools
 
 

@@ -80,7 +80,7 @@ class HermesToolset(AbstractToolset[Any]):
                 name=tool.name, description=tool.description, parameters_json_schema=tool.parameters,
                 sequential=not tool.parallel_safe,
                 kind="unapproved" if framework and asks(self.tools, tool.name) else "function",
-                metadata={"hermes": {"read_only": tool.read_only}}))
+                metadata=tool.metadata()))
             for tool in offered_tools(self.tools, self.toolsets)}
 
     async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any],
