@@ -51,9 +51,9 @@ def _invoker(tools: ToolApi, tool: OfferedTool, gate: CallGate, framework: bool,
     name, parallel_safe = tool.name, tool.parallel_safe
 
     async def on_invoke_tool(context: ToolContext[Any], arguments: str) -> str:
-        # A call the SDK asked about runs only once approved: its approval answers Hermes' question.
-        approved = framework_approved(name, _arguments(arguments)) if framework and asks(tools, name) \
-            else nullcontext()
+        # A call the user approved through the SDK (RunState.approve): that approval answers Hermes' question.
+        approved = framework_approved(name, _arguments(arguments)) \
+            if framework and context.is_tool_approved(name, context.tool_call_id) is True else nullcontext()
         await gate.aenter(parallel_safe)
         try:
             with approved:
