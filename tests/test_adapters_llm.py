@@ -108,14 +108,18 @@ def test_configured_toolsets_under_writes_offer_write_file_which_asks_and_unansw
     assert not (workspace / "written.txt").exists()
 
 
-@pytest.mark.parametrize("toolsets", ["file", ["no-such-toolset"]])
-def test_a_bad_toolsets_setting_registers_no_hermes_tool_and_says_why(llm_cli: Any, isolated_home: Path,
-                                                                      toolsets: Any):
-    configure(isolated_home, {"adapters": {"llm": {"toolsets": toolsets}}})
+@pytest.mark.parametrize(("adapters", "said"), [
+    ({"llm": {"toolsets": "file"}}, "must be a list of toolset names"),
+    ({"llm": {"toolsets": ["no-such-toolset"]}}, "no-such-toolset"),
+    ({"llm": ["file"]}, "adapters.llm in"),
+    ("llm", "must be a mapping")])
+def test_bad_settings_register_no_hermes_tool_and_say_why(llm_cli: Any, isolated_home: Path, adapters: Any,
+                                                          said: str):
+    configure(isolated_home, {"adapters": adapters})
 
     result = llm_cli("tools", "--json")
     assert result.returncode == 0, result.stderr
-    assert "hermes: no tools registered with llm" in result.stderr and "toolset" in result.stderr
+    assert "hermes: no tools registered with llm" in result.stderr and said in result.stderr
     assert not [tool for tool in json.loads(result.stdout)["tools"] if tool.get("plugin") == "hermes"]
 
 

@@ -42,10 +42,13 @@ def llm_tools(tools: ToolApi, *, toolsets: Iterable[str] | None = None, task_id:
 
 def selected_tools(runtime: Runtime) -> ToolApi:
     """What the plugin offers of ``runtime``: the toolsets of ``adapters.llm.toolsets``, else the read-only tools.
-    Raises ``ValueError`` for a setting that is not a list of toolset names (an unknown name included)."""
+    Raises ``ValueError`` for settings of another shape, or an unknown toolset."""
     adapters = (runtime.config.model_extra or {}).get("adapters") or {}
-    settings = adapters.get("llm") if isinstance(adapters, dict) else None
-    toolsets = settings.get("toolsets") if isinstance(settings, dict) else None
+    settings = (adapters.get("llm") or {}) if isinstance(adapters, dict) else adapters
+    if not isinstance(settings, dict):
+        raise ValueError(f"adapters.llm in {runtime.home.config_file} must be a mapping such as "
+                         f"{{toolsets: [file]}}, not {settings!r}")
+    toolsets = settings.get("toolsets")
     if toolsets is None:
         return runtime.filtered(read_only=True)
     if not isinstance(toolsets, list) or not all(isinstance(name, str) for name in toolsets):
