@@ -9,4 +9,6 @@ only when it is imported itself (none of them is a dependency of the core).
 Each takes a ``Runtime`` or a view from ``runtime.filtered(...)`` and holds no dispatch logic: every call goes
 through the view's ``ahandle_function_call`` / ``handle_function_call``, so hooks, approvals, policies, argument
 checks and result budgets apply exactly as in Hermes' own calls.
+
+May import ``runtime`` (the llm plugin's default runtime), ``calls`` and ``errors``; nothing in the core imports it.
 """

@@ -20,8 +20,8 @@ from .offered import offered_tools
 if TYPE_CHECKING:
     from llm import Tool
 
+    from ..calls.views import ToolApi
     from ..runtime import Runtime
-    from ..views import ToolApi
 
 __all__ = ["llm_tools", "register_tools", "selected_tools"]
 
@@ -60,8 +60,8 @@ def selected_tools(runtime: Runtime) -> ToolApi:
 @hookimpl
 def register_tools(register: Callable[..., None]) -> None:
     """llm's hook: register the selected Hermes tools (none, with a message, when the config is wrong)."""
-    from .. import default_runtime
     from ..errors import HermesError
+    from ..runtime import default_runtime
 
     try:
         view = selected_tools(default_runtime())

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 if TYPE_CHECKING:
-    from ..views import ToolApi
+    from ..calls.views import ToolApi
 
 __all__ = ["Approval", "OfferedTool", "asks", "check_approval", "framework_approved", "offered_tools"]
 
@@ -78,7 +78,7 @@ def asks(api: ToolApi, name: str) -> bool:
 def framework_approved(name: str, args: dict[str, Any] | None) -> Iterator[None]:
     """While the block runs, the framework's approval of this call of ``name`` with exactly ``args`` answers
     Hermes' question about it (a call whose arguments a hook or Hermes' coercion changed is asked about again)."""
-    from ..approval import approved_call
+    from ..calls.approval import approved_call
 
     with approved_call(name, args):
         yield
