@@ -1,9 +1,11 @@
 """The ``llm`` plugin: Hermes tools in simonw's ``llm``, through its real entry point group ``llm`` and CLI, in a
 venv where the hermes-tools and hermes-tools-file wheels are installed; the ``llm-echo`` test model requests the
-tool calls and shows the tool results it is given on its next turn."""
+tool calls and shows the tool results it is given on its next turn. The async test runs llm's Python API in
+process."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -131,3 +133,25 @@ def test_loading_the_plugin_imports_neither_llm_nor_any_hermes_plugin():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def test_with_llms_async_models_an_async_handler_runs_on_the_callers_loop(pack_runtime: Any, workspace: Path,
+                                                                         tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch):
+    import llm
+
+    from hermes_core.adapters.llm import llm_tools
+
+    monkeypatch.setenv("LLM_USER_PATH", str(tmp_path / "llm-user"))
+    runtime = support.files_runtime(pack_runtime, workspace)
+    where = support.Where(runtime)
+    model = llm.get_async_model("echo")
+    prompt = json.dumps({"tool_calls": [{"name": "where", "arguments": {}}]})
+
+    async def main() -> tuple[asyncio.AbstractEventLoop, str]:
+        tools = llm_tools(runtime, toolsets=["where"], asynchronous=True)
+        return asyncio.get_running_loop(), await model.chain(prompt, tools=tools).text()
+
+    loop, text = asyncio.run(main())
+    assert where.loops == [loop]
+    assert "ran on the caller's loop" in text

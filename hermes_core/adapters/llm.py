@@ -29,14 +29,15 @@ __all__ = ["llm_tools", "register_tools", "selected_tools"]
 hookimpl = pluggy.HookimplMarker("llm")
 
 
-def llm_tools(tools: ToolApi, *, toolsets: Iterable[str] | None = None, task_id: str | None = None,
-              session_id: str | None = None) -> list[Tool]:
+def llm_tools(tools: ToolApi, *, toolsets: Iterable[str] | None = None, asynchronous: bool = False,
+              task_id: str | None = None, session_id: str | None = None) -> list[Tool]:
     """The tools ``tools`` (a ``Runtime`` or a view from ``runtime.filtered(...)``) offers now, of ``toolsets``
-    when given, as ``llm.Tool`` objects; each call goes through ``handle_function_call``."""
+    when given, as ``llm.Tool`` objects; each call goes through ``handle_function_call``, or, with
+    ``asynchronous`` (for llm's async models), is awaited through ``ahandle_function_call`` on the caller's loop."""
     from llm import Tool
 
     return [Tool(name=tool.name, description=tool.description, input_schema=tool.parameters,
-                 implementation=_implementation(tools, tool.name, task_id, session_id), plugin="hermes")
+                 implementation=_implementation(tools, tool.name, asynchronous, task_id, session_id), plugin="hermes")
             for tool in offered_tools(tools, toolsets)]
 
 
@@ -72,9 +73,14 @@ def register_tools(register: Callable[..., None]) -> None:
         register(tool)
 
 
-def _implementation(tools: ToolApi, name: str, task_id: str | None, session_id: str | None) -> Callable[..., str]:
+def _implementation(tools: ToolApi, name: str, asynchronous: bool, task_id: str | None,
+                    session_id: str | None) -> Callable[..., Any]:
     def implementation(**arguments: Any) -> str:
         return tools.handle_function_call(name, arguments, task_id=task_id, session_id=session_id)
 
-    implementation.__name__ = name
-    return implementation
+    async def async_implementation(**arguments: Any) -> str:
+        return await tools.ahandle_function_call(name, arguments, task_id=task_id, session_id=session_id)
+
+    chosen = async_implementation if asynchronous else implementation
+    chosen.__name__ = name
+    return chosen
