@@ -28,6 +28,7 @@ LAYERS: dict[str, set[str]] = {
     "authoring": {"runtime", "plugins", "calls", "config", "errors", "_version"},
     "cli": {"authoring", "index", "runtime", "missing", "mcp", "plugins", "calls", "backends", "config", "checks",
             "errors", "_version"},
+    "adapters": {"runtime", "calls", "errors"},
     # the public faces: what they name is listed in their stubs and imported on first use
     "__init__": {"_public"},
     "plugin": {"_public"},

@@ -37,7 +37,8 @@ DOCS = ROOT / "docs"
 MKDOCS_YML = ROOT / "mkdocs.yml"
 #: Pages whose examples run somewhere else than in this process, and where.
 RUN_ELSEWHERE = {"getting-started.md": "test_getting_started_runs_as_written (in a fresh venv)",
-                 "agent-loops.md": "tests/test_agent_loop_examples.py (against a fake provider endpoint)"}
+                 "agent-loops.md": "tests/test_agent_loop_examples.py (against a fake provider endpoint)",
+                 "frameworks.md": "tests/test_frameworks_docs.py (each framework's offline model, in a venv)"}
 FENCE = re.compile(r"^```(?P<info>[^\n`]*)\n(?P<body>.*?)^```$", re.S | re.M)
 
 
