@@ -69,3 +69,19 @@ def test_a_look_alike_of_a_registered_tool_is_registered_with_a_warning(plugins)
     assert {"Read_File", "read-fi1e", "write_file"} <= set(runtime.registry.names())
     warned = [w for w in second.warnings if "looks like tool 'read_file' of plugin 'first'" in w]
     assert len(warned) == 2, second.warnings
+
+
+def test_a_check_that_answers_with_text_is_available_and_doctor_shows_the_note(plugins) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from hermes_core.cli import cli
+
+    plugins.folder("noted", init="def register(ctx):\n"
+                   "    ctx.register_tool('noted_tool', 'n', {'description': 'd'}, lambda a, **k: 'ok',\n"
+                   "                      check_fn=lambda: 'runs in a PID namespace')\n")
+    result = CliRunner().invoke(cli, ["plugins", "doctor", "--json"])
+    row = next(row for row in json.loads(result.output)["plugins"] if row["id"] == "noted")
+    assert "tool noted_tool: runs in a PID namespace" in row["notes"]
+    assert not [p for p in row["problems"] if "noted_tool" in p]
