@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "HermesError"]
+__all__ = ["ConfigError", "HermesError", "SkillError"]
 
 
 class HermesError(Exception):
@@ -11,3 +11,7 @@ class HermesError(Exception):
 
 class ConfigError(HermesError):
     """config.yaml cannot be read, parsed, validated or written."""
+
+
+class SkillError(HermesError):
+    """A skill cannot be found, read, written or installed: a bad name or path, an invalid ``SKILL.md``."""

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from .config import HermesConfig
     from .dispatch import Dispatcher
     from .mcp.client import McpManager
+    from .skills import SkillCatalog
 
 __all__ = ["Runtime", "default_runtime", "reset_default_runtime"]
 
@@ -258,7 +259,8 @@ class Runtime(ToolApi):
                 _config_data=self._config_data,
                 _dispatch=self.handle_function_call, _available_tools=self.available_tools,
                 _backends=self.backends, _hooks=self._invoke_hook,
-                _web_search_providers=lambda: list(self.web_search_providers.values())))
+                _web_search_providers=lambda: list(self.web_search_providers.values()),
+                _skills=self.skill_catalog))
         return context
 
     def _invoke_hook(self, hook_name: str, **kwargs: Any) -> list[Any]:
@@ -327,6 +329,13 @@ class Runtime(ToolApi):
         return session(self.hooks, platform, model, session_id)
 
     # -- commands and skills ---------------------------------------------------------------------
+
+    def skill_catalog(self) -> SkillCatalog:
+        """Every skill of this runtime: its plugins', the user's and (only when opted in) the project's."""
+        from .skills import SkillCatalog, skill_roots
+
+        return SkillCatalog(list(self.skills.values()), skill_roots(self.home.root, self.cwd, self.environ),
+                            None if truthy(self.environ.get("HERMES_NO_CACHE")) else self.home.cache_dir)
 
     def run_command(self, name: str, raw_args: str = "") -> str | None:
         """Run a plugin's slash command ``/name``."""
