@@ -32,7 +32,7 @@ SkillSource = Literal["user", "project", "plugin"]
 #: How deep below a root a skill may sit (category folders), and how many folders one scan visits at most.
 MAX_DEPTH = 6
 MAX_FOLDERS = 5000
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 #: ``platforms:`` names of Hermes Agent and the ``sys.platform`` prefix each stands for.
 PLATFORMS = {"macos": "darwin", "linux": "linux", "windows": "win32"}
 
@@ -133,7 +133,7 @@ def _found(root: Path, folder: Path, document: Path) -> FoundSkill:
     fields = front.fields
     name = fields.get("name")
     description = fields.get("description")
-    platforms = fields.get("platforms") or ()
+    platforms = fields.get("platforms") or []
     return FoundSkill(str(folder), category, name if isinstance(name, str) else None,
                       " ".join(description.split()) if isinstance(description, str) else "",
                       tuple(str(p) for p in (platforms if isinstance(platforms, list) else [platforms])),
