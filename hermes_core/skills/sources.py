@@ -17,7 +17,7 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from ..cachefile import write_json
 from ..selection import truthy
@@ -79,10 +79,10 @@ def scan_root(root: Path, cache_dir: Path | None = None) -> list[FoundSkill]:
         return _scan(root)[0]
     key = json.dumps([CACHE_FORMAT, str(root)])
     path = cache_dir / f"skills-{zlib.crc32(key.encode()):08x}.json"
-    cached = _load(path, key)
+    cached, known = _load(path, key)
     if cached is not None:
         return cached
-    skills, watched = _scan(root)
+    skills, watched = _scan(root, known)
     try:
         write_json(path, {"format": CACHE_FORMAT, "key": key, "watched": watched, "stamps": _stamps(watched),
                           "skills": [skill.__dict__ for skill in skills]})
@@ -91,8 +91,10 @@ def scan_root(root: Path, cache_dir: Path | None = None) -> list[FoundSkill]:
     return skills
 
 
-def _scan(root: Path) -> tuple[list[FoundSkill], list[str]]:
-    """The skills under ``root`` and every path whose change invalidates the result."""
+def _scan(root: Path, known: dict[str, tuple[Any, FoundSkill]] | None = None) -> tuple[list[FoundSkill], list[str]]:
+    """The skills under ``root`` and every path whose change invalidates the result; ``known`` holds the last
+    scan's skills by ``SKILL.md`` with its stamp: one that did not change is not read again."""
+    known = known or {}
     found: list[FoundSkill] = []
     watched = [str(root)]
     pending: list[tuple[Path, int]] = [(root, 0)]
@@ -108,7 +110,9 @@ def _scan(root: Path) -> tuple[list[FoundSkill], list[str]]:
         document = next((c for c in children if c.name == SKILL_DOCUMENT), None)
         if document is not None and folder != root:
             watched.append(document.path)
-            found.append(_found(root, folder, Path(document.path)))
+            previous = known.get(document.path)
+            same = previous is not None and previous[0] == _stamps([document.path])[0]
+            found.append(previous[1] if same and previous else _found(root, folder, Path(document.path)))
             continue  # a skill's own subfolders (references/, scripts/ ...) hold no skills
         if depth >= MAX_DEPTH:
             continue
@@ -151,15 +155,20 @@ def _stamps(paths: list[str]) -> list[list[int] | None]:
     return stamps
 
 
-def _load(path: Path, key: str) -> list[FoundSkill] | None:
-    """The cached scan of ``key``, or None when missing, stale or not what this module writes."""
+def _load(path: Path, key: str) -> tuple[list[FoundSkill] | None, dict[str, tuple[Any, FoundSkill]]]:
+    """The cached scan of ``key`` (None when missing, stale or not what this module writes), and the skills it
+    holds by ``SKILL.md`` with their stamps (what a new scan need not read again)."""
     try:
         stored = json.loads(path.read_text(encoding="utf-8"))
-        if stored["format"] != CACHE_FORMAT or stored["key"] != key \
-                or stored["stamps"] != _stamps([str(p) for p in stored["watched"]]):
-            return None
-        return [FoundSkill(**{**data, "platforms": tuple(data["platforms"])}) for data in stored["skills"]]
+        if stored["format"] != CACHE_FORMAT or stored["key"] != key:
+            return None, {}
+        skills = [FoundSkill(**{**data, "platforms": tuple(data["platforms"])}) for data in stored["skills"]]
+        stamps = dict(zip(stored["watched"], stored["stamps"], strict=True))
+        known = {str(Path(s.folder) / SKILL_DOCUMENT): (stamps.get(str(Path(s.folder) / SKILL_DOCUMENT)), s)
+                 for s in skills}
+        if stored["stamps"] != _stamps([str(p) for p in stored["watched"]]):
+            return None, known
+        return skills, known
     except Exception as exc:  # unreadable or any shape but ours: scan again
         log.debug("skills cache %s ignored: %s: %s", path, type(exc).__name__, exc)
-        return None
-
+        return None, {}
