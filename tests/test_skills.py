@@ -170,6 +170,18 @@ def test_plugin_skills_are_qualified_and_never_clash_with_bare_names(home: Path,
     assert call(runtime, "skill_view", name="helper:guide")["description"] == "the plugin's guide"
 
 
+def test_a_skill_registered_by_its_skill_md_serves_the_files_beside_it(home: Path, tmp_path: Path) -> None:
+    shipped = write_skill(tmp_path / "shipped", "convert", body="See references/api.md\n")
+    (shipped / "references").mkdir()
+    (shipped / "references" / "api.md").write_text("# API\n")
+    runtime = skills_runtime(home)
+    runtime.context("pub").register_skill("convert", shipped / "SKILL.md")  # as published plugins do
+    viewed = call(runtime, "skill_view", name="pub:convert")
+    assert viewed["content"] == "See references/api.md\n"
+    assert viewed["linked_files"] == {"references": ["references/api.md"]}
+    assert call(runtime, "skill_view", name="pub:convert", file_path="references/api.md")["content"] == "# API\n"
+
+
 def test_a_declarative_plugin_ships_skills_from_its_manifest_without_being_imported(home: Path) -> None:
     plugin = home / "plugins" / "howto"
     plugin.mkdir(parents=True)

@@ -66,10 +66,11 @@ class SkillCatalog:
         entries: dict[str, SkillEntry] = {}
         self.shadowed: list[SkillEntry] = []
         for skill in plugin_skills:
-            folder = skill.path if skill.path.is_dir() else None
+            # registered as its folder, or as the folder's SKILL.md (as published plugins do): its files are served
+            folder = skill.path if skill.path.is_dir() else skill.path.parent if skill.path.name == SKILL_DOCUMENT \
+                else None
             entries[skill.name] = SkillEntry(skill.name, " ".join(skill.description.split()), "plugin",
-                                             skill.path / SKILL_DOCUMENT if folder else skill.path, folder,
-                                             plugin=skill.plugin)
+                                             skill.document, folder, plugin=skill.plugin)
         for root, source in self.roots:
             for found in scan_root(root, cache_dir):
                 entry = _entry(found, source)
