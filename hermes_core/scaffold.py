@@ -54,11 +54,12 @@ def requires_hermes() -> str:
 
 
 def render(name: str, output_dir: Path | str = ".", *, no_input: bool = False, toolset: str | None = None,
-           with_hook: bool = False, overwrite: bool = False, context: Mapping[str, Any] | None = None,
+           with_hook: bool = False, with_skill: bool = False, overwrite: bool = False,
+           context: Mapping[str, Any] | None = None,
            template: Path | None = None) -> Path:
     """Render the plugin project ``name`` into ``output_dir`` and return its directory.
 
-    ``toolset``, ``with_hook`` and ``context`` (any other template variable) answer questions up
+    ``toolset``, ``with_hook``, ``with_skill`` and ``context`` (any other template variable) answer questions up
     front; the others are asked, unless ``no_input`` takes their defaults. Every answer is checked,
     and an existing project directory refused unless ``overwrite``, before anything is written.
     """
@@ -72,6 +73,8 @@ def render(name: str, output_dir: Path | str = ".", *, no_input: bool = False, t
         given["toolset"] = toolset
     if with_hook:
         given["with_hook"] = True
+    if with_skill:
+        given["with_skill"] = True
     _check(given, template)  # a bad name fails before any question is asked
     try:
         user_config = get_user_config()
