@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from ..home import HermesHome
 from ._common import UserError, echo_json, runtime
 from .table import Column, echo_table
 
@@ -150,18 +151,48 @@ def _yaml_text(text: str) -> str:
 
 
 @skills.command("install")
-@click.argument("source", type=click.Path(path_type=Path))
+@click.argument("source")
 @click.option("--force", is_flag=True, help="Replace a skill of the same name.")
-def install(source: Path, force: bool) -> None:
-    """Install a skill from a folder or a .zip into $HERMES_HOME/skills (validated; its scripts never run)."""
+def install(source: str, force: bool) -> None:
+    """Install skills into $HERMES_HOME/skills: from a folder, a .zip, or an index id (ID, or ID:SKILL for one of
+    its skills; the plugin's wheel is downloaded and read, never installed). Validated first; scripts never run."""
     from ..errors import SkillError
-    from ..home import HermesHome
-    from ..skills.install import install_skill
+    from ..skills.install import InstalledSkill, install_from_wheel, install_skill
 
+    user_root = HermesHome.from_env().skills_dir
+    installed: list[InstalledSkill]
     try:
-        installed = install_skill(source, HermesHome.from_env().skills_dir, force=force)
+        if Path(source).exists() or Path(source).suffix == ".zip" or "/" in source or "\\" in source:
+            installed = [install_skill(Path(source), user_root, force=force)]
+        else:
+            from ..wheelmeta import WheelError, download_wheel
+
+            entry, folders = _index_skills(source)
+            try:
+                with download_wheel(f"{entry.distribution}=={entry.version}") as wheel:
+                    installed = install_from_wheel(wheel, folders, user_root, force=force)
+            except WheelError as exc:
+                raise SkillError(str(exc)) from None
     except SkillError as exc:
         raise UserError(str(exc)) from None
-    for warning in installed.warnings:
-        click.echo(f"warning: {warning}")
-    click.echo(f"{'replaced' if installed.replaced else 'installed'} skill {installed.name!r} in {installed.folder}")
+    for skill in installed:
+        for warning in skill.warnings:
+            click.echo(f"warning: {warning}")
+        click.echo(f"{'replaced' if skill.replaced else 'installed'} skill {skill.name!r} in {skill.folder}")
+
+
+def _index_skills(source: str) -> tuple[Any, list[str]]:
+    """The index entry of ``ID`` (or ``ID:SKILL``) and the wheel folders of the skills to install."""
+    from ..index import load_index
+
+    plugin_id, _, wanted = source.partition(":")
+    entry = load_index(home=HermesHome.from_env()).get(plugin_id)
+    if entry is None:
+        raise UserError(f"{source!r} is neither a file, a folder nor a plugin of the index "
+                        "(`hermes plugins search` finds plugins)")
+    skills = [skill for skill in entry.skills if not wanted or skill.name == wanted]
+    if not skills:
+        listed = ", ".join(skill.name for skill in entry.skills)
+        raise UserError(f"plugin {plugin_id!r} ships no skill {wanted!r} (its skills: {listed})" if wanted and listed
+                        else f"the index lists no skills for plugin {plugin_id!r}")
+    return entry, [skill.path for skill in skills]

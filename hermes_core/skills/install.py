@@ -1,4 +1,5 @@
-"""``hermes skills install``: copy a skill from a folder or a ``.zip`` into the user's skills, validated first.
+"""``hermes skills install``: copy a skill from a folder, a ``.zip`` or a plugin's wheel into the user's skills,
+validated first.
 
 Nothing of the skill runs: its files are copied as data. From a ``.zip`` only regular files are taken,
 each under a relative path without ``..``; the archive may not hold more than :data:`MAX_FILES` files or
@@ -12,6 +13,8 @@ import shutil
 import stat
 import tempfile
 import zipfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -20,7 +23,7 @@ from .document import read_front_matter
 from .sources import SKILL_DOCUMENT
 from .validation import name_problems, validate_skill
 
-__all__ = ["MAX_BYTES", "MAX_FILES", "InstalledSkill", "install_skill"]
+__all__ = ["MAX_BYTES", "MAX_FILES", "InstalledSkill", "install_from_wheel", "install_skill"]
 
 MAX_FILES = 1000
 MAX_BYTES = 32 * 1024 * 1024
@@ -44,27 +47,50 @@ def install_skill(source: Path, user_root: Path, *, force: bool = False) -> Inst
     """
     if not source.exists():
         raise SkillError(f"{source}: no such file or folder")
+    with _staging(user_root) as staging:
+        skipped = _unzip(source, staging) if source.is_file() else _copy_tree(source, staging)
+        return _install_staged(staging, str(source), user_root, force, skipped)
+
+
+def install_from_wheel(wheel: Path, folders: Sequence[str], user_root: Path, *,
+                       force: bool = False) -> list[InstalledSkill]:
+    """Install the skills whose folders (paths inside the zip) ``folders`` lists from the wheel ``wheel``, each
+    as :func:`install_skill` would; nothing of the wheel is installed or run."""
+    installed = []
+    for folder in folders:
+        with _staging(user_root) as staging:
+            skipped = _unzip(wheel, staging, prefix=folder.strip("/") + "/")
+            installed.append(_install_staged(staging, f"{wheel.name}:{folder}", user_root, force, skipped))
+    return installed
+
+
+@contextmanager
+def _staging(user_root: Path) -> Iterator[Path]:
+    """A private folder beside the user's skills (a hidden name: never listed), removed afterwards."""
     user_root.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".install-", dir=user_root))
     try:
-        skipped = _unzip(source, staging) if source.is_file() else _copy_tree(source, staging)
-        folder = _named(_skill_folder(staging), staging)
-        report = validate_skill(folder)
-        name = folder.name
-        if not report.valid:
-            raise SkillError(f"{source} is not a valid skill, nothing installed:\n" +
-                             "\n".join(str(p).replace(str(folder), f"<skill {name}>") for p in report.errors))
-        target = user_root / name
-        replaced = target.exists() or target.is_symlink()
-        if replaced and not force:
-            raise SkillError(f"a skill {name!r} is already installed ({target}); --force replaces it")
-        if replaced:
-            _remove(target)
-        os.rename(folder, target)
-        return InstalledSkill(name, target, replaced,
-                              [*skipped, *(str(w).replace(str(folder), str(target)) for w in report.warnings)])
+        yield staging
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _install_staged(staging: Path, source: str, user_root: Path, force: bool, skipped: list[str]) -> InstalledSkill:
+    folder = _named(_skill_folder(staging), staging)
+    report = validate_skill(folder)
+    name = folder.name
+    if not report.valid:
+        raise SkillError(f"{source} is not a valid skill, nothing installed:\n" +
+                         "\n".join(str(p).replace(str(folder), f"<skill {name}>") for p in report.errors))
+    target = user_root / name
+    replaced = target.exists() or target.is_symlink()
+    if replaced and not force:
+        raise SkillError(f"a skill {name!r} is already installed ({target}); --force replaces it")
+    if replaced:
+        _remove(target)
+    os.rename(folder, target)
+    return InstalledSkill(name, target, replaced,
+                          [*skipped, *(str(w).replace(str(folder), str(target)) for w in report.warnings)])
 
 
 def _remove(path: Path) -> None:
@@ -118,15 +144,18 @@ def _copy_tree(source: Path, staging: Path) -> list[str]:
     return skipped
 
 
-def _unzip(archive: Path, staging: Path) -> list[str]:
-    """Extract the regular files of ``archive``; any member whose path leaves the folder refuses the archive."""
+def _unzip(archive: Path, staging: Path, prefix: str = "") -> list[str]:
+    """Extract the regular files of ``archive`` (those under ``prefix``, which is cut off); any member whose path
+    leaves the folder refuses the archive."""
     skipped: list[str] = []
     budget = _Budget()
     target_root = staging / "skill"
     try:
         with zipfile.ZipFile(archive) as zipped:
             for member in zipped.infolist():
-                parts = _member_parts(member.filename)
+                if not member.filename.startswith(prefix):
+                    continue
+                parts = _member_parts(member.filename[len(prefix):])
                 if member.is_dir() or not parts:
                     continue
                 if stat.S_ISLNK(member.external_attr >> 16):
