@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from .config import HermesConfig
     from .dispatch import Dispatcher
     from .mcp.client import McpManager
-    from .skills import SkillCatalog
+    from .skills.catalog import SkillCatalog
 
 __all__ = ["Runtime", "default_runtime", "reset_default_runtime"]
 
@@ -332,7 +332,8 @@ class Runtime(ToolApi):
 
     def skill_catalog(self) -> SkillCatalog:
         """Every skill of this runtime: its plugins', the user's and (only when opted in) the project's."""
-        from .skills import SkillCatalog, skill_roots
+        from .skills.catalog import SkillCatalog
+        from .skills.roots import skill_roots
 
         return SkillCatalog(list(self.skills.values()), skill_roots(self.home.root, self.cwd, self.environ),
                             None if truthy(self.environ.get("HERMES_NO_CACHE")) else self.home.cache_dir)

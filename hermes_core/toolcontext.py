@@ -22,7 +22,7 @@ from .websearch import RegisteredWebSearchProvider
 if TYPE_CHECKING:
     from .backends import ExecutionBackend, ExecutionBackends
     from .config import HermesConfig
-    from .skills import SkillCatalog
+    from .skills.catalog import SkillCatalog
 
 __all__ = ["ToolContext", "tool_context"]
 

@@ -115,7 +115,8 @@ def validate(path: Path, as_json: bool) -> None:
 
 def skill_folders(path: Path) -> list[Path]:
     """The skill at ``path`` (a folder with SKILL.md, or the file), else every skill folder below it."""
-    from ..skills.sources import SKILL_DOCUMENT, scan_root
+    from ..skills.document import SKILL_DOCUMENT
+    from ..skills.sources import scan_root
 
     if path.name == SKILL_DOCUMENT or (path / SKILL_DOCUMENT).exists() or (path / SKILL_DOCUMENT).is_symlink():
         return [path]

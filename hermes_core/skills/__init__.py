@@ -1,6 +1,6 @@
 """Skills (the Agent Skills standard): a folder with a ``SKILL.md`` an agent reads when it needs the know-how.
 
-Owns the skill sources and their gating (``sources``), the catalogue of one runtime (``catalog``), safe reads
+Owns the skill folders and their gating (``roots``, ``sources``), the catalogue of one runtime (``catalog``), safe reads
 (``document``, ``files``), validation against the standard (``validation``), what the skills tools return
 (``view``), the user's own skills (``manage``) and installing skills (``install``). It reads the home, the
 project folder and the skills plugins registered; it imports no plugin code.
@@ -9,6 +9,6 @@ project folder and the skills plugins registered; it imports no plugin code.
 from __future__ import annotations
 
 from .catalog import SkillCatalog, SkillEntry
-from .sources import skill_roots
+from .roots import skill_roots
 
 __all__ = ["SkillCatalog", "SkillEntry", "skill_roots"]

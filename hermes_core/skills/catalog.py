@@ -13,16 +13,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .sources import SKILL_DOCUMENT, FoundSkill, SkillSource, platform_matches, scan_root
+from .document import SKILL_DOCUMENT
+from .sources import FoundSkill, SkillSource, platform_matches, scan_root
 
 if TYPE_CHECKING:
     from ..contributions import Skill
 
-__all__ = ["NAME_PATTERN", "SkillCatalog", "SkillEntry"]
+__all__ = ["SkillCatalog", "SkillEntry"]
 
-#: A bare skill name as the Agent Skills standard allows it (lower-case letters, digits, single hyphens).
-NAME_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-#: What Hermes Agent's skills also use (underscores, upper case); accepted for listing, flagged by validation.
+#: A name the model can call a user or project skill by: the standard's names, and what Hermes Agent's skills also
+#: use (underscores, upper case), which validation flags.
 _LENIENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 

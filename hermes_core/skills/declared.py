@@ -7,10 +7,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import SkillError
-from .catalog import NAME_PATTERN
-from .document import read_front_matter
+from .document import SKILL_DOCUMENT, read_front_matter
 from .files import resolve_inside
-from .sources import SKILL_DOCUMENT
+from .validation import name_problems
 
 if TYPE_CHECKING:
     from ..context import PluginContext
@@ -34,7 +33,7 @@ def register_declared_skills(context: PluginContext, candidate: PluginCandidate)
             if front.problems and not front.fields:
                 raise SkillError(str(front.problems[0]))
             name = front.fields.get("name")
-            name = name if isinstance(name, str) and NAME_PATTERN.match(name) else folder.name
+            name = name if isinstance(name, str) and not name_problems(name) else folder.name
             description = front.fields.get("description")
             context.register_skill(name, folder, description if isinstance(description, str) else "")
         except (SkillError, ValueError, OSError) as exc:

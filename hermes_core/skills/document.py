@@ -15,8 +15,11 @@ from typing import Any, NamedTuple
 
 from ..errors import SkillError
 
-__all__ = ["FRONT_MATTER_LIMIT", "Capped", "FrontMatter", "Problem", "parse_front_matter", "read_front_matter",
-           "read_regular"]
+__all__ = ["FRONT_MATTER_LIMIT", "SKILL_DOCUMENT", "Capped", "FrontMatter", "Problem", "parse_front_matter",
+           "read_front_matter", "read_regular"]
+
+#: The file that makes a folder a skill.
+SKILL_DOCUMENT = "SKILL.md"
 
 #: Listing reads at most this much of a ``SKILL.md``: the front matter must end within it.
 FRONT_MATTER_LIMIT = 64 * 1024

@@ -19,8 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from ..errors import SkillError
-from .document import read_front_matter
-from .sources import SKILL_DOCUMENT
+from .document import SKILL_DOCUMENT, read_front_matter
 from .validation import name_problems, validate_skill
 
 __all__ = ["MAX_BYTES", "MAX_FILES", "InstalledSkill", "install_from_wheel", "install_skill"]

@@ -14,9 +14,8 @@ from typing import Any
 
 from ..errors import SkillError
 from .catalog import SkillCatalog, SkillEntry
-from .document import read_regular
+from .document import SKILL_DOCUMENT, read_regular
 from .files import FILE_LIMIT, LINKED_GROUPS, resolve_inside
-from .sources import SKILL_DOCUMENT
 from .validation import name_problems, validate_text
 
 __all__ = ["ACTIONS", "manage_skill", "write_atomically"]

@@ -14,20 +14,17 @@ import os
 import stat
 import sys
 import zlib
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from ..cachefile import write_json
-from ..selection import truthy
-from .document import read_front_matter
+from .document import SKILL_DOCUMENT, read_front_matter
 
-__all__ = ["SKILL_DOCUMENT", "FoundSkill", "SkillSource", "platform_matches", "scan_root", "skill_roots"]
+__all__ = ["FoundSkill", "SkillSource", "platform_matches", "scan_root"]
 
 log = logging.getLogger(__name__)
 
-SKILL_DOCUMENT = "SKILL.md"
 SkillSource = Literal["user", "project", "plugin"]
 #: How deep below a root a skill may sit (category folders), and how many folders one scan visits at most.
 MAX_DEPTH = 6
@@ -35,21 +32,6 @@ MAX_FOLDERS = 5000
 CACHE_FORMAT = 2
 #: ``platforms:`` names of Hermes Agent and the ``sys.platform`` prefix each stands for.
 PLATFORMS = {"macos": "darwin", "linux": "linux", "windows": "win32"}
-
-
-def skill_roots(home: Path, cwd: Path | None = None,
-                environ: Mapping[str, str] | None = None) -> list[tuple[Path, SkillSource]]:
-    """The skill folders to scan, in precedence order (a later one beats an earlier one on a bare name):
-    ``<home>/skills`` always, ``<cwd>/.hermes/skills`` only when ``HERMES_ENABLE_PROJECT_PLUGINS`` is on.
-
-    ``home`` is the Hermes home folder (``$HERMES_HOME``); ``cwd`` defaults to the working directory and
-    ``environ`` to ``os.environ``. The Hermes Agent compatibility layer builds ``agent.skill_utils`` on this.
-    """
-    environ = os.environ if environ is None else environ
-    roots: list[tuple[Path, SkillSource]] = [(home / "skills", "user")]
-    if truthy(environ.get("HERMES_ENABLE_PROJECT_PLUGINS")):
-        roots.append(((cwd or Path.cwd()) / ".hermes" / "skills", "project"))
-    return roots
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import SkillError
-from .document import FrontMatter, Problem, parse_front_matter, read_regular
+from .document import SKILL_DOCUMENT, FrontMatter, Problem, parse_front_matter, read_regular
 from .files import FILE_LIMIT, resolve_inside
-from .sources import SKILL_DOCUMENT
 
 __all__ = ["MAX_DESCRIPTION", "MAX_NAME", "SkillReport", "name_problems", "validate_skill", "validate_text"]
 
