@@ -127,6 +127,7 @@ def test_with_the_opt_in_a_fifo_and_a_dev_zero_symlink_are_listed_as_problems_ne
     assert {name: entry.problem is not None for name, entry in catalog.entries.items()} == \
         {"fine": False, "planted": True, "zero": True}
     assert all("not a regular file" in result["error"] for result in refused)
+    assert [skill["name"] for skill in call(runtime, "skills_list")["skills"]] == ["fine"]
     assert detector.release() is False, "the FIFO was opened"
 
 

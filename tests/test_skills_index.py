@@ -104,6 +104,12 @@ def test_install_by_index_id_copies_the_skills_without_installing_the_plugin(ind
     assert forced.exit_code == 0 and "replaced skill 'brew'" in forced.output
 
 
+def test_plugins_info_shows_the_skills_of_a_plugin_that_is_not_installed(index: Path, isolated_home: Path) -> None:
+    shown = CliRunner().invoke(cli, ["plugins", "info", "guides"])
+    assert shown.exit_code == 0, shown.output
+    assert "skills (2; hermes skills install guides):" in shown.output and "brew   How to brew" in shown.output
+
+
 def test_an_unknown_id_or_skill_is_a_clear_error(index: Path, isolated_home: Path) -> None:
     unknown = CliRunner().invoke(cli, ["skills", "install", "nothing-here"])
     assert unknown.exit_code == 1 and "neither a file, a folder nor a plugin of the index" in unknown.output

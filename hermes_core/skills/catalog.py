@@ -45,6 +45,8 @@ class SkillEntry:
     shadowed_by: str | None = None
     #: Why the front matter could not be read (the skill is listed, with this).
     problem: str | None = None
+    #: False when its ``SKILL.md`` is no regular file: listed with its problem, never offered to the model.
+    readable: bool = True
 
     @property
     def origin(self) -> str:
@@ -85,8 +87,8 @@ class SkillCatalog:
         self.entries = dict(sorted(entries.items()))
 
     def offered(self) -> list[SkillEntry]:
-        """The skills the model may use here: not shadowed, and meant for this platform."""
-        return [entry for entry in self.entries.values() if entry.available]
+        """The skills the model may use here: not shadowed, readable, and meant for this platform."""
+        return [entry for entry in self.entries.values() if entry.available and entry.readable]
 
     def get(self, name: str) -> SkillEntry | None:
         """The skill ``name`` (a bare name, or ``plugin:skill``), offered or not."""
@@ -101,4 +103,4 @@ def _entry(found: FoundSkill, source: SkillSource) -> SkillEntry:
     # the name the front matter gives, when it is one a model can call; otherwise the folder's
     name = found.name if found.name and _LENIENT_NAME.match(found.name) else folder.name
     return SkillEntry(name, found.description, source, folder / SKILL_DOCUMENT, folder, found.category,
-                      platforms=found.platforms, problem=found.problem)
+                      platforms=found.platforms, problem=found.problem, readable=found.readable)

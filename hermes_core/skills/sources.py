@@ -29,7 +29,7 @@ SkillSource = Literal["user", "project", "plugin"]
 #: How deep below a root a skill may sit (category folders), and how many folders one scan visits at most.
 MAX_DEPTH = 6
 MAX_FOLDERS = 5000
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
 #: ``platforms:`` names of Hermes Agent and the ``sys.platform`` prefix each stands for.
 PLATFORMS = {"macos": "darwin", "linux": "linux", "windows": "win32"}
 
@@ -44,6 +44,8 @@ class FoundSkill:
     description: str
     platforms: tuple[str, ...]
     problem: str | None = None
+    #: False when the ``SKILL.md`` could not be read at all (not a regular file): never offered to the model.
+    readable: bool = True
 
 
 def platform_matches(platforms: tuple[str, ...] | list[str]) -> bool:
@@ -114,7 +116,7 @@ def _found(root: Path, folder: Path, document: Path) -> FoundSkill:
     except OSError:
         regular = False
     if not regular:  # a symlink, a FIFO, a device: never opened
-        return FoundSkill(str(folder), category, None, "", (), f"{document}: not a regular file")
+        return FoundSkill(str(folder), category, None, "", (), f"{document}: not a regular file", readable=False)
     front = read_front_matter(document)
     fields = front.fields
     name = fields.get("name")
