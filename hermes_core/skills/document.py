@@ -8,6 +8,7 @@ caller expects one, non-blocking, and never past a byte limit.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,8 @@ SKILL_DOCUMENT = "SKILL.md"
 
 #: Listing reads at most this much of a ``SKILL.md``: the front matter must end within it.
 FRONT_MATTER_LIMIT = 64 * 1024
+_FIRST_READ = 4096
+_CLOSING = re.compile(rb"\n---[ \t]*\r?\n")
 _CHUNK = 64 * 1024
 
 
@@ -156,7 +159,10 @@ def _field_lines(lines: list[str]) -> dict[str, int]:
 def read_front_matter(document: Path, *, follow_symlinks: bool = False) -> FrontMatter:
     """The front matter of ``document`` without its body: at most :data:`FRONT_MATTER_LIMIT` bytes are read."""
     try:
-        capped = read_regular(document, FRONT_MATTER_LIMIT, follow_symlinks=follow_symlinks)
+        # most front matter fits the first few KiB: the body after it is not read
+        capped = read_regular(document, _FIRST_READ, follow_symlinks=follow_symlinks)
+        if capped.truncated and not _CLOSING.search(capped.data, 3):
+            capped = read_regular(document, FRONT_MATTER_LIMIT, follow_symlinks=follow_symlinks)
     except SkillError as exc:
         return FrontMatter({}, problems=(Problem(str(document), 1, str(exc).removeprefix(f"{document}: ")),))
     text = capped.data.decode("utf-8", errors="replace")
