@@ -49,6 +49,7 @@ bench: install $(BENCH_VENV)/bin/python
 	$(BENCH_VENV)/bin/python bench/startup.py
 	$(BIN)/python bench/mcp.py
 	$(BIN)/python bench/agent_loop.py
+	$(BIN)/python bench/skills.py
 
 # The same benchmarks beside Hermes Agent 0.19 (installed in a venv of its own, only for the comparison).
 $(HERMES_AGENT_VENV)/bin/hermes:
