@@ -147,12 +147,11 @@ def _load(path: Path, key: str) -> tuple[list[FoundSkill] | None, dict[str, tupl
         if stored["format"] != CACHE_FORMAT or stored["key"] != key:
             return None, {}
         skills = [FoundSkill(**{**data, "platforms": tuple(data["platforms"])}) for data in stored["skills"]]
+        if stored["stamps"] == _stamps([str(p) for p in stored["watched"]]):
+            return skills, {}
         stamps = dict(zip(stored["watched"], stored["stamps"], strict=True))
-        known = {str(Path(s.folder) / SKILL_DOCUMENT): (stamps.get(str(Path(s.folder) / SKILL_DOCUMENT)), s)
-                 for s in skills}
-        if stored["stamps"] != _stamps([str(p) for p in stored["watched"]]):
-            return None, known
-        return skills, known
+        documents = [os.path.join(skill.folder, SKILL_DOCUMENT) for skill in skills]
+        return None, {doc: (stamps.get(doc), skill) for doc, skill in zip(documents, skills, strict=True)}
     except Exception as exc:  # unreadable or any shape but ours: scan again
         log.debug("skills cache %s ignored: %s: %s", path, type(exc).__name__, exc)
         return None, {}
