@@ -76,8 +76,7 @@ def view_skill(catalog: SkillCatalog, name: str, file_path: str | None = None,
         raise SkillError(f"skill {entry.name!r} is for {', '.join(entry.platforms)}, not this system")
     if file_path:
         return _view_file(entry, file_path)
-    document = read_text_file(entry.document, FILE_LIMIT) if entry.source == "plugin" and entry.folder is None \
-        else _read_document(entry)
+    document = _read_document(entry)
     if document.get("is_binary"):
         raise SkillError(f"skill {entry.name!r}: {entry.document.name} is not text")
     front = parse_front_matter(document["content"], entry.document)
@@ -105,12 +104,11 @@ def view_skill(catalog: SkillCatalog, name: str, file_path: str | None = None,
 
 
 def _read_document(entry: SkillEntry) -> dict[str, Any]:
-    """The ``SKILL.md`` of a folder skill: a plugin's may be reached through a symlink its package ships; a user's
-    or project's never is."""
-    if entry.folder is None:
-        raise SkillError(f"skill {entry.name!r} has no folder")
-    return read_text_file(resolve_inside(entry.folder, entry.document.name), FILE_LIMIT) \
-        if entry.source == "plugin" else read_text_file(entry.document, FILE_LIMIT)
+    """The skill's ``SKILL.md``: a plugin's may be reached through a symlink inside its folder (its package's
+    business); a user's or project's never is, and neither is a plugin's single-file skill."""
+    if entry.source == "plugin" and entry.folder is not None:
+        return read_text_file(resolve_inside(entry.folder, entry.document.name), FILE_LIMIT)
+    return read_text_file(entry.document, FILE_LIMIT)
 
 
 def _view_file(entry: SkillEntry, file_path: str) -> dict[str, Any]:
