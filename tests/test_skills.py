@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from hermes_core import Runtime
-from hermes_core.discovery import candidate_from_module
+from hermes_core.plugins.discovery import candidate_from_module
 
 TIMEOUT = 60 * float(os.environ.get("HERMES_TEST_TIMEOUT_SCALE", "1"))
 posix_only = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs and /dev/zero are POSIX")
@@ -381,8 +381,9 @@ def test_the_legacy_skills_tools_toolset_selects_the_three_tools(home: Path) -> 
 
 
 def test_skill_roots_are_gated_for_the_compatibility_layer(tmp_path: Path) -> None:
-    from hermes_core.skills import skill_roots
+    def roots(environ: dict[str, str]) -> list[tuple[Path, str]]:
+        return Runtime(home=tmp_path / "home", cwd=tmp_path, entry_points=(), environ=environ).skill_roots()
 
-    assert skill_roots(tmp_path / "home", tmp_path, {}) == [(tmp_path / "home" / "skills", "user")]
-    assert skill_roots(tmp_path / "home", tmp_path, {"HERMES_ENABLE_PROJECT_PLUGINS": " Yes "}) == [
+    assert roots({}) == [(tmp_path / "home" / "skills", "user")]
+    assert roots({"HERMES_ENABLE_PROJECT_PLUGINS": " Yes "}) == [
         (tmp_path / "home" / "skills", "user"), (tmp_path / ".hermes" / "skills", "project")]

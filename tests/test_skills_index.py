@@ -10,9 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 from hermes_core.cli import cli
-from hermes_core.index import IndexEntry, index_document
-from hermes_core.indexbuild import entries_from_wheel
-from hermes_core.wheelmeta import build_wheel, read_wheel
+from hermes_core.index.build import entries_from_wheel
+from hermes_core.index.catalog import IndexEntry, index_document
+from hermes_core.index.wheelmeta import build_wheel, read_wheel
 
 pytestmark = pytest.mark.slow
 
@@ -82,7 +82,8 @@ def test_fetch_lists_the_valid_skills_of_the_wheel_and_notes_the_others(entry: I
 
 
 def test_the_index_refuses_an_invalid_skill_record(entry: IndexEntry) -> None:
-    from hermes_core.index import PluginIndexError, parse_index
+    from hermes_core.errors import PluginIndexError
+    from hermes_core.index.catalog import parse_index
 
     data = json.loads(index_document([entry]))
     data["plugins"][0]["skills"][0].update(name="Not Valid", path="../escape")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core.scaffold import render
+from hermes_core.authoring.scaffold import render
 from hermes_core.skills.validation import validate_skill
 
 

@@ -93,7 +93,7 @@ def test_a_link_out_of_the_skill_folder_is_a_problem(tmp_path: Path) -> None:
 
 def test_a_skill_made_by_skill_manage_passes_both(tmp_path: Path) -> None:
     from hermes_core import Runtime
-    from hermes_core.discovery import candidate_from_module
+    from hermes_core.plugins.discovery import candidate_from_module
 
     runtime = Runtime(home=tmp_path / "home", entry_points=(), environ={})
     runtime.load_candidate(candidate_from_module("hermes_plugin_skills", "skills"))

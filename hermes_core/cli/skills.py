@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..home import HermesHome
+from ..config.home import HermesHome
 from ._common import UserError, echo_json, runtime
 from .table import Column, echo_table
 
@@ -166,7 +166,8 @@ def install(source: str, force: bool) -> None:
         if Path(source).exists() or Path(source).suffix == ".zip" or "/" in source or "\\" in source:
             installed = [install_skill(Path(source), user_root, force=force)]
         else:
-            from ..wheelmeta import WheelError, download_wheel
+            from ..errors import WheelError
+            from ..index.wheelmeta import download_wheel
 
             entry, folders = _index_skills(source)
             try:
@@ -184,7 +185,7 @@ def install(source: str, force: bool) -> None:
 
 def _index_skills(source: str) -> tuple[Any, list[str]]:
     """The index entry of ``ID`` (or ``ID:SKILL``) and the wheel folders of the skills to install."""
-    from ..index import load_index
+    from ..index.catalog import load_index
 
     plugin_id, _, wanted = source.partition(":")
     entry = load_index(home=HermesHome.from_env()).get(plugin_id)

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 import mcp.types as types
 
 if TYPE_CHECKING:
+    from ..calls.views import ToolApi
     from ..skills import SkillCatalog
-    from ..views import ToolApi
 
 __all__ = ["SkillPrompts"]
 

@@ -11,13 +11,26 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from .document import SKILL_DOCUMENT
 from .sources import FoundSkill, SkillSource, platform_matches, scan_root
 
-if TYPE_CHECKING:
-    from ..contributions import Skill
+
+class RegisteredSkill(Protocol):
+    """A skill a plugin registered (``ctx.register_skill``): its qualified name, file or folder, and description."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def path(self) -> Path: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def plugin(self) -> str | None: ...
+    @property
+    def document(self) -> Path:
+        """The Markdown file: the folder's ``SKILL.md``, or the file itself."""
 
 __all__ = ["SkillCatalog", "SkillEntry"]
 
@@ -62,7 +75,7 @@ class SkillEntry:
 class SkillCatalog:
     """The skills of a runtime: plugin skills, then user and project skill roots in precedence order."""
 
-    def __init__(self, plugin_skills: Iterable[Skill], roots: Iterable[tuple[Path, SkillSource]],
+    def __init__(self, plugin_skills: Iterable[RegisteredSkill], roots: Iterable[tuple[Path, SkillSource]],
                  cache_dir: Path | None = None) -> None:
         self.roots = list(roots)
         entries: dict[str, SkillEntry] = {}

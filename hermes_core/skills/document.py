@@ -113,7 +113,7 @@ def parse_front_matter(text: str, path: Path | str = "SKILL.md", *, complete: bo
     """
     import yaml
 
-    from ..yamlmodel import YamlAliasError, load_untrusted_yaml
+    from ..config.yamlmodel import load_untrusted_yaml
 
     where = str(path)
     lines = text.splitlines(keepends=True)
@@ -130,9 +130,11 @@ def parse_front_matter(text: str, path: Path | str = "SKILL.md", *, complete: bo
     body = "".join(lines[closing + 1:])
     try:
         data = load_untrusted_yaml(document)
-    except YamlAliasError as exc:
-        return FrontMatter({}, body, closing + 2, problems=(Problem(where, exc.line + 1, str(exc).split(": ", 1)[-1]),))
     except yaml.YAMLError as exc:
+        alias_line = getattr(exc, "line", None)  # load_untrusted_yaml's refusal of aliases says where
+        if isinstance(alias_line, int):
+            return FrontMatter({}, body, closing + 2, problems=(
+                Problem(where, alias_line + 1, "YAML aliases (*name) are not allowed in a skill's front matter"),))
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 2 if mark is not None else 1
         return FrontMatter({}, body, closing + 2, problems=(

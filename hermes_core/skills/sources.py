@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ..cachefile import write_json
+from ..config.cachefile import write_json
 from .document import SKILL_DOCUMENT, read_front_matter
 
 __all__ = ["FoundSkill", "SkillSource", "platform_matches", "scan_root"]

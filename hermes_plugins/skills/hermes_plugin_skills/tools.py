@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from hermes_core import tool_context, tool_error
 from hermes_core.errors import SkillError
+from hermes_core.plugin import tool_context, tool_error
 
 
 def skills_list(args: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
