@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import stat
 import zipfile
 from pathlib import Path
@@ -69,6 +70,18 @@ def test_install_copies_regular_files_and_leaves_symlinks_out(isolated_home: Pat
     assert sorted(p.relative_to(installed).as_posix() for p in installed.rglob("*")) == \
         ["SKILL.md", "scripts", "scripts/run.sh"]
     assert not (installed / "ran").exists() and not Path("ran").exists()  # nothing of the skill ran
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+def test_install_and_validate_never_open_a_fifo(isolated_home: Path, tmp_path: Path) -> None:
+    source = make_skill(tmp_path, "piped")
+    os.mkfifo(source / "references.md")  # no writer: opening it to copy would block for ever
+    output = hermes("skills", "install", str(source)).output
+    assert "references.md: left out (not a regular file)" in output
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    os.mkfifo(planted / "SKILL.md")
+    assert "not a regular file" in hermes("skills", "validate", str(planted), code=1).output
 
 
 def zipped(tmp_path: Path, members: dict[str, bytes], *, symlinks: dict[str, str] | None = None) -> Path:

@@ -91,6 +91,8 @@ def test_user_skills_are_found_in_category_folders_with_their_category(home: Pat
         ("deploy", "user", "devops"), ("notes", "user", None)]
     assert listed["categories"] == ["devops"]
     assert [s["name"] for s in call(skills_runtime(home), "skills_list", category="devops")["skills"]] == ["deploy"]
+    assert call(skills_runtime(home), "skill_view", name="devops/deploy")["name"] == "deploy"  # Hermes Agent's form
+    assert "error" in call(skills_runtime(home), "skill_view", name="other/deploy")
 
 
 @posix_only
@@ -284,6 +286,19 @@ def test_a_symlink_inside_the_folder_is_served_and_a_large_file_is_cut_and_marke
     assert len(huge["content"]) < 140 * 1024
 
 
+@posix_only
+def test_a_fifo_or_device_among_a_skills_files_is_refused_not_read(viewed: Runtime, home: Path) -> None:
+    folder = home / "skills" / "kit"
+    detector = ReadDetector(folder / "references" / "pipe.md")
+    (folder / "references" / "zero.md").symlink_to("/dev/zero")
+    results = [call(viewed, "skill_view", name="kit", file_path=f"references/{name}")
+               for name in ("pipe.md", "zero.md")]
+    listed = call(viewed, "skill_view", name="kit")["linked_files"]["references"]
+    assert all("error" in result for result in results)
+    assert "references/pipe.md" not in listed and "references/zero.md" not in listed
+    assert detector.release() is False, "the FIFO was opened"
+
+
 def test_a_binary_file_is_described_not_dumped(viewed: Runtime) -> None:
     logo = call(viewed, "skill_view", name="kit", file_path="assets/logo.png")
     assert logo["is_binary"] is True and logo["content"] == "[Binary file: logo.png, size: 17 bytes]"
@@ -346,6 +361,15 @@ def test_skill_manage_writes_only_inside_the_standard_folders(home: Path, file_p
     refused = call(runtime, "skill_manage", action="write_file", name="brew", file_path=file_path, file_content="x")
     assert "error" in refused
     assert sorted(p.name for p in (home / "skills").rglob("*")) == ["SKILL.md", "brew"]
+
+
+def test_skill_manage_does_not_create_through_a_symlinked_category(home: Path, tmp_path: Path) -> None:
+    (tmp_path / "elsewhere").mkdir()
+    (home / "skills").mkdir()
+    (home / "skills" / "linked").symlink_to(tmp_path / "elsewhere")
+    refused = call(skills_runtime(home), "skill_manage", action="create", name="brew", category="linked",
+                   content=GOOD.format(name="brew"))
+    assert "leads out" in refused["error"] and list((tmp_path / "elsewhere").iterdir()) == []
 
 
 def test_plugin_and_project_skills_are_read_only(home: Path, project: Path, tmp_path: Path) -> None:

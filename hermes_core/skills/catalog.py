@@ -104,8 +104,12 @@ class SkillCatalog:
         return [entry for entry in self.entries.values() if entry.available and entry.readable]
 
     def get(self, name: str) -> SkillEntry | None:
-        """The skill ``name`` (a bare name, or ``plugin:skill``), offered or not."""
-        return self.entries.get(name.strip())
+        """The skill ``name`` (a bare name, ``category/name`` as Hermes Agent also accepts, or ``plugin:skill``),
+        offered or not."""
+        name = name.strip()
+        category, _, bare = name.rpartition("/")
+        entry = self.entries.get(bare if category else name)
+        return None if entry is None or (category and entry.category != category) else entry
 
     def root_of(self, source: SkillSource) -> Path | None:
         return next((root for root, s in self.roots if s == source), None)

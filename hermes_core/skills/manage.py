@@ -106,6 +106,9 @@ def _create(catalog: SkillCatalog, user_root: Path, name: str, content: str, cat
                              "digits and '-', separated by '/'")
         parent = user_root.joinpath(*parts)
     folder = parent / name
+    root = Path(os.path.realpath(user_root))
+    if root != Path(os.path.realpath(parent)) and root not in Path(os.path.realpath(parent)).parents:
+        raise SkillError(f"category {category!r} leads out of {user_root} (a symlink)")
     if folder.exists() or folder.is_symlink():
         raise SkillError(f"{folder} already exists")
     report = validate_text(content, folder)
