@@ -80,3 +80,14 @@ def test_read_untrusted_text_takes_only_small_regular_files(tmp_path):
         read_untrusted_text(fifo)
     with pytest.raises(UnsafeFileError, match="larger than 4 bytes"):
         read_untrusted_text(good, 4)
+
+
+def test_a_plugin_index_served_larger_than_the_cap_is_refused(http_server) -> None:
+    from hermes_core.config.untrusted import TEXT_LIMIT
+    from hermes_core.errors import PluginIndexError
+    from hermes_core.index.catalog import load_index
+
+    url, routes = http_server
+    routes["/index.json"] = (200, b"{" + b" " * TEXT_LIMIT + b"}")
+    with pytest.raises(PluginIndexError, match="larger than"):
+        load_index(f"{url}/index.json")

@@ -334,7 +334,10 @@ def _read(source: str, where: str) -> str:
         request = urllib.request.Request(source, headers={"User-Agent": "hermes-index", "Accept": "application/json"})
         try:
             with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT) as response:
-                return response.read().decode("utf-8")
+                body = response.read(TEXT_LIMIT + 1)  # a server that never stops sending cannot fill the memory
+            if len(body) > TEXT_LIMIT:
+                raise PluginIndexError(f"cannot read the plugin index at {where}: it is larger than {TEXT_LIMIT} bytes")
+            return body.decode("utf-8")
         except urllib.error.HTTPError as exc:
             raise PluginIndexError(f"cannot read the plugin index at {where}: HTTP {exc.code} {exc.reason}") from None
         except urllib.error.URLError as exc:
