@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from ._version import __version__
 from .compat import HERMES_AGENT_INTERNALS, claim, import_problem, install_shims, loading
-from .deadline import DeadlineExceeded, call_with_deadline
 from .discovery import PluginCandidate, core_satisfies
 from .errors import HermesError
+from .executor import DeadlineExceeded, call_with_deadline
 from .exitguard import refusing_exit
 from .hooks import KNOWN_HOOKS
 from .references import LazyReference, ReferenceImportError

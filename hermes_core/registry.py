@@ -14,7 +14,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Final, Literal, NamedTuple, Protocol
 
-from .deadline import DeadlineExceeded, call_with_deadline
+from .executor import DeadlineExceeded, call_with_deadline
 from .exitguard import refusing_exit
 from .references import LazyReference
 

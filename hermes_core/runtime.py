@@ -76,7 +76,8 @@ class Runtime(ToolApi):
         self.registry = ToolRegistry(check_timeout=self._load_timeout(), contexts=self.tool_context)
         self.toolsets = Toolsets(self.registry)
         self.hooks = HookRunner(lambda: self._config_data()["plugins"]["hook_timeout"],
-                                lambda: self._config_data()["plugins"]["post_hooks"] == "background")
+                                lambda: self._config_data()["plugins"]["post_hooks"] == "background",
+                                lambda: self._config_data()["plugins"]["max_abandoned_hooks"])
         self.contributions = Contributions(self.registry, self.toolsets, self.hooks)
         self.middleware = self.contributions.middleware
         self.commands = self.contributions.commands
