@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import functools
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -395,8 +395,26 @@ def _file_lock(path: Path) -> Iterator[None]:
         raise ConfigError(
             f"{path}: cannot write the configuration ({exc.strerror}); check the folder's permissions") from None
     with lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+        if sys.platform == "win32":  # (fcntl is Unix-only; imported where used, so the core imports everywhere)
+            import msvcrt
+
+            lock.seek(0)
+            while True:
+                try:
+                    msvcrt.locking(lock.fileno(), msvcrt.LK_LOCK, 1)  # (gives up after 10 s: try again)
+                    break
+                except OSError:
+                    continue
+            try:
+                yield
+            finally:
+                lock.seek(0)
+                msvcrt.locking(lock.fileno(), msvcrt.LK_UNLCK, 1)
+        else:
+            import fcntl
+
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)

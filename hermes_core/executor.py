@@ -1,9 +1,8 @@
 """Calls with a deadline on daemon worker threads, so a hung plugin never wedges its caller.
 
-A :class:`Job` is a sequence of steps handed to one worker in one hand-off, under one deadline. A job that
-misses it is abandoned with its worker: the caller goes on at once, the step running then is left to finish on
-its own (the worker runs nothing after it and then ends), and the next job gets an idle or fresh worker.
-Standard library only (``queue.SimpleQueue``, ``threading``); portable to Windows and macOS.
+A :class:`Job` (steps handed to one worker in one hand-off, under one deadline) that misses its deadline is
+abandoned with its worker: the caller goes on at once, the step running then finishes on its own (nothing runs
+after it there) and the next job gets an idle or fresh worker. Standard library only; portable.
 """
 
 from __future__ import annotations
@@ -32,10 +31,9 @@ class DeadlineExceeded(TimeoutError):
 class Job:
     """``step(argument)`` for each of ``steps[start:]`` in order, and what they did.
 
-    ``after(index, value)`` runs after each step that returned (where it ran) and ends the job by returning
-    True. ``on_abandon(job)`` runs when a waiter gives up on it, and ``on_late_return(job)`` when the step
-    that was running then has returned at last (both under the job's lock, so in that order).
-    ``report(job)`` runs on the worker once a job ends in time.
+    ``after(index, value)`` runs after each step that returned, where it ran, and ends the job by returning True.
+    ``on_abandon(job)`` runs when a waiter gives up on it and ``on_late_return(job)`` when the step running then
+    returns at last (both under the job's lock: in that order). ``report(job)``: on the worker, once it ended.
     """
 
     def __init__(self, steps: Sequence[Callable[[Any], Any]], argument: Any, timeout: float, start: int = 0,
@@ -51,8 +49,7 @@ class Job:
         self.index = self.end = start
         #: The step that was running when the deadline passed (the job ended there), else None.
         self.missed: int | None = None
-        self.stopped = False
-        self.deadline = float("inf")
+        self.stopped, self.deadline = False, float("inf")
         self.context: contextvars.Context | None = None
         self._done: threading.Lock | None = None  # held from the start until the job ends
         self._lock = threading.Lock()  # the worker finishing and a waiter giving up decide under it
@@ -68,29 +65,19 @@ class Job:
             return self._rest
 
     def _run(self) -> None:
-        steps, argument, after, outcomes = self.steps, self.argument, self.after, self.outcomes
+        steps, argument, outcomes = self.steps, self.argument, self.outcomes
         for index in range(self.index, len(steps)):
-            if self._abandoned:  # given up between two steps: the one blamed never started
-                return self._returned()
-            try:
-                outcome = (index, True, steps[index](argument))
-            except BaseException as exc:  # on a worker even KeyboardInterrupt is the plugin's own
-                outcome = (index, False, exc)
+            outcome = (index, False, None) if self._abandoned else _call(steps[index], argument, index)
             with self._lock:
-                if self._abandoned:
+                if self._abandoned:  # the step blamed returned at last (or, given up between two, never ran)
                     if self.on_late_return is not None:
                         self.on_late_return(self)
                     return
                 outcomes.append(outcome)
                 self.index = self.end = index + 1
-            if _ends(outcome, after, outcomes):
+            if _ends(outcome, self.after, outcomes):
                 self.stopped = True
                 return
-
-    def _returned(self) -> None:
-        with self._lock:
-            if self.on_late_return is not None:
-                self.on_late_return(self)
 
     def _finish(self) -> bool:
         """(On the worker.) Mark the job done unless it was abandoned; whether it was done."""
@@ -128,10 +115,6 @@ class Job:
                             self.on_abandon(self)
                     return False
 
-    @property
-    def abandoned(self) -> bool:
-        return self._abandoned
-
 
 class _Worker:
     """A daemon thread that runs the jobs put in its inbox; ``None`` ends it."""
@@ -155,11 +138,8 @@ class Workers:
     forked child, which starts its own)."""
 
     def __init__(self, name: str) -> None:
-        self.name = name
-        self._lock = threading.Lock()
+        self.name, self._lock, self._count, self._pid = name, threading.Lock(), 0, os.getpid()
         self._idle: list[_Worker] = []
-        self._count = 0
-        self._pid = os.getpid()
 
     def start(self, job: Job) -> Job:
         """Hand ``job`` to a worker; its deadline starts now."""
@@ -168,9 +148,7 @@ class Workers:
                 self._idle, self._pid = [], os.getpid()
             worker = self._idle.pop() if self._idle else None
             self._count += 1
-            number = self._count
-        if worker is None:
-            worker = _Worker(self, f"{self.name}-{number}")
+        worker = worker or _Worker(self, f"{self.name}-{self._count}")
         job.context = contextvars.copy_context()
         done = threading.Lock()
         done.acquire()
@@ -204,16 +182,20 @@ def run_inline(steps: Sequence[Callable[[Any], Any]], argument: Any, start: int 
     """A job run in the caller's thread, without a deadline."""
     job = Job(steps, argument, 0.0, start, after)
     for index in range(start, len(steps)):
-        try:
-            outcome = (index, True, steps[index](argument))
-        except BaseException as exc:  # (a KeyboardInterrupt too: the caller tells the user's from a plugin's)
-            outcome = (index, False, exc)
+        outcome = _call(steps[index], argument, index)  # (a KeyboardInterrupt too: the caller tells whose it is)
         job.outcomes.append(outcome)
         job.index = job.end = index + 1
         if _ends(outcome, after, job.outcomes):
             job.stopped = True
             break
     return job
+
+
+def _call(step: Callable[[Any], Any], argument: Any, index: int) -> tuple[int, bool, Any]:
+    try:
+        return index, True, step(argument)
+    except BaseException as exc:  # on a worker even a KeyboardInterrupt is the plugin's own
+        return index, False, exc
 
 
 def _ends(outcome: tuple[int, bool, Any], after: Callable[[int, Any], bool] | None,
@@ -232,7 +214,13 @@ def _ends(outcome: tuple[int, bool, Any], after: Callable[[int, Any], bool] | No
 
 _shared = Workers("hermes-deadline")
 _late_lock = threading.Lock()
+#: The calls of :func:`call_with_deadline` abandoned at their deadline and still running.
 _late_calls: set[tuple[Any, ...]] = set()
+
+
+def _late(key: tuple[Any, ...], late: bool) -> None:
+    with _late_lock:
+        (_late_calls.add if late else _late_calls.discard)(key)
 
 
 def call_with_deadline(fn: Callable[..., Any], timeout: float | None, /, *args: Any) -> Any:
@@ -245,16 +233,8 @@ def call_with_deadline(fn: Callable[..., Any], timeout: float | None, /, *args: 
     with _late_lock:
         if key in _late_calls:
             raise DeadlineExceeded(f"has not returned from an earlier call that missed its {timeout:g} s deadline")
-
-    def abandoned(_: Job) -> None:
-        with _late_lock:
-            _late_calls.add(key)
-
-    def returned(_: Job) -> None:
-        with _late_lock:
-            _late_calls.discard(key)
-
-    job = _shared.run(Job([lambda _: fn(*args)], None, timeout, on_abandon=abandoned, on_late_return=returned))
+    job = _shared.run(Job([lambda _: fn(*args)], None, timeout, on_abandon=lambda _: _late(key, True),
+                          on_late_return=lambda _: _late(key, False)))
     if job.missed is not None:
         raise DeadlineExceeded(f"did not finish within {timeout:g} s")
     _, ok, value = job.outcomes[0]

@@ -99,6 +99,6 @@ class PluginFault(Exception):
             detail = str(error)
         except Exception:
             detail = ""
-        super().__init__(f"{part} of plugin '{plugin}' raised {type(error).__name__}"
-                         + (f": {detail}" if detail else ""))
+        owner = f"{part} of plugin '{plugin}'" if plugin else part
+        super().__init__(f"{owner} raised {type(error).__name__}" + (f": {detail}" if detail else ""))
         self.plugin, self.error = plugin, error

@@ -573,6 +573,17 @@ class HookRunner:
         with self._lock:
             return sum(self._abandoned.values())
 
+    def problems_of(self, plugin: str) -> list[str]:
+        """What went wrong with ``plugin``'s hooks in this runtime: switched off, or a ``pre_tool_call`` answer that
+        is not valid (the last one, which blocked its call)."""
+        problems = []
+        if plugin in self.switched_off:
+            problems.append(f"hooks switched off: {self.switched_off[plugin]}")
+        if plugin in self.bad_answers:
+            problems.append(f"pre_tool_call gave an answer that is not valid, which blocked the call: "
+                            f"{self.bad_answers[plugin]}")
+        return problems
+
     def plugins_with(self, hook: str) -> list[str]:
         return [impl.plugin for impl in self.implementations(hook)]
 
