@@ -1,11 +1,13 @@
-"""Per-call overhead of ``handle_function_call`` over calling the handler directly: without hooks, with 1 no-op
-``pre_tool_call`` + 1 no-op ``post_tool_call``, and with 3 + 3 (each implementation with its deadline, the
-default; with ``post_hooks: background``, the post hooks riding on the next call's hand-off; and with
-``hook_timeout: 0``, inline). Anchors in the same run: pluggy calling 3 no-op
-implementations; a bare round trip to another thread and back (the floor of each hook phase with deadlines,
-which hands its implementations to a worker thread and waits for it); and, when ``HERMES_AGENT_PYTHON`` names
-an interpreter with ``hermes-agent==0.19.0`` installed (``make bench-vs-hermes-agent``), Hermes Agent's own
-``handle_function_call``.
+"""Per-call overhead of ``handle_function_call`` over calling the handler directly, and the figures issue 26 sets:
+
+- without hooks: the overhead (target ≤ 2 µs);
+- with 3 no-op ``pre_tool_call`` + 3 no-op ``post_tool_call`` under deadlines, against a floor measured in the same
+  run: one bare ``ThreadPoolExecutor`` submit+result round trip plus the same six hooks called inline (target ≤ 2 ×);
+- with ``hook_timeout: 0`` (inline), against pluggy calling six no-op implementations (target ≤ 3 ×);
+- the line count of the hook executor (``hermes_core/executor.py``).
+
+Also 1 + 1 hooks, ``post_hooks: background``, and, when ``HERMES_AGENT_PYTHON`` names an interpreter with
+``hermes-agent==0.19.0`` installed (``make bench-vs-hermes-agent``), Hermes Agent's own ``handle_function_call``.
 
 Run: python bench/dispatch.py   (prints figures; asserts nothing)
 """
@@ -14,13 +16,12 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import subprocess
 import sys
 import tempfile
-import threading
 import timeit
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pluggy
@@ -59,8 +60,8 @@ def runtime_with_hooks(pairs: int, hook_timeout: float = 30, post_hooks: str = "
     return runtime
 
 
-def pluggy_three() -> Callable[[], object]:
-    """pluggy itself calling 3 no-op implementations of one hook (no deadline, no isolation)."""
+def pluggy_six() -> Callable[[], object]:
+    """pluggy itself calling 6 no-op implementations of one hook (no deadline, no isolation)."""
     mark, spec = pluggy.HookimplMarker("bench"), pluggy.HookspecMarker("bench")
 
     class Spec:
@@ -70,31 +71,29 @@ def pluggy_three() -> Callable[[], object]:
 
     manager = pluggy.PluginManager("bench")
     manager.add_hookspecs(Spec)
-    for index in range(3):
+    for index in range(6):
         manager.register(type(f"P{index}", (), {"post_tool_call": staticmethod(mark(lambda tool_name, result: None))}),
                          name=f"p{index}")
     return lambda: manager.hook.post_tool_call(tool_name="add", result="{}")
 
 
-def thread_round_trip() -> Callable[[], object]:
-    """One byte to a waiting thread through a pipe and one back, as a hook phase's hand-off does (no work)."""
-    go_r, go_w = os.pipe()
-    done_r, done_w = os.pipe()
+def floor() -> tuple[Callable[[], object], Callable[[], object]]:
+    """The floor of 3 + 3 hooks under deadlines: one bare ``ThreadPoolExecutor`` round trip (submit and wait for the
+    result of a no-op), and the six no-op hooks called inline (each with the keywords it takes, as Hermes calls
+    them)."""
+    pool = ThreadPoolExecutor(max_workers=1)
+    pool.submit(int).result()
+    pre = [lambda tool_name, args: None] * 3
+    post = [lambda tool_name, result: None] * 3
+    args = {"a": 2, "b": 3}
 
-    def echo() -> None:
-        while os.read(go_r, 1):
-            os.write(done_w, b"d")
+    def six() -> None:
+        for hook in pre:
+            hook(tool_name="add", args=args)
+        for hook in post:
+            hook(tool_name="add", result="{}")
 
-    threading.Thread(target=echo, daemon=True).start()
-    poller = select.poll()
-    poller.register(done_r, select.POLLIN)
-
-    def round_trip() -> None:
-        os.write(go_w, b"g")
-        poller.poll(30_000)
-        os.read(done_r, 1)
-
-    return round_trip
+    return (lambda: pool.submit(int).result()), six
 
 
 HERMES_AGENT_PROBE = """
@@ -139,6 +138,7 @@ def main() -> None:
     runtimes = (plain, one, three, inline, background)
     for runtime in runtimes:
         runtime.handle_function_call("add", args)  # warm: validators compiled, hook workers started
+    round_trip, six_inline = floor()
     times = best_of({
         "direct": (lambda: add(args), 20_000),
         "dict": (lambda: plain.handle_function_call("add", args), 20_000),
@@ -148,8 +148,9 @@ def main() -> None:
         "3+3": (lambda: three.handle_function_call("add", args), 2_000),
         "3+3 inline": (lambda: inline.handle_function_call("add", args), 5_000),
         "3+3 background": (lambda: background.handle_function_call("add", args), 2_000),
-        "pluggy": (pluggy_three(), 20_000),
-        "round trip": (thread_round_trip(), 2_000),
+        "pluggy": (pluggy_six(), 20_000),
+        "round trip": (round_trip, 2_000),
+        "six inline": (six_inline, 20_000),
     })
     direct = times["direct"]
 
@@ -162,19 +163,26 @@ def main() -> None:
     print(f"  of which json.loads of the arguments: {times['decode'] * 1e6:5.2f} µs")
     row("with 1 pre_tool_call + 1 post_tool_call (deadlines)", "1+1")
     row("with 3 pre_tool_call + 3 post_tool_call (deadlines)", "3+3")
-    row("with 3 + 3, post_hooks: background (one hand-off)", "3+3 background")
+    row("with 3 + 3, post_hooks: background", "3+3 background")
     row("with 3 + 3, hook_timeout: 0 (inline, no deadline)", "3+3 inline")
-    print(f"{'anchor: pluggy calling 3 no-op implementations':<52} {times['pluggy'] * 1e6:8.2f} µs/call")
-    trip = times["round trip"]
-    print(f"{'anchor: a bare round trip to another thread':<52} {trip * 1e6:8.2f} µs  (a call with both hook phases "
-          f"under deadlines makes two: {2 * trip * 1e6:.1f} µs; 3 + 3 costs "
-          f"{(times['3+3'] - direct - 2 * trip) * 1e6:.1f} µs beyond them)")
+    print(f"{'anchor: pluggy calling 6 no-op implementations':<52} {times['pluggy'] * 1e6:8.2f} µs/call")
+    print(f"{'anchor: a bare ThreadPoolExecutor round trip':<52} {times['round trip'] * 1e6:8.2f} µs")
+    print(f"{'anchor: the same six hooks called inline':<52} {times['six inline'] * 1e6:8.2f} µs")
+    hooked = times["3+3"] - direct
+    floor_time = times["round trip"] + times["six inline"]
+    inline_over = times["3+3 inline"] - direct
+    lines = len((Path(__file__).resolve().parent.parent / "hermes_core" / "executor.py").read_text().splitlines())
+    print()
+    print(f"no-hook overhead:                      {(times['dict'] - direct) * 1e6:6.2f} µs   (target ≤ 2 µs)")
+    print(f"3 + 3 hooks with deadlines vs floor:   {hooked / floor_time:6.2f} ×   (target ≤ 2 ×; the floor: one "
+          f"round trip + six inline hooks, {floor_time * 1e6:.1f} µs)")
+    print(f"hook_timeout: 0 vs pluggy, six hooks:  {inline_over / times['pluggy']:6.2f} ×   (target ≤ 3 ×)")
+    print(f"hook executor (hermes_core/executor.py): {lines} lines")
     agent = hermes_agent()
     if agent is not None:
         overhead = agent["via"] - agent["direct"]
         print(f"{'Hermes Agent 0.19 handle_function_call, no hooks':<52} {agent['via'] * 1e6:8.2f} µs/call  "
               f"overhead {overhead * 1e6:7.2f} µs  ({overhead / max(times['dict'] - direct, 1e-9):.1f} × ours)")
-    print("targets: overhead ≤ 2 µs without hooks; ≤ 25 µs with 3 + 3 no-op hooks and their deadlines")
     for runtime in runtimes:
         runtime.close()
 

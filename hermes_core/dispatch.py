@@ -244,7 +244,8 @@ class _Plan:
         """Every ``pre_tool_call`` answer, checked where it ran: one that is not valid blocks the call, a ``modify``
         is validated against the schema again, an ``approve`` is asked here and then the others run."""
         name, hooks, check = self.entry.name, self.dispatcher.hooks, self.check
-        kwargs = {**call.context, "tool_name": name, "args": call.args, "turn_id": None, "api_request_id": None,
+        kwargs: dict[str, Any] = {"task_id": call.task_id, "session_id": call.session_id, "tool_call_id": call.tool_call_id,
+                  "tool_name": name, "args": call.args, "turn_id": None, "api_request_id": None,
                   "middleware_trace": call.trace}
         refusal: list[str] = []
 
@@ -371,7 +372,8 @@ class _Plan:
     def post_tool_call(self, call: _Call) -> str | None:
         result = call.result
         assert result is not None
-        observed = {**call.context, "tool_name": self.entry.name, "args": call.args, "result": result,
+        observed = {"task_id": call.task_id, "session_id": call.session_id, "tool_call_id": call.tool_call_id,
+                    "tool_name": self.entry.name, "args": call.args, "result": result,
                     "duration_ms": (time.perf_counter() - call.started) * 1000,
                     "status": call.status, "error_type": call.error_type, "error_message": call.error_message,
                     "turn_id": None, "api_request_id": None, "middleware_trace": call.trace}

@@ -125,8 +125,9 @@ def _awaiting(call: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]
 
 
 #: A phase's implementations in calling order (those of switched-off plugins left out), their ``call`` functions,
-#: and the first implementation of a switched-off plugin, if any (a fail-closed phase refuses to run without it).
-_Phase = tuple[tuple[HookImpl, ...], tuple[Callable[[dict[str, Any]], Any], ...], HookImpl | None]
+#: the first implementation of a switched-off plugin, if any (a fail-closed phase refuses to run without it), and
+#: whether one of them is ``firstresult``.
+_Phase = tuple[tuple[HookImpl, ...], tuple[Callable[[dict[str, Any]], Any], ...], HookImpl | None, bool]
 
 
 class HookPhase:
@@ -379,7 +380,8 @@ class HookRunner:
                 impls = [impl for hook in hooks for impl in self._implementations(hook)]
                 on = tuple(impl for impl in impls if impl.plugin not in self.switched_off)
                 off = next((impl for impl in impls if impl.plugin in self.switched_off), None)
-                phase = state.phases[hooks] = (on, tuple(impl.call for impl in on), off)
+                phase = state.phases[hooks] = (on, tuple(impl.call for impl in on), off,
+                                               any(impl.hook in _FIRSTRESULT for impl in on))
         return phase
 
     def call(self, hook: str, **kwargs: Any) -> list[tuple[HookImpl, Any]]:
@@ -404,8 +406,9 @@ class HookRunner:
         ``missed`` set; a fail-closed phase with an implementation of a switched-off plugin does not run.
         ``start`` resumes a stopped phase; ``state`` is the published state to use (default: the current one).
         """
-        self._wait_for_posted()  # (which may switch a plugin off)
-        impls, calls, off = self._phase(hooks, None if self.switched_off else state)
+        if self._lane.posted is not None:
+            self._wait_for_posted()  # (which may switch a plugin off)
+        impls, calls, off, firstresult = self._phase(hooks, None if self.switched_off else state)
         phase = HookPhase(start)
         if fail_closed and off is not None:
             phase.missed, phase.switched_off = off, True
@@ -413,12 +416,14 @@ class HookRunner:
         if start >= len(impls):
             return phase
 
-        def after(index: int, value: Any) -> bool:
+        def check(index: int, value: Any) -> bool:
             impl = impls[index]
             if stop is not None and stop(impl, value):
                 phase.stopped = True
                 return True
             return value is not None and impl.hook in _FIRSTRESULT
+
+        after = check if stop is not None or firstresult else None  # (None: nothing to look at, the cheapest)
 
         timeout = self.current_timeout()
         since = sigints()
@@ -505,7 +510,7 @@ class HookRunner:
         with a deadline they are posted, and this thread's next phase waits for them; without one they run
         inline. Exceptions and missed deadlines are logged as :meth:`run` logs them."""
         self._wait_for_posted()
-        impls, calls, _ = self._phase((hook,), None if self.switched_off else state)
+        impls, calls, _, _ = self._phase((hook,), None if self.switched_off else state)
         if not impls:
             return
         timeout = self.current_timeout()

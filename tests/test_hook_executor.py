@@ -181,14 +181,16 @@ def test_hook_timeout_zero_runs_every_phase_in_the_callers_thread(runtime):
 WITHOUT_UNIX = r"""
 import importlib.abc, json, os, select, sys, threading, time
 
+UNIX_ONLY = ("fcntl", "termios", "pty", "resource", "pwd", "grp")
+
 class Refuse(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
-        if name in ("fcntl", "termios", "pty", "resource"):
+        if name in UNIX_ONLY:
             raise ModuleNotFoundError(f"No module named {name!r} (as on Windows)")
         return None
 
 sys.meta_path.insert(0, Refuse())
-for name in ("fcntl", "termios", "pty", "resource"):
+for name in UNIX_ONLY:
     sys.modules.pop(name, None)
 for module, attribute in ((select, "poll"), (os, "register_at_fork")):
     if hasattr(module, attribute):
@@ -196,7 +198,7 @@ for module, attribute in ((select, "poll"), (os, "register_at_fork")):
 
 import hermes_core
 from hermes_core import Runtime
-assert "fcntl" not in sys.modules and "termios" not in sys.modules
+assert not set(UNIX_ONLY) & set(sys.modules)
 
 home = os.environ["HERMES_HOME"]
 open(os.path.join(home, "config.yaml"), "w").write("plugins:\n  hook_timeout: 0.3\n  post_hooks: background\n")

@@ -411,6 +411,7 @@ def test_the_interpreters_exit_waits_for_background_post_hooks_each_within_its_d
         assert "post_tool_call hook of plugin 'stuck' did not finish within 0.5 s; abandoned" in result.stderr
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
 def test_hook_workers_work_in_a_forked_child(tmp_path):
     script = tmp_path / "fork.py"
     script.write_text(textwrap.dedent("""
