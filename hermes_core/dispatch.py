@@ -244,9 +244,10 @@ class _Plan:
         """Every ``pre_tool_call`` answer, checked where it ran: one that is not valid blocks the call, a ``modify``
         is validated against the schema again, an ``approve`` is asked here and then the others run."""
         name, hooks, check = self.entry.name, self.dispatcher.hooks, self.check
-        kwargs: dict[str, Any] = {"task_id": call.task_id, "session_id": call.session_id, "tool_call_id": call.tool_call_id,
-                  "tool_name": name, "args": call.args, "turn_id": None, "api_request_id": None,
-                  "middleware_trace": call.trace}
+        kwargs: dict[str, Any] = {
+            "task_id": call.task_id, "session_id": call.session_id, "tool_call_id": call.tool_call_id,
+            "tool_name": name, "args": call.args, "turn_id": None, "api_request_id": None,
+            "middleware_trace": call.trace}
         refusal: list[str] = []
 
         def answered(impl: HookImpl, answer: Any) -> bool:  # runs where the implementation ran
