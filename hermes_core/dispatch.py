@@ -20,7 +20,7 @@ from .arguments import ArgumentError, ArgumentValidator, parse_arguments
 from .budget import ResultBudget
 from .contributions import Middleware
 from .exitguard import PluginFault, sigints, user_interrupted, watch_sigint
-from .hooks import HookImpl, HookRunner
+from .hooks import HookImpl, HookRunner, answer_problem, quoted
 from .policies import ToolScope
 from .registry import (
     UNLIMITED,
@@ -47,8 +47,6 @@ AGENT_LOOP_TOOLS = frozenset({"todo", "memory", "session_search", "delegate_task
 #: Tools that talk to the user: a batch that holds one never runs in parallel.
 INTERACTIVE_TOOLS = frozenset({"clarify"})
 MAX_PARALLEL = 8
-#: Hooks that wrap a tool call; without any of them the call takes the short path.
-TOOL_HOOKS = frozenset({"pre_tool_call", "post_tool_call", "transform_tool_result"})
 #: Characters of one argument an approval question shows; a call shown cut is not approved as a whole.
 SHOWN_ARGUMENT_CHARS = 2000
 _AGENT_LOOP_ONLY = ("Tool '{}' is handled by the agent loop, which owns the state and the user it needs; it cannot be "
@@ -77,47 +75,6 @@ def valid_text(text: str) -> str:
 
 class _Blocked(Exception):
     pass
-
-
-#: A ``pre_tool_call`` answer's documented shapes: the keys each action may have, and the types of their values.
-ANSWERS: dict[str, dict[str, tuple[type, ...]]] = {
-    "block": {"action": (str,), "message": (str,)},
-    "approve": {"action": (str,), "message": (str,), "rule_key": (str, type(None))},
-    "modify": {"action": (str,), "args": (dict,)},
-}
-#: Characters of a bad hook answer an error quotes.
-QUOTED_ANSWER_CHARS = 200
-
-
-def answer_problem(answer: Any) -> str | None:
-    """Why ``answer`` is not a valid ``pre_tool_call`` answer (None when it is: ``None`` or a documented shape,
-    exactly: no other action, key, spelling or type)."""
-    if answer is None:
-        return None
-    if type(answer) is not dict:
-        return f"a {type(answer).__name__}, not a dict or None"
-    action = answer.get("action")
-    shape = ANSWERS.get(action) if type(action) is str else None
-    if shape is None:
-        return f"no action {', '.join(map(repr, ANSWERS))}"
-    for key, value in answer.items():
-        types = shape.get(key) if type(key) is str else None
-        if types is None:
-            return f"a key {_quoted(key, 40)} that a {action!r} answer does not have"
-        if type(value) not in types:
-            return f"{key!r} is a {type(value).__name__}"
-    if action == "modify" and "args" not in answer:
-        return "a 'modify' answer without 'args'"
-    return None
-
-
-def _quoted(value: Any, limit: int = QUOTED_ANSWER_CHARS) -> str:
-    """``repr(value)`` cut to ``limit`` characters (and never raising)."""
-    try:
-        text = repr(value)
-    except Exception:
-        text = f"<a {type(value).__name__} that cannot be shown>"
-    return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit} more characters)"
 
 
 def _shown_name(name: Any) -> str:
@@ -255,10 +212,10 @@ class _Plan:
                 return False
             problem = answer_problem(answer)
             if problem is not None:
-                quoted = _quoted(answer)
-                hooks.bad_answers[impl.plugin] = f"{quoted} ({problem})"
+                shown = quoted(answer)
+                hooks.bad_answers[impl.plugin] = f"{shown} ({problem})"
                 refusal.append(f"Blocked: the pre_tool_call hook of plugin '{impl.plugin}' gave an answer that is not "
-                               f"valid ({problem}): {quoted}")
+                               f"valid ({problem}): {shown}")
                 return True
             if answer["action"] != "modify":
                 return True

@@ -18,7 +18,7 @@ from typing import Any, Final
 
 from .exitguard import refusing_exit
 
-__all__ = ["DeadlineExceeded", "Job", "Workers", "call_with_deadline", "run_inline"]
+__all__ = ["Batch", "DeadlineExceeded", "Job", "Workers", "call_with_deadline", "run_inline"]
 
 #: Idle workers a pool keeps; more start when more callers wait at once, and leave when they are done.
 MAX_IDLE: Final = 8
@@ -28,7 +28,21 @@ class DeadlineExceeded(TimeoutError):
     """A call did not finish in time; it goes on, abandoned, on its worker thread."""
 
 
-class Job:
+class Batch:
+    """What running steps did."""
+
+    def __init__(self, start: int) -> None:
+        #: ``(index, True, value)`` or ``(index, False, exception)`` for each step that returned or raised.
+        self.outcomes: list[tuple[int, bool, Any]] = []
+        #: The step running (or next to run); where the steps ended once they have.
+        self.index = self.end = start
+        #: The step that was running when the deadline passed (the job ended there), else None.
+        self.missed: int | None = None
+        #: ``after`` ended the steps (or one raised what is not an ``Exception``).
+        self.stopped = False
+
+
+class Job(Batch):
     """``step(argument)`` for each of ``steps[start:]`` in order, and what they did.
 
     ``after(index, value)`` runs after each step that returned, where it ran, and ends the job by returning True.
@@ -41,15 +55,10 @@ class Job:
                  on_abandon: Callable[[Job], None] | None = None,
                  on_late_return: Callable[[Job], None] | None = None,
                  report: Callable[[Job], None] | None = None) -> None:
+        super().__init__(start)
         self.steps, self.argument, self.timeout, self.after = steps, argument, timeout, after
         self.on_abandon, self.on_late_return, self.report = on_abandon, on_late_return, report
-        #: ``(index, True, value)`` or ``(index, False, exception)`` for each step that returned or raised.
-        self.outcomes: list[tuple[int, bool, Any]] = []
-        #: The step running (or next to run); where the job ended once it has.
-        self.index = self.end = start
-        #: The step that was running when the deadline passed (the job ended there), else None.
-        self.missed: int | None = None
-        self.stopped, self.deadline = False, float("inf")
+        self.deadline = float("inf")
         self.context: contextvars.Context | None = None
         self._done: threading.Lock | None = None  # held from the start until the job ends
         self._lock = threading.Lock()  # the worker finishing and a waiter giving up decide under it
@@ -75,7 +84,7 @@ class Job:
                     return
                 outcomes.append(outcome)
                 self.index = self.end = index + 1
-            if _ends(outcome, self.after, outcomes):
+            if (self.after is not None or not outcome[1]) and _ends(outcome, self.after, outcomes):
                 self.stopped = True
                 return
 
@@ -178,22 +187,30 @@ class Workers:
 
 
 def run_inline(steps: Sequence[Callable[[Any], Any]], argument: Any, start: int = 0,
-               after: Callable[[int, Any], bool] | None = None) -> Job:
-    """A job run in the caller's thread, without a deadline."""
-    job = Job(steps, argument, 0.0, start, after)
+               after: Callable[[int, Any], bool] | None = None) -> Batch:
+    """The steps run in the caller's thread, without a deadline."""
+    batch = Batch(start)
+    outcomes = batch.outcomes
     for index in range(start, len(steps)):
         outcome = _call(steps[index], argument, index)  # (a KeyboardInterrupt too: the caller tells whose it is)
-        job.outcomes.append(outcome)
-        job.index = job.end = index + 1
-        if _ends(outcome, after, job.outcomes):
-            job.stopped = True
+        outcomes.append(outcome)
+        batch.index = batch.end = index + 1
+        if (after is not None or not outcome[1]) and _ends(outcome, after, outcomes):
+            batch.stopped = True
             break
-    return job
+    return batch
 
 
 def _call(step: Callable[[Any], Any], argument: Any, index: int) -> tuple[int, bool, Any]:
+    """A step's outcome; a value that is awaitable (an ``async def`` step's coroutine) is awaited first, on the
+    caller's loop when the async API started the work (see ``asyncbridge.awaited``)."""
     try:
-        return index, True, step(argument)
+        value = step(argument)
+        if value is not None and type(value) is not dict and hasattr(value, "__await__"):
+            from .asyncbridge import awaited
+
+            value = awaited(value)
+        return index, True, value
     except BaseException as exc:  # on a worker even a KeyboardInterrupt is the plugin's own
         return index, False, exc
 

@@ -30,16 +30,18 @@ from typing import Any
 import pluggy
 
 from .errors import HermesError
-from .executor import Job, Workers, run_inline
+from .executor import Batch, Job, Workers, run_inline
 from .exitguard import PluginFault, sigints, user_interrupted
 
 __all__ = [
+    "ANSWERS",
     "KNOWN_HOOKS",
     "HermesHookSpecs",
         "HookImpl",
     "HookImplementationError",
     "HookPhase",
     "HookRunner",
+    "answer_problem",
     "hookimpl",
     "hookspec",
 ]
@@ -108,26 +110,54 @@ class HookImpl:
     @classmethod
     def of(cls, plugin: str, hook: str, function: Callable[..., Any]) -> HookImpl:
         accepts, positional = _parameters(function)
-        return cls(plugin, hook, function, accepts, _awaiting(_caller(function, accepts, positional)))
-
-
-def _awaiting(call: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
-    """``call``, its value awaited when it is awaitable (an ``async def`` implementation's coroutine)."""
-    def awaiting(kwargs: dict[str, Any]) -> Any:
-        value = call(kwargs)
-        if value is None or type(value) is dict or not hasattr(value, "__await__"):
-            return value
-        from .asyncbridge import awaited
-
-        return awaited(value)
-
-    return awaiting
+        return cls(plugin, hook, function, accepts, _caller(function, accepts, positional))
 
 
 #: A phase's implementations in calling order (those of switched-off plugins left out), their ``call`` functions,
 #: the first implementation of a switched-off plugin, if any (a fail-closed phase refuses to run without it), and
 #: whether one of them is ``firstresult``.
 _Phase = tuple[tuple[HookImpl, ...], tuple[Callable[[dict[str, Any]], Any], ...], HookImpl | None, bool]
+
+
+#: A ``pre_tool_call`` answer's documented shapes: the keys each action may have, and the types of their values.
+ANSWERS: dict[str, dict[str, tuple[type, ...]]] = {
+    "block": {"action": (str,), "message": (str,)},
+    "approve": {"action": (str,), "message": (str,), "rule_key": (str, type(None))},
+    "modify": {"action": (str,), "args": (dict,)},
+}
+#: Characters of a bad hook answer an error quotes.
+QUOTED_ANSWER_CHARS = 200
+
+
+def answer_problem(answer: Any) -> str | None:
+    """Why ``answer`` is not a valid ``pre_tool_call`` answer (None when it is: ``None`` or a documented shape,
+    exactly: no other action, key, spelling or type)."""
+    if answer is None:
+        return None
+    if type(answer) is not dict:
+        return f"a {type(answer).__name__}, not a dict or None"
+    action = answer.get("action")
+    shape = ANSWERS.get(action) if type(action) is str else None
+    if shape is None:
+        return f"no action {', '.join(map(repr, ANSWERS))}"
+    for key, value in answer.items():
+        types = shape.get(key) if type(key) is str else None
+        if types is None:
+            return f"a key {quoted(key, 40)} that a {action!r} answer does not have"
+        if type(value) not in types:
+            return f"{key!r} is a {type(value).__name__}"
+    if action == "modify" and "args" not in answer:
+        return "a 'modify' answer without 'args'"
+    return None
+
+
+def quoted(value: Any, limit: int = QUOTED_ANSWER_CHARS) -> str:
+    """``repr(value)`` cut to ``limit`` characters (and never raising)."""
+    try:
+        text = repr(value)
+    except Exception:
+        text = f"<a {type(value).__name__} that cannot be shown>"
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit} more characters)"
 
 
 class HookPhase:
@@ -525,7 +555,7 @@ class HookRunner:
     def _reported(self, impls: tuple[HookImpl, ...], job: Job) -> None:
         with self._lock:
             self._posted.pop(job, None)
-        _report(impls, job)
+        _report(impls, job, job.timeout)
 
     def _wait_for_posted(self) -> None:
         """Wait for the observers this thread posted last (each part within its deadline)."""
@@ -546,7 +576,7 @@ class HookRunner:
             if rest is not None:
                 self._posted[rest] = impls
                 self._workers.start(rest)
-        _report(impls, job)
+        _report(impls, job, job.timeout)
         return rest
 
     def flush(self) -> bool:
@@ -606,13 +636,13 @@ def _log_late(impl: HookImpl, timeout: float) -> None:
                 timeout)
 
 
-def _report(impls: tuple[HookImpl, ...], job: Job) -> None:
+def _report(impls: tuple[HookImpl, ...], job: Batch, timeout: float = 0.0) -> None:
     """Log what went wrong in a posted phase: implementations that raised or missed the deadline."""
     for index, ok, value in job.outcomes:
         if not ok:
             _log_raised(impls[index], value)
     if job.missed is not None:
-        _log_late(impls[job.missed], job.timeout)
+        _log_late(impls[job.missed], timeout)
 
 
 _runners: weakref.WeakSet[HookRunner] = weakref.WeakSet()
