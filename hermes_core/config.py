@@ -62,8 +62,8 @@ class PluginsConfig(_Section):
                                                         "of a tool's check_fn, may take; 0 = no limit.")
     post_hooks: Literal["wait", "background"] = Field(
         "wait", description="`background`: a call returns without waiting for its post_tool_call observers, which "
-                            "run on the calling thread's hook worker before its next hook call (and before close "
-                            "and exit); not while a transform_tool_result hook is implemented.")
+                            "the calling thread's next hook call waits for (and close and exit); not while a "
+                            "transform_tool_result hook is implemented.")
 
 
 class ApprovalsConfig(_Section):
