@@ -74,16 +74,17 @@ class Job(Batch):
         steps, argument, outcomes = self.steps, self.argument, self.outcomes
         for index in range(self.index, len(steps)):
             outcome = (index, False, None) if self._abandoned else _call(steps[index], argument, index)
-            with self._lock:
+            with self._lock:  # (a waiter that gives up blames ``index``: the step running, or the next one)
                 if self._abandoned:  # the step blamed returned at last (or, given up between two, never ran)
                     if self.on_late_return is not None:
                         self.on_late_return(self)
                     return
                 outcomes.append(outcome)
-                self.index = self.end = index + 1
-            if (self.after is not None or not outcome[1]) and _ends(outcome, self.after, outcomes):
-                self.stopped = True
-                return
+                self.end = index + 1
+                if (self.after is not None or not outcome[1]) and _ends(outcome, self.after, outcomes):
+                    self.stopped, self.index = True, len(steps)
+                    return
+                self.index = index + 1
 
     def _finish(self) -> bool:
         """(On the worker.) Mark the job done unless it was abandoned; whether it was done."""
@@ -111,7 +112,7 @@ class Job(Batch):
                 done.release()  # (for the other waiters)
                 return True
             with self._lock:
-                if self._finished:
+                if self._finished or self.index >= len(self.steps):  # (every step ran: it is ending now)
                     return True
                 if time.monotonic() >= deadline:
                     if not self._abandoned:
