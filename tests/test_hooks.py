@@ -238,7 +238,7 @@ def test_hook_that_hangs_is_cut_off_and_blocks_fail_closed_and_the_next_call_get
 @pytest.mark.parametrize("post_hooks", ["wait", "background"])
 def test_a_plugin_whose_hooks_never_return_is_switched_off_past_max_abandoned_hooks_and_keeps_failing_closed(
         runtime, post_hooks, caplog):
-    set_hook_timeout(0.05, post_hooks)
+    set_hook_timeout(0.25, post_hooks)
     never = threading.Event()
     hook(runtime, "pre_tool_call", lambda tool_name: never.wait(), plugin="stuck")
     hook(runtime, "post_tool_call", lambda tool_name: never.wait(), plugin="stuck")
@@ -246,7 +246,7 @@ def test_a_plugin_whose_hooks_never_return_is_switched_off_past_max_abandoned_ho
     try:
         results = [json.loads(runtime.handle_function_call("echo", {"text": str(n)})) for n in range(200)]
         assert all("plugin 'stuck'" in r["error"] and r["error"].startswith("Blocked: ") for r in results)
-        assert "did not answer within 0.05 s" in results[0]["error"]
+        assert "did not answer within 0.25 s" in results[0]["error"]
         assert "the hooks of plugin 'stuck' are switched off" in results[-1]["error"]
         assert runtime.hooks.late == 4 and "stuck" in runtime.hooks.switched_off  # plugins.max_abandoned_hooks: 4
         assert threading.active_count() <= before + 4 + 1  # those four, and one idle worker
