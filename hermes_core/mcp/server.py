@@ -87,6 +87,8 @@ class HermesMcpServer:
             _, unknown = runtime.select_tools(self.toolsets)
             if unknown:
                 raise UnknownToolsetError(unknown[0])
+        #: Calls cancelled while their thread still ran (a drain past its timeout, a client gone).
+        self.abandoned = 0
         self.bus = InMemorySubscriptionBus()
         self._connections: set[Any] = set()
         self._names: tuple[int, frozenset[str]] = (-1, frozenset())
@@ -143,6 +145,7 @@ class HermesMcpServer:
             text = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
         except anyio.get_cancelled_exc_class():
             # a drain past its timeout (or a client gone) cancels the request; say which call was cut off
+            self.abandoned += 1
             log.error("tool call %s (request %s) was cancelled before it finished; its thread may still be "
                       "running", params.name, ctx.request_id)
             raise

@@ -134,7 +134,9 @@ def _uvicorn_server_class() -> Any:
 
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             await super().startup(sockets)
-            if self.started:
+            if self.health.draining:  # told to stop before it served: nobody routes to it yet
+                self.should_exit = True
+            elif self.started:
                 self.health.mark_ready()
 
     return DrainingServer
@@ -175,15 +177,27 @@ def serve_process(options: HttpOptions, sock: socket.socket, health: Health | No
     from ..runtime import Runtime
     from .server import HermesMcpServer
 
+    health = health or Health()
+    if threading.current_thread() is threading.main_thread():
+        # SIGTERM while plugins load: serve nothing, but still end the session and close the runtime
+        signal.signal(signal.SIGTERM, lambda sig, frame: setattr(health, "draining", True))
     runtime = Runtime(workspace=options.workspace)
+    server: HermesMcpServer | None = None
     try:
         runtime.load_plugins()
         with runtime.session(platform="mcp") as session_id:
             server = HermesMcpServer(runtime.filtered(read_only=True) if options.read_only else runtime,
                                      list(options.toolsets) or runtime.config.toolsets, session_id=session_id)
-            anyio.run(server.serve_http, sock, options, health or Health())
+            anyio.run(server.serve_http, sock, options, health)
     finally:
         runtime.close()
+    if server is not None and server.abandoned:
+        # A Python thread cannot be stopped, and the interpreter would wait for the cancelled calls' threads
+        # at exit: the hooks and Runtime.close() have run, so leave now.
+        log.warning("exiting with %d cancelled call(s) still running in their threads", server.abandoned)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
 
 
 def _worker(options: HttpOptions, sock: socket.socket, started: Any) -> None:
@@ -195,6 +209,7 @@ class _Worker:
 
     def __init__(self, context: Any, options: HttpOptions, sock: socket.socket) -> None:
         self.started = context.Event()  # held here: the child unpickles it after start() returns
+        self.announced = False
         self.process = context.Process(target=_worker, args=(options, sock, self.started))
         self.process.start()
 
@@ -218,6 +233,9 @@ def supervise(options: HttpOptions, sock: socket.socket, poll: float = 0.5) -> i
         while not stopping.wait(poll):
             for index, worker in enumerate(workers):
                 if worker.process.is_alive():
+                    if not worker.announced and worker.started.is_set():
+                        worker.announced = True
+                        log.warning("worker %d serves", worker.process.pid)
                     continue
                 if not worker.started.is_set():
                     log.error("worker %d exited (code %s) before it served; stopping", worker.process.pid,
@@ -238,7 +256,8 @@ def supervise(options: HttpOptions, sock: socket.socket, poll: float = 0.5) -> i
             worker.process.join()
     codes = [worker.process.exitcode for worker in workers]
     log.warning("supervisor %d: workers exited with %s", os.getpid(), codes)
-    return 0 if not failed and all(code == 0 for code in codes) else 1
+    # a worker stopped while its interpreter still started had nothing to drain
+    return 0 if not failed and all(w.process.exitcode == 0 for w in workers if w.started.is_set()) else 1
 
 
 def serve_http(options: HttpOptions, sock: socket.socket) -> int:
