@@ -201,12 +201,14 @@ class HermesMcpServer:
             await self.server.run(read_stream, write_stream, self.server.create_initialization_options())
             group.cancel_scope.cancel()
 
-    async def serve_http(self, sock: socket.socket, options: HttpOptions, health: Health) -> None:
+    async def serve_http(self, sock: socket.socket, options: HttpOptions, health: Health,
+                         trace_requests: bool = False) -> None:
         """Serve streamable HTTP at ``options.path`` on the listening ``sock`` until a signal drains it.
 
         With ``options.token``, every request but the health checks must carry ``Authorization: Bearer
         <token>``; others get 401. ``options.stateless`` serves each request on its own, answering with JSON:
-        any replica can take any request, and the server pushes no notifications.
+        any replica can take any request, and the server pushes no notifications. With ``trace_requests``, the
+        W3C trace context of a request is the parent of its calls' spans.
         """
         from .serving import serve_app
 
@@ -215,6 +217,10 @@ class HermesMcpServer:
                                                    json_response=options.stateless)
         if options.token:
             app = BearerAuth(app, options.token)
+        if trace_requests:
+            from ..tracing import TraceContext
+
+            app = TraceContext(app)
         async with anyio.create_task_group() as group:
             if not options.stateless:  # stateless clients hold no stream a change could be pushed on
                 group.start_soon(self.watch_registry)

@@ -185,19 +185,32 @@ def serve_process(options: HttpOptions, sock: socket.socket, health: Health | No
     server: HermesMcpServer | None = None
     try:
         runtime.load_plugins()
+        traced = runtime.config.observability.otel and _tracing_ready()
         with runtime.session(platform="mcp") as session_id:
             server = HermesMcpServer(runtime.filtered(read_only=True) if options.read_only else runtime,
                                      list(options.toolsets) or runtime.config.toolsets, session_id=session_id)
-            anyio.run(server.serve_http, sock, options, health)
+            anyio.run(server.serve_http, sock, options, health, traced)
     finally:
         runtime.close()
     if server is not None and server.abandoned:
         # A Python thread cannot be stopped, and the interpreter would wait for the cancelled calls' threads
         # at exit: the hooks and Runtime.close() have run, so leave now.
         log.warning("exiting with %d cancelled call(s) still running in their threads", server.abandoned)
+        if "hermes_core.tracing" in sys.modules:
+            sys.modules["hermes_core.tracing"].flush()
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(0)
+
+
+def _tracing_ready() -> bool:
+    """Set up the tracer provider from ``OTEL_*`` now, before the first call; False without OpenTelemetry."""
+    try:
+        from ..tracing import telemetry
+    except ImportError:
+        return False  # the runtime's dispatcher says so once, at the first call
+    telemetry()
+    return True
 
 
 def _worker(options: HttpOptions, sock: socket.socket, started: Any) -> None:
