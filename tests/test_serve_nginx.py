@@ -107,3 +107,9 @@ def test_a_replica_drained_mid_run_behind_nginx_fails_no_call(tmp_path: Path):
     assert set(outcome.served_by) == {str(first.process.pid), str(second.process.pid)}
     assert str(first.process.pid) in (home / "sessions-ended").read_text().split()
     assert "draining" in first.log() and "Traceback" not in first.log()
+
+
+def test_the_deployment_page_shows_the_files_the_test_runs():
+    page = (support.ROOT / "docs" / "deploy.md").read_text()
+    for name in ("nginx/hermes.conf.template", "kubernetes/hermes.yaml"):
+        assert (support.ROOT / "deploy" / name).read_text() in page, name
