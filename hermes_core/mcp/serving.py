@@ -196,8 +196,8 @@ def serve_process(options: HttpOptions, sock: socket.socket, health: Health | No
         # A Python thread cannot be stopped, and the interpreter would wait for the cancelled calls' threads
         # at exit: the hooks and Runtime.close() have run, so leave now.
         log.warning("exiting with %d cancelled call(s) still running in their threads", server.abandoned)
-        if "hermes_core.tracing" in sys.modules:
-            sys.modules["hermes_core.tracing"].flush()
+        if "hermes_core.calls.tracing" in sys.modules:
+            sys.modules["hermes_core.calls.tracing"].flush()
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(0)
@@ -206,7 +206,7 @@ def serve_process(options: HttpOptions, sock: socket.socket, health: Health | No
 def _tracing_ready() -> bool:
     """Set up the tracer provider from ``OTEL_*`` now, before the first call; False without OpenTelemetry."""
     try:
-        from ..tracing import telemetry
+        from ..calls.tracing import telemetry
     except ImportError:
         return False  # the runtime's dispatcher says so once, at the first call
     telemetry()
