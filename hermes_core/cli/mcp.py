@@ -118,7 +118,8 @@ def serve(toolsets: tuple[str, ...], transport: str, host: str, port: int, works
         raise UserError("--workers needs --stateless: a stateful session lives in one process, and the next "
                         "request of a client may reach another worker")
     if transport == "http":
-        from ..mcp.serving import HttpOptions, bind, serve_http
+        from ..mcp.serving import HttpOptions, bind
+        from .serve import serve_http
 
         options = HttpOptions(workspace=folder, toolsets=tuple(_split(toolsets)), read_only=read_only, host=host,
                               port=port, token=auth_token, stateless=stateless, workers=workers,
