@@ -112,13 +112,13 @@ def supervise(options: HttpOptions, sock: socket.socket, poll: float = 0.5) -> i
                 log.warning("worker %d died (exit code %s); restarted as worker %d", worker.process.pid,
                             worker.process.exitcode, workers[index].process.pid)
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
         for worker in workers:
             if worker.process.is_alive() and worker.process.pid is not None:
                 os.kill(worker.process.pid, signal.SIGTERM)
         for worker in workers:
-            worker.process.join()
+            worker.process.join()  # a second signal meanwhile changes nothing: the workers are draining
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     codes = [worker.process.exitcode for worker in workers]
     log.warning("supervisor %d: workers exited with %s", os.getpid(), codes)
     # a worker stopped while its interpreter still started had nothing to drain
