@@ -15,7 +15,6 @@ import click
 
 from ..config.model import add_to_mapping, remove_from_mapping
 from ..config.yamlmodel import round_trip_node
-from ..runtime import Runtime
 from ._common import UserError, echo_json, home, runtime
 from .completion import mcp_server_names, toolset_lists
 from .table import Column, echo_table, state_colour
@@ -136,19 +135,13 @@ def serve(toolsets: tuple[str, ...], transport: str, host: str, port: int, works
     wire = _claim_stdout()
     import anyio
 
-    from ..mcp.server import HermesMcpServer
+    from .serve import session_server
 
-    rt = Runtime(workspace=folder)
     try:
-        rt.load_plugins()
-        with rt.session(platform="mcp") as session_id:  # one session for the server's life; its calls belong to it
-            server = HermesMcpServer(rt.filtered(read_only=True) if read_only else rt,
-                                     _split(toolsets) or rt.config.toolsets, session_id=session_id)
+        with session_server(folder, _split(toolsets), read_only) as (_, server):
             anyio.run(server.serve_stdio, wire)
     except KeyboardInterrupt:
         pass
-    finally:
-        rt.close()
 
 
 def _workspace(given: Path | None) -> Path:

@@ -11,14 +11,39 @@ import signal
 import socket
 import sys
 import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..mcp.serving import Health, HttpOptions, url_of
 
-__all__ = ["serve_http", "serve_process", "supervise"]
+if TYPE_CHECKING:
+    from ..mcp.server import HermesMcpServer
+    from ..runtime import Runtime
+
+__all__ = ["serve_http", "serve_process", "session_server", "supervise"]
 
 log = logging.getLogger("hermes.serve")
+
+
+@contextmanager
+def session_server(workspace: Path, toolsets: Iterable[str],
+                   read_only: bool) -> Iterator[tuple[Runtime, HermesMcpServer]]:
+    """A runtime with its plugins loaded, one session for the server's life (its calls belong to it) and the
+    server over it; when the block ends, the session-end hooks run and the runtime closes."""
+    from ..mcp.server import HermesMcpServer
+    from ..runtime import Runtime
+
+    runtime = Runtime(workspace=workspace)
+    try:
+        runtime.load_plugins()
+        with runtime.session(platform="mcp") as session_id:
+            yield runtime, HermesMcpServer(runtime.filtered(read_only=True) if read_only else runtime,
+                                           list(toolsets) or runtime.config.toolsets, session_id=session_id)
+    finally:
+        runtime.close()
 
 
 def serve_process(options: HttpOptions, sock: socket.socket, health: Health | None = None) -> None:
@@ -26,25 +51,14 @@ def serve_process(options: HttpOptions, sock: socket.socket, health: Health | No
     session-end hooks and close the runtime."""
     import anyio
 
-    from ..mcp.server import HermesMcpServer
-    from ..runtime import Runtime
-
     health = health or Health()
     if threading.current_thread() is threading.main_thread():
         # SIGTERM while plugins load: serve nothing, but still end the session and close the runtime
         signal.signal(signal.SIGTERM, lambda sig, frame: setattr(health, "draining", True))
-    runtime = Runtime(workspace=options.workspace)
-    server: HermesMcpServer | None = None
-    try:
-        runtime.load_plugins()
+    with session_server(options.workspace, options.toolsets, options.read_only) as (runtime, server):
         traced = runtime.config.observability.otel and _tracing_ready()
-        with runtime.session(platform="mcp") as session_id:
-            server = HermesMcpServer(runtime.filtered(read_only=True) if options.read_only else runtime,
-                                     list(options.toolsets) or runtime.config.toolsets, session_id=session_id)
-            anyio.run(server.serve_http, sock, options, health, traced)
-    finally:
-        runtime.close()
-    if server is not None and server.abandoned:
+        anyio.run(server.serve_http, sock, options, health, traced)
+    if server.abandoned:
         # A Python thread cannot be stopped, and the interpreter would wait for the cancelled calls' threads
         # at exit: the hooks and Runtime.close() have run, so leave now.
         log.warning("exiting with %d cancelled call(s) still running in their threads", server.abandoned)
