@@ -31,7 +31,6 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 from .._version import __version__
 from .approval import ApprovalRequest, Approvals
 from .dispatch import Dispatcher
-from .hooks import HookRunner
 from .toolcalls import is_error_result
 
 __all__ = ["TraceContext", "TracedDispatcher", "flush", "telemetry"]
@@ -43,15 +42,13 @@ OPERATION = "execute_tool"
 
 @dataclass
 class _Call:
-    """The span of the call being dispatched, and what its hooks found out about it."""
+    """The span of the call being dispatched, and the failure its steps found, if any."""
 
-    key: tuple[str, str | None]
     span: trace.Span
-    entered: bool
     error_type: str | None = None
 
 
-#: The call this context is inside (copied into the worker threads that run its hooks).
+#: The call this context is inside (copied into the worker thread that runs its steps).
 _CURRENT: contextvars.ContextVar[_Call | None] = contextvars.ContextVar("hermes_traced_call", default=None)
 
 
@@ -65,9 +62,8 @@ class Telemetry:
             "hermes.tool.duration", unit="s", description="How long a tool call took, from dispatch to result")
 
     @contextmanager
-    def span(self, dispatcher: Dispatcher, name: str, tool_call_id: str | None, entered: bool) -> Iterator[_Call]:
-        """The span of one call, current while the call runs; ``entered`` is False while the async path has not
-        yet reached the synchronous dispatch it may hand the call to."""
+    def span(self, dispatcher: Dispatcher, name: str, tool_call_id: str | None) -> Iterator[_Call]:
+        """The span of one call, current while the call runs."""
         entry = dispatcher.registry.get(name)
         attributes: dict[str, Any] = {"gen_ai.operation.name": OPERATION, "gen_ai.tool.name": name,
                                       "gen_ai.tool.type": "extension" if entry is not None and
@@ -80,7 +76,7 @@ class Telemetry:
         started = time.perf_counter()
         with self.tracer.start_as_current_span(f"{OPERATION} {name}", kind=SpanKind.INTERNAL,
                                                attributes=attributes) as span:
-            call = _Call((name, tool_call_id), span, entered)
+            call = _Call(span)
             token = _CURRENT.set(call)
             try:
                 yield call
@@ -117,28 +113,29 @@ def telemetry() -> Telemetry:
 
 
 class TracedDispatcher(Dispatcher):
-    """The dispatcher, each call in an ``execute_tool`` span; hooks and approvals report into the span."""
+    """The dispatcher, each call in an ``execute_tool`` span: every plan gains a step after the handler that
+    tells the span what the hooks did, and approvals report into the span."""
 
-    def __init__(self, registry: Any, hooks: HookRunner, middleware: Any, budget: Any, approvals: Approvals,
+    def __init__(self, registry: Any, hooks: Any, middleware: Any, budget: Any, approvals: Approvals,
                  *args: Any, **kwargs: Any) -> None:
-        # the proxies answer to everything their object does (a scoped copy gets them already wrapped)
-        if not isinstance(hooks, _ObservedHooks):
-            hooks = cast(HookRunner, _ObservedHooks(hooks))
+        # the proxy answers to everything Approvals does (a scoped copy gets it already wrapped)
         if not isinstance(approvals, _ObservedApprovals):
             approvals = cast(Approvals, _ObservedApprovals(approvals))
         super().__init__(registry, hooks, middleware, budget, approvals, *args, **kwargs)
         self.telemetry = telemetry()
 
+    def _plan(self, name: Any) -> Any:
+        plan = super()._plan(name)
+        if not isinstance(plan, str):
+            # before post_tool_call, which answers the call (the steps after an answer do not run)
+            at = plan.steps.index(plan.handle) + 1 if plan.handle in plan.steps else len(plan.steps)
+            plan.steps = (*plan.steps[:at], _report_hooks, *plan.steps[at:])
+        return plan
+
     def handle_function_call(self, function_name: str, function_args: Any, task_id: str | None = None,
                              tool_call_id: str | None = None, session_id: str | None = None,
                              user_task: str | None = None, enabled_tools: Iterable[str] | None = None) -> str:
-        current = _CURRENT.get()
-        if current is not None and not current.entered and current.key == (function_name, tool_call_id):
-            # the async path handing this very call to a worker thread: its span is open already
-            current.entered = True
-            return super().handle_function_call(function_name, function_args, task_id, tool_call_id, session_id,
-                                                user_task, enabled_tools)
-        with self.telemetry.span(self, function_name, tool_call_id, entered=True) as call:
+        with self.telemetry.span(self, function_name, tool_call_id) as call:
             result = super().handle_function_call(function_name, function_args, task_id, tool_call_id,
                                                   session_id, user_task, enabled_tools)
             call.error_type = call.error_type or _error_type(result)
@@ -148,35 +145,27 @@ class TracedDispatcher(Dispatcher):
                                     tool_call_id: str | None = None, session_id: str | None = None,
                                     user_task: str | None = None,
                                     enabled_tools: Iterable[str] | None = None) -> str:
-        with self.telemetry.span(self, function_name, tool_call_id, entered=False) as call:
+        with self.telemetry.span(self, function_name, tool_call_id) as call:
             result = await super().ahandle_function_call(function_name, function_args, task_id, tool_call_id,
                                                          session_id, user_task, enabled_tools)
             call.error_type = call.error_type or _error_type(result)
             return result
 
 
-class _ObservedHooks:
-    """The hook runner, telling the current call's span what the hooks decided."""
-
-    def __init__(self, hooks: HookRunner) -> None:
-        self._hooks = hooks
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._hooks, name)
-
-    def after_tool_call(self, observed: dict[str, Any]) -> str | None:
-        call = _CURRENT.get()
-        if call is not None:
-            for step in observed.get("middleware_trace") or ():
-                plugin, _, phase = str(step).rpartition(":")
-                if phase == "pre_tool_call":
-                    call.span.add_event("hermes.hook.modify", {"hermes.plugin": plugin})
-            if observed.get("status") == "blocked":
-                call.span.add_event("hermes.call.blocked", {"hermes.reason": str(observed.get("error_message"))})
-            if observed.get("status") != "ok" and observed.get("error_type"):
-                call.error_type = str(observed["error_type"])
-        result: str | None = self._hooks.after_tool_call(observed)
-        return result
+def _report_hooks(step_call: Any) -> None:
+    """A plan step: the arguments the ``pre_tool_call`` hooks changed and a block, as events of the span."""
+    call = _CURRENT.get()
+    if call is None:
+        return None
+    for step in getattr(step_call, "trace", ()):  # only calls with hooks or middleware keep a trace
+        plugin, _, stage = step.rpartition(":")
+        if stage == "pre_tool_call":
+            call.span.add_event("hermes.hook.modify", {"hermes.plugin": plugin})
+    if step_call.status == "blocked":
+        call.span.add_event("hermes.call.blocked", {"hermes.reason": str(step_call.error_message)})
+    if step_call.status != "ok" and step_call.error_type:
+        call.error_type = str(step_call.error_type)
+    return None
 
 
 class _ObservedApprovals:
