@@ -379,7 +379,7 @@ class Dispatcher:
     def scoped(self, scope: ToolScope, contexts: Callable[[str | None], ToolContext]) -> Dispatcher:
         """A dispatcher of the same tools, hooks and approvals that runs only what ``scope`` offers, its handlers
         seeing ``contexts``."""
-        return Dispatcher(self.registry, self.hooks, self.middleware, self.budget, self.approvals, contexts, scope)
+        return type(self)(self.registry, self.hooks, self.middleware, self.budget, self.approvals, contexts, scope)
 
     def _plan(self, name: Any) -> _Plan | str:
         """The current plan of tool ``name``, made again when the tools, the hooks, the middleware or the policy

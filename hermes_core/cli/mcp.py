@@ -15,7 +15,6 @@ import click
 
 from ..config.model import add_to_mapping, remove_from_mapping
 from ..config.yamlmodel import round_trip_node
-from ..runtime import Runtime
 from ._common import UserError, echo_json, home, runtime
 from .completion import mcp_server_names, toolset_lists
 from .safetext import printable
@@ -90,41 +89,60 @@ def _claim_stdout() -> Any:
                    f"that is not loopback. Env: {TOKEN_ENV}.")
 @click.option("--read-only", is_flag=True,
               help="Serve only the tools annotated read-only; any other call is refused.")
+@click.option("--stateless", is_flag=True,
+              help="HTTP: answer each request on its own with JSON, so any replica serves any request "
+                   "(no server-initiated notifications).")
+@click.option("--workers", type=click.IntRange(1, 256), default=1, show_default=True,
+              help="HTTP: worker processes on one socket, each loading the plugins; needs --stateless.")
+@click.option("--drain-grace", type=click.FloatRange(0), default=5.0, show_default=True, metavar="SECONDS",
+              help="HTTP: after SIGTERM, answer /readyz with 503 this long while still serving.")
+@click.option("--drain-timeout", type=click.FloatRange(0), default=30.0, show_default=True, metavar="SECONDS",
+              help="HTTP: then give in-flight calls this long to finish; later ones are cancelled and logged.")
 def serve(toolsets: tuple[str, ...], transport: str, host: str, port: int, workspace: Path | None,
-          auth_token: str | None, read_only: bool) -> None:
+          auth_token: str | None, read_only: bool, stateless: bool, workers: int, drain_grace: float,
+          drain_timeout: float) -> None:
     """Serve the installed tools to MCP clients (Claude Desktop, editors, other agents).
 
     Each tool is listed with its annotations (readOnlyHint, destructiveHint, ...). Calls run under
     `approvals.policy` of config.yaml; over stdio nobody can answer an approval, so a call that asks is refused.
     The server is one session: plugins' on_session_start hooks fire before the first call, on_session_end
-    when it stops.
+    when it stops. Over HTTP, GET /healthz and /readyz report the state; SIGTERM drains the server.
     """
     folder = _workspace(workspace)
     if transport == "http" and not auth_token and not _is_loopback(host):
         raise UserError(f"listening on {host}, which is not a loopback address, needs a bearer token: pass "
                         f"--auth-token TOKEN or set {TOKEN_ENV}")
-    wire = _claim_stdout() if transport == "stdio" else None
+    if transport != "http" and (stateless or workers > 1):
+        raise UserError("--stateless and --workers are for --transport http")
+    if workers > 1 and not stateless:
+        raise UserError("--workers needs --stateless: a stateful session lives in one process, and the next "
+                        "request of a client may reach another worker")
+    if transport == "http":
+        from ..mcp.serving import HttpOptions, bind
+        from .serve import serve_http
+
+        options = HttpOptions(workspace=folder, toolsets=tuple(_split(toolsets)), read_only=read_only, host=host,
+                              port=port, token=auth_token, stateless=stateless, workers=workers,
+                              drain_grace=drain_grace, drain_timeout=drain_timeout)
+        try:
+            sock = bind(host, port)
+        except OSError as exc:
+            raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        try:
+            code = serve_http(options, sock)
+        except KeyboardInterrupt:
+            code = 0
+        raise SystemExit(code)
+    wire = _claim_stdout()
     import anyio
 
-    from ..mcp.server import HermesMcpServer
+    from .serve import session_server
 
-    rt = Runtime(workspace=folder)
     try:
-        rt.load_plugins()
-        with rt.session(platform="mcp") as session_id:  # one session for the server's life; its calls belong to it
-            server = HermesMcpServer(rt.filtered(read_only=True) if read_only else rt,
-                                     _split(toolsets) or rt.config.toolsets, session_id=session_id)
-            if transport == "stdio":
-                anyio.run(server.serve_stdio, wire)
-            else:
-                try:
-                    anyio.run(server.serve_http, host, port, "/mcp", auth_token)
-                except OSError as exc:
-                    raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        with session_server(folder, _split(toolsets), read_only) as (_, server):
+            anyio.run(server.serve_stdio, wire)
     except KeyboardInterrupt:
         pass
-    finally:
-        rt.close()
 
 
 def _workspace(given: Path | None) -> Path:

@@ -74,6 +74,10 @@ class ApprovalsConfig(_Section):
                                  "(also every tool that is not read-only), `read-only` (only read-only tools run).")
 
 
+class ObservabilityConfig(_Section):
+    otel: bool = Field(False, description="Trace every tool call with OpenTelemetry (needs `hermes-tools[otel]`).")
+
+
 class ToolOutputConfig(_Section):
     max_result_size_chars: int = Field(100_000, gt=0, description="Default per-tool result budget.")
     turn_budget_chars: int = Field(200_000, gt=0, description="Budget for all results of one turn.")
@@ -163,6 +167,7 @@ class HermesConfig(BaseModel):
     web: WebConfig = Field(default_factory=WebConfig)
     index: IndexConfig = Field(default_factory=IndexConfig)
     terminal: TerminalConfig = Field(default_factory=TerminalConfig)
+    observability: ObservabilityConfig = Field(default_factory=ObservabilityConfig)
 
     @model_validator(mode="after")
     def _claude_spelling(self) -> HermesConfig:
