@@ -7,7 +7,7 @@ BENCH_VENV ?= .bench-venv
 HERMES_AGENT_VENV ?= .hermes-agent-venv
 PACKS := file terminal web code agent ssh
 
-.PHONY: install demo test lint bench bench-vs-hermes-agent docs dist clean
+.PHONY: install demo test test-fast lint bench bench-vs-hermes-agent docs dist clean
 
 $(BIN)/hermes: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,11 +25,15 @@ demo:
 test: lint
 	$(BIN)/python -m pytest -n 2
 
+# every test but the ones that build wheels and venvs (marked slow)
+test-fast: lint
+	$(BIN)/python -m pytest -n 2 -m "not slow"
+
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
-# sdists and wheels of hermes-tools and the five packs, checked with twine --strict (what a release publishes)
+# sdists and wheels of hermes-tools and the first-party packs, checked with twine --strict (what a release publishes)
 dist: install
 	rm -rf dist
 	$(BIN)/python scripts/build_dist.py dist --no-isolation

@@ -20,11 +20,12 @@ from hermes_core import ManifestError, Runtime, ToolAnnotations, tool
 from hermes_core.cli import cli
 from hermes_core.compile import compile_manifest
 from hermes_core.manifest import load_manifest, parse_manifest
+from hermes_core.testing import scaled_timeout
 
 support = sys.modules["hermes_mcp_test_support"]  # loaded by conftest.py
 ROOT = Path(__file__).resolve().parent.parent
 ANNOTATED_SERVER = Path(__file__).resolve().parent / "fixtures" / "mcp" / "annotated_server.py"
-WAIT = 30.0
+WAIT = scaled_timeout(30.0)
 
 #: A declared plugin: its tools and what they may do, from plugin.yaml alone.
 NOTES_MANIFEST = """\

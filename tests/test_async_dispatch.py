@@ -19,9 +19,10 @@ import pytest
 import yaml
 
 from hermes_core import Runtime, tool_context
+from hermes_core.testing import scaled_timeout
 
 support = sys.modules["hermes_mcp_test_support"]  # loaded by conftest.py
-WAIT = 20.0  # the longest any wait here lasts before the test fails
+WAIT = scaled_timeout(20.0)  # the longest any wait here lasts before the test fails
 ANY = {"description": "A test tool", "parameters": {"type": "object", "properties": {"n": {"type": "integer"}}}}
 
 

@@ -31,6 +31,7 @@ from hermes_core.cli import cli
 from hermes_core.cli.tools import tools
 from hermes_core.manifest import parse_manifest
 from hermes_core.mcp.client import ServerStatus
+from hermes_core.testing import scaled_timeout
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -217,7 +218,8 @@ def mkdocs_build(config: Path, site: Path) -> subprocess.CompletedProcess[str]:
     if importlib.util.find_spec("mkdocs") is None or importlib.util.find_spec("material") is None:
         pytest.skip("mkdocs and mkdocs-material are not installed (pip install -e '.[dev]')")
     return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config), "-d", str(site)],
-                          capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, timeout=300)
+                          capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+                                                                                                                                 timeout=scaled_timeout(300))
 
 
 def test_the_site_builds_strictly(tmp_path: Path) -> None:

@@ -19,10 +19,12 @@ from typing import Any
 
 import pytest
 
+from hermes_core.testing import scaled_timeout
+
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 #: How long the browser may take to start, to load a page, or to answer a search.
-WAIT = 30.0
+WAIT = scaled_timeout(30.0)
 #: Flags that keep a headless Chromium quiet on a machine without a network (and runnable as root).
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -38,7 +40,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip("mkdocs and mkdocs-material are not installed (pip install -e '.[dev]')")
     folder = tmp_path_factory.mktemp("site")
     result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"),
-                             "-d", str(folder)], capture_output=True, text=True, timeout=300,
+                             "-d", str(folder)], capture_output=True, text=True, timeout=scaled_timeout(300),
                             env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
     assert result.returncode == 0, result.stdout + result.stderr
     return folder

@@ -15,9 +15,10 @@ import pytest
 import yaml
 
 from hermes_core import ApprovalRequest, PolicyError, Runtime, ToolView, UnknownToolsetError
+from hermes_core.testing import scaled_timeout
 
 support = sys.modules["hermes_mcp_test_support"]  # loaded by conftest.py
-WAIT = 30.0
+WAIT = scaled_timeout(30.0)
 FILE = ("hermes_plugin_file", "file")
 
 #: A user plugin: tools in two toolsets, one that dispatches another, one that lists what it can call.

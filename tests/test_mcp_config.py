@@ -20,9 +20,10 @@ from hermes_core import ConfigError, Runtime
 from hermes_core.cli import cli
 from hermes_core.config import load_config
 from hermes_core.mcp.interop import claude_desktop_config
+from hermes_core.testing import scaled_timeout
 
 support = sys.modules["hermes_mcp_test_support"]  # loaded by conftest.py
-WAIT = 30.0
+WAIT = scaled_timeout(30.0)
 
 #: Entries as the products document them: Claude Desktop, Claude Code (.mcp.json) and VS Code (.vscode/mcp.json).
 CLAUDE_DESKTOP = {"mcpServers": {"filesystem": {

@@ -13,11 +13,21 @@ from ..home import HermesHome
 if TYPE_CHECKING:
     from ..runtime import Runtime
 
-__all__ = ["LazyGroup", "UserError", "echo_json", "home", "plugin_cli_command", "runtime"]
+__all__ = ["LazyGroup", "UserError", "echo_json", "home", "plugin_cli_command", "require_extra", "runtime"]
 
 
 class UserError(click.ClickException):
     """A mistake the user can fix: one line, exit code 1, no traceback."""
+
+
+def require_extra(module: str, extra: str, command: str) -> None:
+    """Import ``module`` (so the command's own imports then succeed), or fail in one line naming the
+    ``hermes-tools`` extra that installs it and the install command."""
+    try:
+        importlib.import_module(module)
+    except ImportError as exc:
+        raise UserError(f"`hermes {command}` needs the {extra!r} extra ({exc}): "
+                        f"pip install 'hermes-tools[{extra}]'") from None
 
 
 def home() -> HermesHome:

@@ -16,7 +16,7 @@ import click
 from ..config import add_to_mapping, remove_from_mapping
 from ..runtime import Runtime
 from ..yamlmodel import round_trip_node
-from ._common import UserError, echo_json, home, runtime
+from ._common import UserError, echo_json, home, require_extra, runtime
 from .completion import mcp_server_names, toolset_lists
 from .table import Column, echo_table, state_colour
 
@@ -102,6 +102,7 @@ def serve(toolsets: tuple[str, ...], transport: str, host: str, port: int, works
     if transport == "http" and not auth_token and not _is_loopback(host):
         raise UserError(f"listening on {host}, which is not a loopback address, needs a bearer token: pass "
                         f"--auth-token TOKEN or set {TOKEN_ENV}")
+    require_extra("hermes_core.mcp.server", "mcp", "mcp serve")
     wire = _claim_stdout() if transport == "stdio" else None
     import anyio
 

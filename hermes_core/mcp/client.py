@@ -55,7 +55,8 @@ class ServerStatus:
     #: ``stdio``, ``http`` or ``sse``.
     transport: str
     #: ``connecting`` (never listed, or its first connection is under way), ``cached`` (its tools come from
-    #: its last listing; not connected yet), ``ready``, ``unavailable``, ``disabled`` or ``closed``.
+    #: its last listing; not connected yet), ``ready``, ``unavailable``, ``disabled`` (in config.yaml),
+    #: ``sdk-missing`` (the ``mcp`` extra is not installed), ``not-started`` (nested too deep) or ``closed``.
     state: str
     #: Registry names of the tools it contributes now.
     tools: list[str] = field(default_factory=list)
@@ -84,7 +85,9 @@ class _Server:
     config: dict[str, Any]
     names: ToolNames
     connection: ServerConnection | None = None
+    #: Why it does not run, and its state for that reason (``disabled``, ``sdk-missing``, ``not-started``).
     disabled: str | None = None
+    off_state: str = "disabled"
     tools: dict[str, ToolEntry] = field(default_factory=dict)
     fingerprints: dict[str, str] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
@@ -265,12 +268,14 @@ class McpManager:
         except ImportError as exc:
             for server in servers:
                 server.disabled = f"the 'mcp' package is not installed ({exc}); pip install 'hermes-tools[mcp]'"
+                server.off_state = "sdk-missing"
             return []
         from ..config import McpServerConfig
 
         for server in servers:
             if server.config.get("command") and nesting_depth() >= MAX_DEPTH:
                 server.disabled = f"not started: Hermes MCP servers are nested {nesting_depth()} deep"
+                server.off_state = "not-started"
                 continue
             server.connection = ServerConnection(server.name, McpServerConfig.model_validate(server.config),
                                                  self.log_dir / log_file_name(server.name), self)
@@ -350,7 +355,7 @@ class McpManager:
             if connection is not None:
                 state, error = connection.state, connection.last_error
             elif server.disabled is not None:
-                state, error = "disabled", server.disabled
+                state, error = server.off_state, server.disabled
             else:
                 state, error = ("cached" if server.cached else "connecting"), None
             status = ServerStatus(server.name, transport(server.config), state,
@@ -390,7 +395,7 @@ class McpManager:
         connection = server.connection
         if connection.state in ("ready", "connecting") if connection is not None else server.disabled is None:
             return True
-        state = "disabled" if connection is None else connection.state
+        state = server.off_state if connection is None else connection.state
         reason = server.disabled if connection is None else connection.last_error
         raise RuntimeError(f"MCP server '{name}' is {state}" + (f": {reason}" if reason else ""))
 
