@@ -19,7 +19,8 @@ import yaml
 
 from hermes_core.testing import scaled_timeout
 
-HIDING = "import sys\nfor name in {hidden!r}: sys.modules[name] = None\nfrom hermes_core.cli import main\nmain({argv!r})\n"
+HIDING = ("import sys\nfor name in {hidden!r}: sys.modules[name] = None\n"
+          "from hermes_core.cli import main\nmain({argv!r})\n")
 
 
 def hermes_without(hidden: list[str], *argv: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
