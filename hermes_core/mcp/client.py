@@ -95,6 +95,8 @@ class _Server:
     future: concurrent.futures.Future[None] | None = None
     #: Its tools were registered from its last listing.
     cached: bool = False
+    #: Never listed, and its first connection failed lately (the error, with when): listings do not retry it.
+    backoff: str | None = None
 
     @property
     def plugin(self) -> str:
@@ -220,6 +222,9 @@ class McpManager:
             if tools is not None:
                 self._sync_tools(server, tools)
                 server.cached = True
+            elif self.listings and server.disabled is None and (failed := self.listings.failure(name, config)):
+                error, age = failed
+                server.backoff = f"{error} ({age:.0f} s ago; `hermes mcp list` retries now)"
         return self
 
     def start(self) -> McpManager:
@@ -228,11 +233,19 @@ class McpManager:
 
     def list_new(self) -> None:
         """Connect the servers never listed yet and wait for their first attempt (each bounded by its
-        ``connect_timeout``): once per server, so later calls do not wait."""
+        ``connect_timeout``): once per server, so later calls do not wait. A server whose first attempt fails
+        is not tried again by this for ``FAILURE_BACKOFF`` seconds, in this process or the next."""
         self.load()
-        fresh = [s.name for s in self._servers.values() if s.disabled is None and not s.cached and s.future is None]
-        if fresh:
-            self.connect(fresh, wait=True)
+        fresh = [s for s in self._servers.values()
+                 if s.disabled is None and not s.cached and s.backoff is None and s.future is None]
+        if not fresh:
+            return
+        self.connect([s.name for s in fresh], wait=True)
+        for server in fresh:
+            connection = server.connection
+            if self.listings is not None and connection is not None and connection.state != "ready":
+                error = connection.last_error or f"no answer within {server.config['connect_timeout']} s"
+                self.listings.store_failure(server.name, server.config, error)
 
     def connect(self, names: Iterable[str] | None = None, *, wait: bool = True) -> McpManager:
         """Start the connections of the enabled servers (``names``: only those) that have none yet — this
@@ -356,6 +369,8 @@ class McpManager:
                 state, error = connection.state, connection.last_error
             elif server.disabled is not None:
                 state, error = server.off_state, server.disabled
+            elif server.backoff is not None:
+                state, error = "unavailable", server.backoff
             else:
                 state, error = ("cached" if server.cached else "connecting"), None
             status = ServerStatus(server.name, transport(server.config), state,
