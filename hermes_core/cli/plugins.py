@@ -230,6 +230,9 @@ def install(spec: str, as_pip: bool, upgrade: bool, force_reinstall: bool, edita
     _step(f"pip installed {describe_versions(sorted(touched), after)}" if touched else "pip changed nothing")
     if target.distribution:
         touched.add(canonicalize_name(target.distribution))
+    from ..installsources import record_install
+
+    record_install(home().root, {name: after[name] for name in touched if name in after}, find_links)
     _step("Loading the plugins it provides")
     fresh = Runtime()
     fresh.load_plugins()
@@ -391,18 +394,23 @@ def disable(plugin_id: str) -> None:
 def freeze(as_json: bool) -> None:
     """Print requirement lines that `pip install -r` turns back into the installed plugins.
 
-    Directory plugins (user, project) are folders, not distributions: they appear as comments.
+    A plugin installed with `hermes plugins install --find-links DIR` brings a `--find-links DIR` line; one that
+    cannot be installed again (its wheel or folder is gone) is a comment, with a warning on stderr. Directory
+    plugins (user, project) are folders, not distributions: they appear as comments.
     """
     from ..installer import frozen_plugins
 
-    frozen = frozen_plugins()
+    frozen = frozen_plugins(home().root)
     folders = [r for r in runtime().plugins if r.source != "pip"]
     if as_json:
         echo_json([{"plugins": f.plugins, "source": "pip", "distribution": f.distribution, "version": f.version,
-                    "requirement": f.requirement, "path": None, "warning": f.warning} for f in frozen]
+                    "requirement": f.requirement, "find_links": f.find_links, "path": None, "warning": f.warning}
+                   for f in frozen]
                   + [{"plugins": [r.id], "source": r.source, "distribution": None, "version": r.version,
-                      "requirement": None, "path": r.path, "warning": None} for r in folders])
+                      "requirement": None, "find_links": [], "path": r.path, "warning": None} for r in folders])
         return
+    for link in dict.fromkeys(link for item in frozen if item.requirement for link in item.find_links):
+        click.echo(f"--find-links {link}")
     for item in frozen:
         if item.requirement:
             click.echo(item.requirement)
