@@ -11,7 +11,7 @@ import click
 
 from .._version import __version__
 from ..errors import HermesError
-from ._common import LazyGroup, plugin_cli_command
+from ._common import LazyGroup, UserError, echo_json, plugin_cli_command
 from .table import colour_enabled
 
 __all__ = ["cli", "main"]
@@ -104,12 +104,25 @@ def _run(argv: list[str] | None) -> int:
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except click.ClickException as exc:
-        exc.show()
+        if isinstance(exc, UserError) and _wants_json(argv):
+            echo_json({"error": exc.format_message()})
+        else:
+            exc.show()
         return exc.exit_code
     except HermesError as exc:
-        click.echo(f"Error: {exc}", err=True)
+        if _wants_json(argv):
+            echo_json({"error": str(exc)})
+        else:
+            click.echo(f"Error: {exc}", err=True)
         return 1
     return returned if isinstance(returned, int) else 0
+
+
+def _wants_json(argv: list[str] | None) -> bool:
+    """Whether the command line asks for JSON (``--json`` before any ``--``): then an error is JSON too,
+    ``{"error": "..."}`` on stdout, so a program reading the output never gets text it cannot parse."""
+    given = sys.argv[1:] if argv is None else argv
+    return "--json" in given[:given.index("--")] if "--" in given else "--json" in given
 
 
 def _leave(code: int) -> NoReturn:

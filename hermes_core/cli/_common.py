@@ -60,6 +60,23 @@ class LazyGroup(click.Group):
             return command
         return super().get_command(ctx, name)
 
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None,
+                                                                           list[str]]:
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError as exc:
+            # click suggests only among the commands it holds, and the lazy ones are not among them
+            name = args[0] if args else ""
+            if ctx.resilient_parsing or not name or name.startswith("-"):
+                raise
+            import difflib
+
+            close = difflib.get_close_matches(name, self.list_commands(ctx), n=3, cutoff=0.6)
+            if not close:
+                raise
+            raise click.UsageError(f"No such command {name!r}. Did you mean {' or '.join(map(repr, close))}?",
+                                   ctx) from exc
+
     def command_rows(self, ctx: click.Context, limit: int) -> list[tuple[str, str]]:
         """``(name, help)`` of each command, lazy ones from their declared help (nothing is imported)."""
         rows = []

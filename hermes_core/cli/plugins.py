@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from ..selection import truthy
 from ._common import LazyGroup, UserError, echo_json, home, runtime
 from .completion import enabled_plugin_ids, index_ids, installed_plugin_ids, plugin_ids, switched_off_plugin_ids
 from .table import Column, echo_table, state_colour
@@ -181,6 +182,10 @@ def _index_info(plugin_id: str, as_json: bool) -> None:
 
     entry = load_index(home=home()).get(plugin_id)
     if entry is None:
+        project = Path.cwd() / ".hermes" / "plugins" / plugin_id
+        if project.is_dir() and not truthy(os.environ.get("HERMES_ENABLE_PROJECT_PLUGINS")):
+            raise UserError(f"{plugin_id!r} is a project plugin ({project}), and project plugins load only when "
+                            "HERMES_ENABLE_PROJECT_PLUGINS=1 is set")
         raise UserError(f"no plugin {plugin_id!r} is installed or listed in the plugin index; "
                         "`hermes plugins search WORDS` finds plugins")
     show_entry(entry, as_json)
@@ -241,7 +246,18 @@ def install(spec: str, as_pip: bool, upgrade: bool, force_reinstall: bool, edita
     if not records:
         _roll_back(target, before, after, verbose)
     for record in records:
-        _report_installed(record, before.get(canonicalize_name(record.distribution or "")), force_reinstall)
+        _report_installed(record, before.get(canonicalize_name(record.distribution or "")), force_reinstall,
+                          _needs(fresh, record))
+
+
+def _needs(rt: Runtime, record: PluginRecord) -> list[str]:
+    """``tool (why it is unavailable)`` for each of the plugin's tools that needs setting up first (a key...)."""
+    needs = []
+    for tool in record.tools:
+        availability = rt.registry.check(tool)
+        if not availability.available:
+            needs.append(f"{tool} ({availability.reason or 'unavailable'})")
+    return needs
 
 
 def _step(message: str) -> None:
@@ -291,7 +307,8 @@ def _roll_back(target: InstallTarget, before: dict[str, str], after: dict[str, s
     raise UserError(f"{what}; {undone}{kept}")
 
 
-def _report_installed(record: PluginRecord, version_before: str | None, force_reinstall: bool) -> None:
+def _report_installed(record: PluginRecord, version_before: str | None, force_reinstall: bool,
+                      needs: list[str]) -> None:
     name = f"plugin {record.id} {record.version}"
     if version_before is None:
         head = f"Installed {name}"
@@ -304,7 +321,8 @@ def _report_installed(record: PluginRecord, version_before: str | None, force_re
     if record.state == "error":
         click.echo(f"{head}, but it failed to load: {record.reason}")
     elif record.active:
-        click.echo(f"{head}: {', '.join(record.tools) or 'no tools'}")
+        click.echo(f"{head}: {', '.join(record.tools) or 'no tools'}"
+                   + (f"; not available until set up: {'; '.join(needs)}" if needs else ""))
     else:
         click.echo(f"{head} ({record.state}: {record.reason}); `hermes plugins enable {record.id}` turns it on")
 
