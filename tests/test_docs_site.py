@@ -8,6 +8,7 @@ import importlib.util
 import itertools
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -190,3 +191,37 @@ def test_a_search_without_matches_says_so(site: Path, page: Page):
     assert page.wait_for("document.querySelector('.md-search-result__meta').textContent.trim() === "
                          "'No matching documents'")
     assert page.evaluate("document.querySelectorAll('.md-search-result__item').length") == 0
+
+
+def test_pages_load_nothing_from_another_host(site: Path):
+    """No web fonts, styles or scripts from a CDN: opened offline, the site looks the same, at once."""
+    pages = sorted(site.glob("*.html"))
+
+    assert len(pages) >= 15
+    for html in pages:
+        text = html.read_text()
+        assert "fonts.googleapis.com" not in text and "fonts.gstatic.com" not in text, html.name
+        remote = re.findall(r'<(?:link|script)\b[^>]*\b(?:href|src)="(?:https?:)?//[^"]*"', text)
+        assert remote == [], html.name
+
+
+def test_the_404_page_opened_from_disk_is_styled_and_its_links_lead_to_files(site: Path, page: Page):
+    page.open((site / "404.html").as_uri())
+
+    assert page.evaluate("getComputedStyle(document.querySelector('.md-header')).position") != "static"  # CSS loaded
+    links = page.evaluate("[...document.querySelectorAll('a[href]')].map(a => a.href)")
+    files = {link.split("#")[0] for link in links if link.startswith("file://")}
+    assert len(files) >= 15
+    for link in files:
+        assert Path(urllib.request.url2pathname(link.removeprefix("file://"))).is_file(), link
+
+
+def test_the_home_pages_code_blocks_fit_a_1280_pixel_window(site: Path, page: Page):
+    page.send("Emulation.setDeviceMetricsOverride", width=1280, height=800, deviceScaleFactor=1, mobile=False)
+    page.open((site / "index.html").as_uri())
+
+    blocks = page.evaluate("[...document.querySelectorAll('article pre > code')]"
+                           ".map(c => [c.scrollWidth, c.clientWidth, c.textContent.split('\\n')[0]])")
+
+    assert blocks
+    assert [block for block in blocks if block[0] > block[1]] == []
