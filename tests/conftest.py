@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from hermes_core import Runtime
-from hermes_core.testing import scaled_timeout
+from hermes_core.authoring.testing import scaled_timeout
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -392,7 +392,7 @@ def pack_runtime(isolated_home: Path, workspace: Path) -> Iterator[Any]:
     def make(config: dict[str, Any], *plugins: tuple[str, str]) -> Runtime:
         import yaml
 
-        from hermes_core.discovery import candidate_from_module
+        from hermes_core.plugins.discovery import candidate_from_module
 
         (isolated_home / "config.yaml").write_text(yaml.safe_dump(config))
         runtime = Runtime(home=isolated_home, workspace=workspace, entry_points=())

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core.testing import scaled_timeout
+from hermes_core.authoring.testing import scaled_timeout
 
 fakes = sys.modules["hermes_fake_provider"]  # loaded by conftest.py
 

@@ -18,7 +18,7 @@ import pytest
 from hermes_plugin_terminal.sandbox import sandbox_problem
 
 from hermes_core import Runtime
-from hermes_core.testing import scaled_timeout
+from hermes_core.authoring.testing import scaled_timeout
 
 PROBLEM = sandbox_problem()
 pytestmark = pytest.mark.skipif(PROBLEM is not None, reason=f"bubblewrap cannot run on this machine: {PROBLEM}")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from hermes_core._version import __version__
-from hermes_core.testing import scaled_timeout
+from hermes_core.authoring.testing import scaled_timeout
 
 support = sys.modules["hermes_mcp_test_support"]  # loaded by conftest.py
 

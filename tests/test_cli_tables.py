@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core.testing import scaled_timeout
+from hermes_core.authoring.testing import scaled_timeout
 
 HERMES = str(Path(sys.executable).with_name("hermes"))
 ANSI = "\x1b["

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core.installer import frozen_plugins
-from hermes_core.installsources import record_install
+from hermes_core.index.installer import frozen_plugins
+from hermes_core.index.installsources import record_install
 
 
 def test_a_plugin_from_a_find_links_folder_freezes_with_that_folder_and_reinstalls(make_venv, wheelhouse, tmp_path):

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from hermes_core import HermesHome
-from hermes_core.testing import scaled_timeout
+from hermes_core.authoring.testing import scaled_timeout
 
 BILLION_LAUGHS = "name: laughs\n" + "a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
     f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n" for i in range(1, 9)) + "tools: *a8\n"
@@ -169,7 +169,7 @@ def test_a_billion_laughs_manifest_is_refused_at_once(isolated_home):
 
 
 def test_yaml_aliases_are_refused_in_manifests_but_not_in_the_users_config(isolated_home):
-    from hermes_core.manifest import ManifestError, parse_manifest
+    from hermes_core.plugins.manifest import ManifestError, parse_manifest
 
     with pytest.raises(ManifestError, match=r"plugin\.yaml:2: YAML aliases"):
         parse_manifest("name: x\ndescription: *d\n", "plugin.yaml")

@@ -17,10 +17,10 @@ import yaml
 from click.testing import CliRunner
 
 from hermes_core import ConfigError, Runtime
+from hermes_core.authoring.testing import scaled_timeout
 from hermes_core.cli import cli
-from hermes_core.config import load_config
+from hermes_core.config.model import load_config
 from hermes_core.mcp.interop import claude_desktop_config
-from hermes_core.testing import scaled_timeout
 
 support = sys.modules["hermes_mcp_test_support"]  # loaded by conftest.py
 WAIT = scaled_timeout(30.0)

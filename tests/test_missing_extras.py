@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hermes_core.testing import scaled_timeout
+from hermes_core.authoring.testing import scaled_timeout
 
 HIDING = ("import sys\nfor name in {hidden!r}: sys.modules[name] = None\n"
           "from hermes_core.cli import main\nmain({argv!r})\n")

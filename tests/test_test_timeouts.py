@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core.testing import scaled_timeout, timeout_scale
+from hermes_core.authoring.testing import scaled_timeout, timeout_scale
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core.testing import scaled_timeout
+from hermes_core.authoring.testing import scaled_timeout
 
 ROOT = Path(__file__).resolve().parent.parent
 

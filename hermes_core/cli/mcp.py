@@ -14,9 +14,9 @@ from typing import Any
 
 import click
 
-from ..config import add_to_mapping, remove_from_mapping
+from ..config.model import add_to_mapping, remove_from_mapping
+from ..config.yamlmodel import round_trip_node
 from ..runtime import Runtime
-from ..yamlmodel import round_trip_node
 from ._common import UserError, echo_json, home, require_extra, runtime
 from .completion import mcp_server_names, toolset_lists
 from .table import Column, echo_table, state_colour
@@ -284,7 +284,7 @@ def _report_first_listing(name: str) -> None:
     try:
         manager = rt.start_mcp(connect=False)
         manager.connect([name], wait=True)
-        status = manager.server_status(name)
+        status = next(s for s in manager.status() if s.name == name)
     finally:
         rt.close()
     if status.state == "ready":

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..cachefile import write_json
+from ..config.cachefile import write_json
 from .naming import sanitize
 
 __all__ = ["FAILURE_BACKOFF", "ListingCache", "config_digest"]

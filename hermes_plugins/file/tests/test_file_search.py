@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hermes_plugin_file.search import search_files
 
-from hermes_core.testing import scaled_timeout
+from hermes_core.authoring.testing import scaled_timeout
 
 
 @pytest.fixture
@@ -112,7 +112,7 @@ def test_unknown_target_is_refused(tree, call) -> None:
 HOSTILE_SEARCH = """
 import sys
 from hermes_core import Runtime
-from hermes_core.discovery import candidate_from_module
+from hermes_core.plugins.discovery import candidate_from_module
 runtime = Runtime(home=sys.argv[2], workspace=sys.argv[3], entry_points=())
 runtime.load_candidate(candidate_from_module("hermes_plugin_file", "file"))
 print(runtime.handle_function_call("search_files", {"pattern": sys.argv[1]}))

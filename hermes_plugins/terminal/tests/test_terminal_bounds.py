@@ -14,7 +14,7 @@ import sys
 import pytest
 from hermes_plugin_terminal.danger import MAX_COMMAND_CHARS, MAX_DEPTH, Level, classify
 
-from hermes_core.testing import scaled_timeout
+from hermes_core.authoring.testing import scaled_timeout
 
 CLASSIFY_IN_CHILD = """
 import json, sys

@@ -16,7 +16,7 @@ from typing import Any
 
 from hermes_plugin_web.extract import web_extract
 
-from hermes_core.testing import scaled_timeout
+from hermes_core.authoring.testing import scaled_timeout
 
 EXTRACT_IN_CHILD = """
 import json, sys, tracemalloc
