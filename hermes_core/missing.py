@@ -62,7 +62,7 @@ def _mcp_reason(name: str, servers: Mapping[str, Any]) -> str | None:
         where = f"its MCP server {server!r}"
         if status.state == "unavailable":
             return f"{where} failed to start: {status.last_error or 'no reason given'}"
-        if status.state == "disabled":
+        if status.state in ("disabled", "sdk-missing", "not-started"):
             return f"{where} is not running: {status.last_error or 'disabled in config.yaml'}"
         if status.state == "connecting":
             return f"{where} is still connecting"

@@ -62,7 +62,7 @@ def test_hermes_tools_is_a_second_name_for_the_same_cli(make_venv, tmp_path) -> 
     home = {"HERMES_HOME": str(tmp_path)}
     tools = env.path / "bin" / "hermes-tools"
 
-    assert ok(env.run(str(tools), "--version")).strip() == f"hermes, version {__version__}"
+    assert ok(env.run(str(tools), "--version")).strip() == f"hermes-tools {__version__}"  # the distribution's name
     assert ok(env.run(str(tools), "tools", "list", "--json", env=home)) == \
         ok(env.hermes_cli("tools", "list", "--json", env=home))
 

@@ -46,7 +46,7 @@ def clip(text: str, width: int) -> str:
 
 STATE_COLOURS = {"loaded": "green", "declared": "green", "ready": "green", "available": "green",
                  "error": "red", "unavailable": "red", "disabled": "yellow", "not enabled": "yellow",
-                 "shadowed": "yellow", "connecting": "yellow"}
+                 "shadowed": "yellow", "connecting": "yellow", "sdk-missing": "yellow", "not-started": "yellow"}
 
 
 def state_colour(state: str) -> str | None:

@@ -7,6 +7,7 @@ nothing else of the runtime; what happened is returned as a :class:`LoadResult`,
 from __future__ import annotations
 
 import importlib
+import importlib.machinery
 import importlib.util
 import sys
 import time
@@ -72,8 +73,13 @@ class _DirectoryPluginFinder:
         mount = self.mounts.get(fullname)
         if mount is None:
             return None
-        return importlib.util.spec_from_file_location(fullname, mount[0] / "__init__.py",
-                                                      submodule_search_locations=[str(mount[0])])
+        folder = mount[0]
+        if not (folder / "__init__.py").is_file():  # a declarative plugin (plugin.yaml and modules): a namespace
+            spec = importlib.machinery.ModuleSpec(fullname, None, is_package=True)
+            spec.submodule_search_locations = [str(folder)]
+            return spec
+        return importlib.util.spec_from_file_location(fullname, folder / "__init__.py",
+                                                      submodule_search_locations=[str(folder)])
 
 
 _finder = _DirectoryPluginFinder()
