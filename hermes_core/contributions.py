@@ -12,7 +12,8 @@ from .registry import ToolRegistry
 from .toolsets import Toolsets
 from .websearch import RegisteredWebSearchProvider
 
-__all__ = ["MIDDLEWARE_KINDS", "CliCommand", "Command", "Contributions", "Middleware", "Skill"]
+__all__ = ["MIDDLEWARE_KINDS", "NO_GATEWAY", "CliCommand", "Command", "Contributions", "Middleware", "Platform",
+           "Skill"]
 
 MIDDLEWARE_KINDS = frozenset({"tool_request", "tool_execution", "llm_request", "llm_execution"})
 
@@ -39,6 +40,20 @@ class CliCommand(NamedTuple):
     handler_fn: Callable[[Any], Any] | None
     description: str
     plugin: str | None
+
+
+#: What a registered messaging platform is in Hermes.
+NO_GATEWAY = "registered, not run: Hermes runs no messaging gateway"
+
+
+class Platform(NamedTuple):
+    """A messaging platform a plugin registered for Hermes Agent's gateway (``ctx.register_platform``)."""
+
+    name: str
+    label: str
+    plugin: str | None
+    #: The names of the other keywords it passed (adapter factory, checks, hints...), for ``info``.
+    details: list[str]
 
 
 class Skill(NamedTuple):
@@ -72,6 +87,8 @@ class Contributions:
         self.web_search_providers: dict[str, RegisteredWebSearchProvider] = {}
         #: Execution backends by name (the built-in ``local`` among them).
         self.backends: dict[str, BackendContribution] = {}
+        #: Messaging platforms by name: recorded, never run (:data:`NO_GATEWAY`).
+        self.platforms: dict[str, Platform] = {}
 
     def of_plugin(self, plugin_id: str) -> dict[str, list[str]]:
         """Names of the commands, CLI commands, skills, middleware kinds and web search providers ``plugin_id``
@@ -84,4 +101,5 @@ class Contributions:
                                  if any(plugin == plugin_id for plugin, _ in chain)),
             "web_search_providers": sorted(name for name, p in self.web_search_providers.items()
                                            if p.plugin == plugin_id),
+            "platforms": sorted(name for name, p in self.platforms.items() if p.plugin == plugin_id),
         }

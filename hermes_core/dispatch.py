@@ -350,8 +350,8 @@ class Dispatcher:
                     result = self._fit(entry, self._execution_chain(entry, args, original_args, context, trace,
                                                                     user_task, call))
             except Exception as exc:
-                status, error_type, error_message = "error", type(exc).__name__, str(exc)
-                result = tool_error(f"Tool '{name}' failed: {error_type}: {exc}", error_type=error_type)
+                status, error_type, error_message = "error", type(exc).__name__, _explained(exc)
+                result = tool_error(f"Tool '{name}' failed: {error_type}: {error_message}", error_type=error_type)
         observed = {**context, "tool_name": name, "args": args, "result": result,
                     "duration_ms": (time.perf_counter() - started) * 1000, "status": status,
                     "error_type": error_type, "error_message": error_message, "turn_id": None,
@@ -554,7 +554,14 @@ def _invalid(function_name: str, exc: ArgumentError) -> str:
 
 def _failed(function_name: str, exc: Exception) -> str:
     log.debug("tool %s failed", function_name, exc_info=True)
-    return tool_error(f"Tool '{function_name}' failed: {type(exc).__name__}: {exc}", error_type=type(exc).__name__)
+    return tool_error(f"Tool '{function_name}' failed: {type(exc).__name__}: {_explained(exc)}",
+                      error_type=type(exc).__name__)
+
+
+def _explained(exc: Exception) -> str:
+    """What failed; a Hermes Agent internal that plugin code imported is named as a load names it."""
+    compat = sys.modules.get(f"{__package__}.compat")
+    return compat.explain(exc) if compat is not None and isinstance(exc, ImportError) else str(exc)
 
 
 def _on_loop(loop: CallerLoop) -> Callable[..., str]:
