@@ -7,7 +7,7 @@ BENCH_VENV ?= .bench-venv
 HERMES_AGENT_VENV ?= .hermes-agent-venv
 PACKS := file terminal web code agent ssh
 
-.PHONY: install demo test lint bench bench-vs-hermes-agent docs dist clean
+.PHONY: install demo test lint bench bench-vs-hermes-agent docs dist clean compat
 
 $(BIN)/hermes: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,10 @@ dist: install
 
 docs: install
 	$(BIN)/mkdocs build --strict
+
+# Published Hermes Agent plugins, each in a venv of its own: their status into registry-index/ and the docs' table.
+compat: install
+	$(BIN)/python scripts/compat.py
 
 # Start-up is measured as users run it: the core and the first-party packs installed (not editable) in their own venv.
 $(BENCH_VENV)/bin/python:

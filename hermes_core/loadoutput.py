@@ -94,7 +94,7 @@ class _LogCapture(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         output = _ACTIVE.get()
-        if output is None:
+        if output is None or record.name.split(".")[0] == _OWN:  # Hermes' own records say it on the record already
             return
         text = f"logged {record.levelname} ({record.name}): {record.getMessage()}"
         if record.exc_info and record.exc_info[1] is not None:
@@ -123,6 +123,7 @@ def _handled_elsewhere(record: logging.LogRecord) -> bool:
     return False
 
 
+_OWN = __name__.split(".")[0]
 _handler = _LogCapture()
 _lock = threading.Lock()
 _users = 0
