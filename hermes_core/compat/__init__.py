@@ -20,7 +20,7 @@ import types
 import weakref
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from ..toolcontext import CURRENT
 
@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     import importlib.abc
 
     from ..context import PluginContext
-    from ..runtime import Runtime
 
 __all__ = ["HERMES_AGENT_INTERNALS", "SHIMS", "claim", "explain", "host", "host_runtime", "import_problem",
            "install_shims", "loading", "note", "noting"]
@@ -103,9 +102,10 @@ def host() -> PluginContext:
     return context
 
 
-def host_runtime() -> Runtime:
-    """The runtime a shim acts for (see :func:`host`)."""
-    runtime: Runtime | None = host().runtime_ref()
+def host_runtime() -> Any:
+    """The runtime a shim acts for (see :func:`host`); typed ``Any``, since the runtime imports the loader, which
+    imports these shims."""
+    runtime = host().runtime_ref()
     if runtime is None:
         raise RuntimeError("a Hermes Agent compatibility shim was used by a plugin whose runtime is gone")
     return runtime
