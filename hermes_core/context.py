@@ -101,8 +101,8 @@ class PluginContext:
         self._inject = inject
         #: The home of the runtime (the Hermes Agent compatibility shims read its config.yaml and .env).
         self.home = home
-        #: The runtime that made this context, weakly (what the compatibility shims act on); None for none.
-        self.runtime_ref: Callable[[], Any] = weakref.ref(runtime) if runtime is not None else lambda: None
+        # The runtime that made this context, weakly: what the compatibility shims act for.
+        self._runtime: Callable[[], Any] = weakref.ref(runtime) if runtime is not None else lambda: None
         self._undo: list[Callable[[], None]] = []
         self._closed = False
         #: Names of the tools registered through this context, in order.

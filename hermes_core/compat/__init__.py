@@ -105,7 +105,7 @@ def host() -> PluginContext:
 def host_runtime() -> Any:
     """The runtime a shim acts for (see :func:`host`); typed ``Any``, since the runtime imports the loader, which
     imports these shims."""
-    runtime = host().runtime_ref()
+    runtime = host()._runtime()
     if runtime is None:
         raise RuntimeError("a Hermes Agent compatibility shim was used by a plugin whose runtime is gone")
     return runtime
