@@ -77,7 +77,6 @@ PROBE = r'''
 import json, subprocess, sys
 from packaging.utils import canonicalize_name
 import hermes_core
-from hermes_core.hooks import KNOWN_HOOKS
 
 distribution, hook_keywords = sys.argv[1], json.loads(sys.argv[2])
 rt = hermes_core.Runtime()
@@ -196,8 +195,8 @@ def hermes(*args: str) -> subprocess.CompletedProcess[str]:
 def record(plugin_id: str, requirement: str, probe: dict[str, Any], today: str) -> str:
     """Write the measured status into the plugin's index record; returns the status."""
     from hermes_core import __version__
-    from hermes_core.index import Compatibility
-    from hermes_core.indexbuild import find_layout, load_entry_file, write_entry
+    from hermes_core.index.catalog import Compatibility
+    from hermes_core.index.build import find_layout, load_entry_file, write_entry
 
     layout = find_layout(ROOT / "registry-index")
     path = layout.entry_path(plugin_id)
@@ -221,7 +220,7 @@ def record(plugin_id: str, requirement: str, probe: dict[str, Any], today: str) 
 
 def table() -> str:
     """The compatibility table, from the index records that hold a measurement (in :data:`PINNED` order)."""
-    from hermes_core.indexbuild import find_layout, load_entry_file
+    from hermes_core.index.build import find_layout, load_entry_file
 
     layout = find_layout(ROOT / "registry-index")
     rows = ["| plugin | what it contributes here | with Hermes | why not everything works |", "|---|---|---|---|"]

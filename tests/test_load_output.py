@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from hermes_core import Runtime
-from hermes_core.loadoutput import MAX_ITEMS
+from hermes_core.plugins.loadoutput import MAX_ITEMS
 
 NOISY = '''
 import logging, sys, warnings
