@@ -139,7 +139,11 @@ def classify(probe: dict[str, Any]) -> tuple[str, str]:
     problems += [f"messaging platform {name}: registered, not run (Hermes runs no messaging gateway)"
                  for name in probe["contributions"].get("platforms", [])]
     problems += inactive
-    return ("partly", "; ".join(problems)) if problems else ("works", "")
+    if problems:
+        return "partly", "; ".join(problems)
+    if not contributed:  # a plugin that waits for its settings (capsule's endpoint): it works once given them
+        return "works", "registers nothing until it is configured" + (f" ({said[0]})" if said else "")
+    return "works", ""
 
 
 def contributes(probe: dict[str, Any]) -> str:
@@ -195,8 +199,8 @@ def hermes(*args: str) -> subprocess.CompletedProcess[str]:
 def record(plugin_id: str, requirement: str, probe: dict[str, Any], today: str) -> str:
     """Write the measured status into the plugin's index record; returns the status."""
     from hermes_core import __version__
-    from hermes_core.index.catalog import Compatibility
     from hermes_core.index.build import find_layout, load_entry_file, write_entry
+    from hermes_core.index.catalog import Compatibility
 
     layout = find_layout(ROOT / "registry-index")
     path = layout.entry_path(plugin_id)
