@@ -26,10 +26,12 @@ __all__ = [
     "McpCallError",
     "MissingDirectory",
     "NotStrictError",
+    "PluginFault",
     "PluginIndexError",
     "PolicyError",
     "ReferenceImportError",
     "ScaffoldError",
+    "SkillError",
     "ToolCallCancelled",
     "ToolError",
     "ToolsetCycleError",
@@ -94,6 +96,20 @@ class HookImplementationError(HermesError):
             signature = hook
         super().__init__(f"Plugin {plugin!r} for hook {hook!r}\nhookimpl definition: {signature}\n{problem}")
         self.plugin, self.hook = plugin, hook
+
+
+class PluginFault(HermesError):
+    """Plugin code raised something that is not an ``Exception`` (``SystemExit``, its own ``KeyboardInterrupt``...):
+    the tool call it ran for fails, naming the plugin, instead of its caller. Never raised out of a tool call."""
+
+    def __init__(self, plugin: str | None, part: str, error: BaseException) -> None:
+        try:
+            detail = str(error)
+        except Exception:
+            detail = ""
+        owner = f"{part} of plugin '{plugin}'" if plugin else part
+        super().__init__(f"{owner} raised {type(error).__name__}" + (f": {detail}" if detail else ""))
+        self.plugin, self.error = plugin, error
 
 
 class ToolCallCancelled(HermesError):
@@ -162,6 +178,12 @@ class CompileError(HermesError):
 
 class ScaffoldError(HermesError, ValueError):
     """A project that cannot be rendered: an invalid answer, or a directory in the way."""
+
+
+# -- Skills ----------------------------------------------------------------------------------------------
+
+class SkillError(HermesError):
+    """A skill cannot be found, read, written or installed: a bad name or path, an invalid ``SKILL.md``."""
 
 
 # -- MCP -------------------------------------------------------------------------------------------------

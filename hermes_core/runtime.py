@@ -40,6 +40,8 @@ if TYPE_CHECKING:
     from .calls.toolcalls import ToolCallLike, ToolReply
     from .config.model import HermesConfig
     from .mcp.client import McpManager
+    from .skills.catalog import SkillCatalog
+    from .skills.sources import SkillSource
 
 __all__ = [
     "Runtime",
@@ -90,7 +92,8 @@ class Runtime(ToolApi):
         self.registry = ToolRegistry(check_timeout=self._load_timeout(), contexts=self.tool_context)
         self.toolsets = Toolsets(self.registry)
         self.hooks = HookRunner(lambda: self._config_data()["plugins"]["hook_timeout"],
-                                lambda: self._config_data()["plugins"]["post_hooks"] == "background")
+                                lambda: self._config_data()["plugins"]["post_hooks"] == "background",
+                                lambda: self._config_data()["plugins"]["max_abandoned_hooks"])
         self.contributions = Contributions(self.registry, self.toolsets, self.hooks)
         self.middleware = self.contributions.middleware
         self.commands = self.contributions.commands
@@ -272,7 +275,8 @@ class Runtime(ToolApi):
                 _config_data=self._config_data,
                 _dispatch=self.handle_function_call, _available_tools=self.available_tools,
                 _backends=self.backends, _hooks=self._invoke_hook,
-                _web_search_providers=lambda: list(self.web_search_providers.values())))
+                _web_search_providers=lambda: list(self.web_search_providers.values()),
+                _skills=self.skill_catalog))
         return context
 
     def _invoke_hook(self, hook_name: str, **kwargs: Any) -> list[Any]:
@@ -309,9 +313,9 @@ class Runtime(ToolApi):
 
     def flush_hooks(self) -> bool:
         """Wait until the ``post_tool_call`` observers of the calls made so far, from any thread, have run (each
-        within ``plugins.hook_timeout``). With ``plugins.post_hooks: background`` a call returns without waiting
-        for them: they run on the calling thread's hook worker before that thread's next hook call, and before
-        :meth:`close` and the interpreter's exit. False when one ran past its deadline (logged)."""
+        phase within ``plugins.hook_timeout``). With ``plugins.post_hooks: background`` a call returns without
+        waiting for them: the calling thread's next hook phase waits for them, and so do :meth:`close` and the
+        interpreter's exit. False when one posted since the last flush missed its deadline (logged)."""
         return self.hooks.flush()
 
     def close(self) -> None:
@@ -341,6 +345,21 @@ class Runtime(ToolApi):
         return session(self.hooks, platform, model, session_id)
 
     # -- commands and skills ---------------------------------------------------------------------
+
+    def skill_roots(self) -> list[tuple[Path, SkillSource]]:
+        """The skill folders this runtime reads, in precedence order: ``$HERMES_HOME/skills`` (``user``), and
+        ``./.hermes/skills`` (``project``) only when ``HERMES_ENABLE_PROJECT_PLUGINS`` is on."""
+        from .skills.roots import skill_roots
+
+        project = truthy(self.environ.get("HERMES_ENABLE_PROJECT_PLUGINS"))
+        return skill_roots(self.home.root, (self.cwd or Path.cwd()) if project else None)
+
+    def skill_catalog(self) -> SkillCatalog:
+        """Every skill of this runtime: its plugins', the user's and (only when opted in) the project's."""
+        from .skills.catalog import SkillCatalog
+
+        return SkillCatalog(list(self.skills.values()), self.skill_roots(),
+                            None if truthy(self.environ.get("HERMES_NO_CACHE")) else self.home.cache_dir)
 
     def run_command(self, name: str, raw_args: str = "") -> str | None:
         """Run a plugin's slash command ``/name``."""

@@ -1,4 +1,4 @@
-"""What a release publishes: seven distributions that install offline by name, the `hermes-tools` command,
+"""What a release publishes: eight distributions that install offline by name, the `hermes-tools` command,
 and GitHub workflows (ours and the template's) that actionlint accepts."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from hermes_core._version import __version__
 from hermes_core.authoring.scaffold import render
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKS = ("agent", "code", "file", "ssh", "terminal", "web")
+PACKS = ("agent", "code", "file", "skills", "ssh", "terminal", "web")
 DISTRIBUTIONS = ("hermes_tools", *(f"hermes_tools_{pack}" for pack in PACKS))
 ACTIONLINT = Path(sys.executable).parent / "actionlint"
 
@@ -25,13 +25,13 @@ def ok(result: subprocess.CompletedProcess[str]) -> str:
     return result.stdout
 
 
-def test_dist_holds_a_checked_sdist_and_wheel_of_each_of_the_seven(dist: Path) -> None:
+def test_dist_holds_a_checked_sdist_and_wheel_of_each_of_the_eight(dist: Path) -> None:
     expected = {f"{name}-{__version__}{suffix}" for name in DISTRIBUTIONS
                 for suffix in (".tar.gz", "-py3-none-any.whl")}
     assert {p.name for p in dist.iterdir()} == expected
 
 
-def test_the_seven_share_one_version_and_a_wrong_tag_is_refused() -> None:
+def test_the_eight_share_one_version_and_a_wrong_tag_is_refused() -> None:
     script = [sys.executable, str(ROOT / "scripts" / "build_dist.py")]
     refused = subprocess.run([*script, "--expect-version", "9.9.9"], capture_output=True, text=True)
     assert refused.returncode == 1
@@ -139,10 +139,23 @@ def test_workflows_pass_actionlint(project: str, tmp_path: Path) -> None:
 def test_ci_runs_the_readme_test_command_on_every_supported_python() -> None:
     ci = workflows(ROOT)["ci.yml"]
     assert set(ci[True]) == {"push", "pull_request"}  # YAML 1.1 reads the key `on` as True
-    [job] = ci["jobs"].values()
+    job = ci["jobs"]["test"]
+    assert job["runs-on"] == "ubuntu-latest"
     assert job["strategy"]["matrix"]["python-version"] == ["3.11", "3.12", "3.13"]
     assert [step["run"] for step in job["steps"] if "run" in step] == ["make test"]
     assert "make test" in (ROOT / "README.md").read_text()
+
+
+def test_ci_runs_the_core_tests_on_linux_macos_and_windows() -> None:
+    job = workflows(ROOT)["ci.yml"]["jobs"]["portable"]
+    assert job["strategy"]["matrix"]["os"] == ["ubuntu-latest", "macos-latest", "windows-latest"]
+    command = [step["run"] for step in job["steps"] if "run" in step][-1].split()
+    files = [arg for arg in command if arg.startswith("tests/")]
+    assert {"tests/test_dispatch_containment.py", "tests/test_hook_executor.py", "tests/test_hooks.py"} <= set(files)
+    for file in files:  # a test file run there imports nothing Unix-only (or that only the dev extra installs)
+        text = (ROOT / file).read_text()
+        assert not any(f"\nimport {name}\n" in text for name in ("fcntl", "termios", "pty", "pwd", "resource",
+                                                                   "anyio", "mcp", "openai", "yaml")), file
 
 
 @pytest.mark.parametrize("project", ["repository", "template"])

@@ -22,6 +22,7 @@ from .websearch import RegisteredWebSearchProvider
 if TYPE_CHECKING:
     from ..backends.base import ExecutionBackend, ExecutionBackends
     from ..config.model import HermesConfig
+    from ..skills.catalog import SkillCatalog
 
 __all__ = ["ToolContext", "tool_context"]
 
@@ -47,6 +48,7 @@ class ToolContext:
     _backends: ExecutionBackends = field(repr=False)
     _hooks: Callable[..., list[Any]] = field(repr=False)
     _web_search_providers: Callable[[], list[RegisteredWebSearchProvider]] = field(default=list, repr=False)
+    _skills: Callable[[], SkillCatalog] | None = field(default=None, repr=False)
     _state: dict[str, Any] = field(default_factory=dict, repr=False)
     _state_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -87,6 +89,12 @@ class ToolContext:
     def web_search_providers(self) -> list[RegisteredWebSearchProvider]:
         """The web search backends plugins registered in the runtime, in registration order."""
         return self._web_search_providers()
+
+    def skills(self) -> SkillCatalog:
+        """The runtime's skills: its plugins', the user's and (only when opted in) the project's."""
+        if self._skills is None:
+            raise RuntimeError("this tool context belongs to no runtime with skills")
+        return self._skills()
 
     @contextlib.contextmanager
     def activate(self) -> Iterator[ToolContext]:

@@ -45,7 +45,7 @@ def describe(rt: Runtime, record: PluginRecord) -> dict[str, Any]:
         "path": record.path, "manifest": record.manifest_path, "tools": record.tools, "hooks": record.hooks,
         **{key: contributed[key] for key in CONTRIBUTIONS},
         "imported": record.imported, "import_ms": _ms(record.import_ms), "register_ms": _ms(record.register_ms),
-        "refused_tools": refused, "warnings": record.warnings,
+        "refused_tools": refused, "warnings": record.warnings, "hook_problems": rt.hooks.problems_of(record.id),
         "backends": sorted(name for name, backend in rt.contributions.backends.items()
                            if backend.plugin == record.id and record.active),
     }
@@ -110,6 +110,7 @@ def _details(row: dict[str, Any]) -> list[str]:
     return [*([f"hooks: {', '.join(row['hooks'])}"] if row["hooks"] else []), *_contribution_lines(row),
             *([f"reason: {row['reason']}"] if row["reason"] else []),
             *(f"refused tool {r['tool']}: {r['reason']}" for r in row["refused_tools"]),
+            *row["hook_problems"],
             *(f"warning: {warning}" for warning in row["warnings"])]
 
 
@@ -142,6 +143,7 @@ def info(plugin_id: str, as_json: bool) -> None:
     data["tool_availability"] = {name: {"available": a.available, "reason": a.reason or None}
                                  for name in record.tools for a in [rt.registry.check(name)]}
     data["backend_availability"] = backend_report(rt, record)
+    data["skill_descriptions"] = {name: rt.skills[name].description for name in data["skills"]}
     data["requires_env"] = [{"name": env.name, "set": bool(os.environ.get(env.name)), "secret": env.secret,
                              "description": env.description}
                             for env in (record.manifest.requires_env if record.manifest else [])]
@@ -165,8 +167,10 @@ def info(plugin_id: str, as_json: bool) -> None:
         click.echo(f"  tool {name}: {status}")
     for hook in record.hooks:
         click.echo(f"  hook {hook}")
-    for line in _contribution_lines(data):
+    for line in _contribution_lines({**data, "skills": []}):
         click.echo(f"  {line}")
+    for name, description in data["skill_descriptions"].items():
+        click.echo(f"  skill {name}{': ' + description if description else ''}")
     if manifest and manifest.requires_hermes:
         checked = "not checked: a Hermes Agent version" if record.candidate.foreign_manifest else "checked"
         click.echo(f"  requires_hermes: {manifest.requires_hermes} ({checked})")
@@ -181,6 +185,8 @@ def info(plugin_id: str, as_json: bool) -> None:
         click.echo(f"  config: {data['config']}")
     for warning in record.warnings:
         click.echo(f"  warning: {warning}")
+    for problem in data["hook_problems"]:
+        click.echo(f"  {problem}")
 
 
 def _index_info(plugin_id: str, as_json: bool) -> None:
@@ -456,6 +462,7 @@ def validate(target: str, imports: bool, as_json: bool) -> None:
 
         drift, late_warnings = manifest_drift(candidate, imports)
         errors += drift
+        errors += skill_problems(candidate)
         drifted = bool(drift or late_warnings)
     tools = len(manifest.tools or []) if manifest else 0
     toolsets = len(manifest.toolsets) if manifest else 0
@@ -474,6 +481,23 @@ def validate(target: str, imports: bool, as_json: bool) -> None:
                        f"{toolsets} toolset{'s' if toolsets != 1 else ''})")
     if errors:
         raise click.exceptions.Exit(1)
+
+
+def skill_problems(candidate: PluginCandidate) -> list[str]:
+    """What is wrong with the skills the manifest's ``skills:`` lists, each naming its file and line."""
+    from ..errors import SkillError
+    from ..skills.files import resolve_inside
+    from ..skills.validation import validate_skill
+
+    problems = []
+    for relative in (candidate.manifest_data or {}).get("skills") or ():
+        try:
+            folder = resolve_inside(Path(candidate.path or "."), relative)
+        except SkillError as exc:
+            problems.append(f"skill {relative!r}: {exc}")
+            continue
+        problems += [str(problem) for problem in validate_skill(folder).errors]
+    return problems
 
 
 def _validation_candidate(target: str) -> PluginCandidate:
@@ -606,9 +630,10 @@ def doctor(strict: bool, as_json: bool) -> None:
             if not backend["available"]:  # a problem only when config.yaml selects it
                 (problems if backend["selected"] else notes).append(
                     f"backend {backend['name']} unavailable: {backend['reason']}")
-        row = describe(rt, record)
-        notes += [f"messaging platform {name}: {NO_GATEWAY}" for name in row["platforms"]]
-        report.append({**row, "problems": problems, "notes": notes})
+        described = describe(rt, record)
+        problems += described["hook_problems"]
+        notes += [f"messaging platform {name}: {NO_GATEWAY}" for name in described["platforms"]]
+        report.append({**described, "problems": problems, "notes": notes})
     if config_problem is None:
         selected = rt.config.terminal.backend
         if selected not in rt.contributions.backends:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from .._version import __version__
-from ..calls.deadline import DeadlineExceeded, call_with_deadline
+from ..calls.executor import DeadlineExceeded, call_with_deadline
 from ..calls.exitguard import refusing_exit
 from ..calls.hooks import KNOWN_HOOKS
 from ..calls.references import LazyReference, ReferenceImportError
@@ -136,6 +136,10 @@ def load_plugin(candidate: PluginCandidate, contributions: Contributions, contex
             _register_declared(contributions, context, candidate, manifest, module)
         if manifest is not None:
             _register_backends(context, candidate, manifest, module)
+            if manifest.get("skills"):  # off the start-up path unless a manifest lists skills
+                from .declared_skills import register_declared_skills
+
+                register_declared_skills(context, candidate)
         # not all declared (PluginManifest.declarative), or the package has a register() to run
         if manifest is None or manifest["tools"] is None or manifest["provides_hooks"] or candidate.defines_register:
             with loading(context), capturing() as output:
