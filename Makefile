@@ -7,7 +7,7 @@ BENCH_VENV ?= .bench-venv
 HERMES_AGENT_VENV ?= .hermes-agent-venv
 PACKS := file terminal web code agent ssh skills
 
-.PHONY: install demo test test-fast lint bench bench-vs-hermes-agent docs dist wheelhouse clean
+.PHONY: install demo test test-fast lint bench bench-vs-hermes-agent docs dist wheelhouse clean compat
 
 $(BIN)/hermes: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +45,10 @@ wheelhouse: dist
 
 docs: install
 	$(BIN)/mkdocs build --strict
+
+# Published Hermes Agent plugins, each in a venv of its own: their status into registry-index/ and the docs' table.
+compat: install
+	$(BIN)/python scripts/compat.py
 
 # Start-up is measured as users run it: the core and the first-party packs installed (not editable) in their own venv.
 $(BENCH_VENV)/bin/python:

@@ -22,6 +22,7 @@ __all__ = [
     "InstallRefused",
     "InstallerError",
     "InteropError",
+    "LlmEndpointError",
     "ManifestError",
     "McpCallError",
     "MissingDirectory",
@@ -203,3 +204,9 @@ class InteropError(HermesError):
 
 class McpCallError(HermesError):
     """A remote tool call failed: the tool reported an error, the server refused, timed out or went away."""
+
+
+# -- Hermes Agent compatibility ----------------------------------------------------------------------------
+
+class LlmEndpointError(HermesError, RuntimeError):
+    """``agent.auxiliary_client.call_llm`` (a shim) has no model endpoint configured, or the endpoint failed."""

@@ -249,7 +249,7 @@ class Runtime(ToolApi):
             dispatch=self._dispatch_for_plugin,
             manifest=(lambda: candidate.manifest) if candidate else None,  # built only if the plugin reads it
             override_granted=lambda: plugin_id is None or override_granted(self._config_data(), plugin_id),
-            inject=self._inject, home=self.home)
+            inject=self._inject, home=self.home, runtime=self)
 
     def _dispatch_for_plugin(self, tool_name: str, args: Any, **context: Any) -> str:
         """``ctx.dispatch_tool``: from inside a tool call of this runtime or of one of its views, through that
@@ -368,8 +368,13 @@ class Runtime(ToolApi):
         command = self.commands.get(normalize_command_name(name))
         if command is None:
             raise KeyError(f"unknown command /{normalize_command_name(name)}")
-        result = command.handler(raw_args)
-        return run_sync(result) if hasattr(result, "__await__") else result
+        try:
+            result = command.handler(raw_args)
+            return run_sync(result) if hasattr(result, "__await__") else result
+        except ImportError as exc:  # a Hermes Agent internal the command imports: named as a load names it
+            from .plugins.compat import explain
+
+            raise ImportError(explain(exc), name=exc.name) from exc
 
 
 def _traced_dispatcher() -> type[Dispatcher]:

@@ -206,7 +206,7 @@ BAD_PLUGINS = {
                  "    handler: a.b:c\n", "", "tools.0.name"),
     "toonew": ("manifest_version: 1\nname: toonew\nrequires_hermes: '>=99'\n", "def register(ctx): pass\n",
                "requires hermes-tools >=99"),
-    "internals": (None, "from gateway.config import load_gateway_config\n", "Hermes Agent internal"),
+    "internals": (None, "from gateway.platforms.telegram import TelegramAdapter\n", "Hermes Agent internal"),
 }
 
 

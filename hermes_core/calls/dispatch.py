@@ -645,9 +645,22 @@ def _error_type(exc: Exception) -> str:
 def _failed(function_name: str, exc: Exception) -> str:
     log.debug("tool %s failed", function_name, exc_info=True)
     error_type = _error_type(exc)
+    explained = _explained(exc.error if isinstance(exc, PluginFault) else exc)
+    if explained is not None:
+        return tool_error(f"Tool '{function_name}' failed: {error_type}: {explained}", error_type=error_type)
     if isinstance(exc, PluginFault):
         return tool_error(f"Tool '{function_name}' failed: {exc}", error_type=error_type)
     return tool_error(f"Tool '{function_name}' failed: {error_type}: {exc}", error_type=error_type)
+
+
+def _explained(exc: BaseException) -> str | None:
+    """For a Hermes Agent internal that plugin code imported while it ran, the reason a load would give (the
+    import, the plugin's file and line, whether a shim exists); otherwise None."""
+    compat = sys.modules.get("hermes_core.plugins.compat")
+    if compat is None or not isinstance(exc, ImportError):
+        return None
+    explained: str = compat.explain(exc)
+    return explained if explained != str(exc) else None
 
 
 def _contained(function_name: Any, exc: BaseException, since: int) -> str:

@@ -10,6 +10,7 @@ import inspect
 import json
 import logging
 import os
+import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -415,16 +416,22 @@ class ToolRegistry:
         activation = self.contexts(entry.plugin).activate() if self.contexts is not None else contextlib.nullcontext()
         # on a worker thread (with a deadline) anything the check raises is its own doing, KeyboardInterrupt too
         caught = BaseException if timeout else Exception
+        # the compatibility shims note what a plugin written for Hermes Agent looked for and Hermes lacks
+        compat = sys.modules.get("hermes_core.plugins.compat")
+        noting = compat.noting() if compat is not None else contextlib.nullcontext([])
         try:
-            with activation:
+            with activation, noting as notes:
                 ok = call_with_deadline(_checked, timeout, entry.check_fn)
         except DeadlineExceeded:
             return Availability(False, f"its check did not answer within {timeout:g} s (plugins.load_timeout)")
         except caught as exc:
-            return Availability(False, str(exc) or f"check raised {type(exc).__name__}")
+            reason = compat.explain(exc) if compat is not None else str(exc)
+            return Availability(False, reason or f"check raised {type(exc).__name__}")
         if ok:  # a check may answer with a note (a string) that doctor shows
             return Availability(True, ok if isinstance(ok, str) else "")
-        return Availability(False, "; ".join(unset) if unset else "its check reported it unavailable")
+        if unset:
+            return Availability(False, "; ".join(unset))
+        return Availability(False, "its check reported it unavailable" + "".join(f": {n}" for n in notes[:1]))
 
     def invalidate_checks(self) -> None:
         """Forget cached check results (the next pass runs every check again)."""

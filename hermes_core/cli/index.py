@@ -73,6 +73,10 @@ def describe_entry(entry: IndexEntry) -> list[str]:
                                                 "(secret)" if env.secret else "") if part)
             lines.append(f"    {env.name}" + (f"  {detail}" if detail else ""))
     lines += [f"  note: {note}" for note in entry.notes]
+    measured = entry.compatibility
+    if measured is not None:
+        lines.append(f"  with hermes:  {measured.status}" + (f": {measured.reason}" if measured.reason else "") +
+                     f" (measured {measured.date}, hermes-tools {measured.hermes_tools})")
     return [line for line in lines if line]
 
 
@@ -109,8 +113,9 @@ def search_command(query: tuple[str, ...], as_json: bool, limit: int, index_url:
         click.echo(f"No plugin in the index matches {text!r}.")
         return
     echo_table([Column("ID"), Column("VERSION"), Column("INSTALLED", colour=lambda v: "green" if v else None),
-                Column("SUMMARY", shrink=True)],
-               [[entry.id, entry.version, installed_version(entry) or "", entry.summary] for _, entry in results])
+                Column("WITH HERMES"), Column("SUMMARY", shrink=True)],
+               [[entry.id, entry.version, installed_version(entry) or "",
+                 entry.compatibility.status if entry.compatibility else "", entry.summary] for _, entry in results])
     click.echo("\n`hermes plugins info ID` for details, `hermes plugins install ID` to install.")
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from ..plugins.contributions import NO_GATEWAY
 from ..plugins.selection import truthy
 from ._common import LazyGroup, UserError, echo_json, home, runtime
 from .completion import enabled_plugin_ids, index_ids, installed_plugin_ids, plugin_ids, switched_off_plugin_ids
@@ -53,7 +54,8 @@ def describe(rt: Runtime, record: PluginRecord) -> dict[str, Any]:
 
 #: What a plugin contributes besides tools and hooks: record key -> label in the text listings.
 CONTRIBUTIONS = {"commands": "slash commands", "cli_commands": "CLI commands", "skills": "skills",
-                 "middleware": "middleware", "web_search_providers": "web search providers"}
+                 "middleware": "middleware", "web_search_providers": "web search providers",
+                 "platforms": "messaging platforms"}
 
 
 def _contribution_lines(row: dict[str, Any]) -> list[str]:
@@ -62,7 +64,7 @@ def _contribution_lines(row: dict[str, Any]) -> list[str]:
     for key, label in CONTRIBUTIONS.items():
         if row[key]:
             names = [f"/{name}" for name in row[key]] if key == "commands" else row[key]
-            lines.append(f"{label}: {', '.join(names)}")
+            lines.append(f"{label}: {', '.join(names)}" + (f" ({NO_GATEWAY})" if key == "platforms" else ""))
     return lines
 
 
@@ -99,7 +101,7 @@ def list_plugins(show_all: bool, as_json: bool) -> None:
         return
     echo_table([Column("ID"), Column("VERSION"), Column("SOURCE"), Column("STATE", colour=state_colour),
                 Column("LOAD"), Column("TOOLS", shrink=True)],
-               [[row["id"], row["version"] or "?", row["source"], row["state"], _load_time(row),
+               [[row["id"], row["version"] or "?", row["source"], _state_cell(row), _load_time(row),
                  ", ".join(row["tools"])] for row in rows],
                details=[_details(row) for row in rows])
 
@@ -111,6 +113,12 @@ def _details(row: dict[str, Any]) -> list[str]:
             *(f"refused tool {r['tool']}: {r['reason']}" for r in row["refused_tools"]),
             *row["hook_problems"],
             *(f"warning: {warning}" for warning in row["warnings"])]
+
+
+def _state_cell(row: dict[str, Any]) -> str:
+    """The state, and how many warnings the plugin has: "loaded" alone means it loaded without a word."""
+    count = len(row["warnings"])
+    return f"{row['state']}, {count} warning{'s' if count > 1 else ''}" if count else row["state"]
 
 
 def _load_time(row: dict[str, Any]) -> str:
@@ -572,6 +580,10 @@ def _runtime_despite_invalid_config() -> tuple[Runtime, str]:
     except Exception:  # unreadable, not YAML, or the selection itself is what is invalid
         rt = Runtime(_SalvagedHome(root), environ={**os.environ, "HERMES_SAFE_MODE": "1"})
         rt.load_plugins()
+        # not loaded because of the config, whatever the (borrowed) safe mode's reason says
+        why = "not loaded: config.yaml is invalid, so which plugins are enabled or disabled cannot be read"
+        rt.plugins = [record._replace(selection=record.selection._replace(reason=why))
+                      if record.selection.verdict == "disabled" else record for record in rt.plugins]
         return rt, ("plugins.enabled and plugins.disabled cannot be read from it, so no plugin was imported; "
                     "the plugins below are as found on disk")
     rt = Runtime(_SalvagedHome(root, salvaged))
@@ -650,6 +662,7 @@ def doctor(strict: bool, as_json: bool) -> None:
                     f"backend {backend['name']} unavailable: {backend['reason']}")
         described = describe(rt, record)
         problems += described["hook_problems"]
+        notes += [f"messaging platform {name}: {NO_GATEWAY}" for name in described["platforms"]]
         report.append({**described, "problems": problems, "notes": notes})
     if config_problem is None:
         selected = rt.config.terminal.backend

@@ -51,7 +51,7 @@ STATE_COLOURS = {"loaded": "green", "declared": "green", "ready": "green", "avai
 
 def state_colour(state: str) -> str | None:
     """The colour of a state word: green when it works, red when it failed, yellow when it is switched off."""
-    return STATE_COLOURS.get(state.split(":")[0].strip())
+    return STATE_COLOURS.get(state.split(":")[0].split(",")[0].strip())
 
 
 def terminal_width() -> int | None:

@@ -57,7 +57,7 @@ REPOSITORY_LABELS: Final = ("source", "repository", "sourcecode", "code", "githu
 HOMEPAGE_LABELS: Final = ("homepage", "home", "website", "documentation", "docs")
 CODE_HOSTS: Final = ("https://github.com/", "https://gitlab.com/", "https://codeberg.org/", "https://bitbucket.org/")
 #: Fields ``hermes index fetch`` keeps from an existing file when the wheel does not say otherwise.
-KEPT_FIELDS: Final = ("homepage", "repository")
+KEPT_FIELDS: Final = ("homepage", "repository", "compatibility")
 #: Fields of a first-party entry that must agree with its pack's pyproject.toml and plugin.yaml.
 PACK_FIELDS: Final = ("id", "distribution", "version", "summary", "license", "toolsets", "tools", "hooks",
                       "requires_env", "requires_hermes", "entry_point", "entry_point_group")

@@ -128,6 +128,18 @@ class IndexSkill(_Model):
                     "copies.")
 
 
+class Compatibility(_Model):
+    """How the plugin fared when `make compat` (scripts/compat.py) installed it beside hermes-tools and used it."""
+
+    status: Literal["works", "partly", "needs Hermes Agent"] = Field(
+        description="`works`: loads, its calls and hooks work; `partly`: loads, something it offers does not work "
+                    "here; `needs Hermes Agent`: it does not work without Hermes Agent itself.")
+    reason: str = Field("", description="Why it is not `works` (empty when it is).")
+    date: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$", description="When it was measured (YYYY-MM-DD).")
+    hermes_tools: str = Field(description="The hermes-tools version it was measured with.")
+    contributes: str = Field("", description="What it registered when measured (`4 tools, a slash command`).")
+
+
 class IndexEntry(_Model):
     """One plugin in the index: facts read from its published wheel, without installing or importing it."""
 
@@ -160,6 +172,8 @@ class IndexEntry(_Model):
         "hermes_agent.plugins", description="The entry-point group it is registered in.")
     notes: list[str] = Field(default_factory=list, description="What fetching it found worth knowing "
                                                                "(deprecated group, no manifest, ...).")
+    compatibility: Compatibility | None = Field(
+        None, description="Measured by `make compat` (never written by hand): does it work with Hermes, and why not.")
 
     @model_validator(mode="after")
     def _requirement_names_distribution(self) -> IndexEntry:

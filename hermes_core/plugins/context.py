@@ -6,6 +6,7 @@ import functools
 import logging
 import re
 import sys
+import weakref
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,7 +17,7 @@ from ..calls.middleware import MIDDLEWARE_KINDS
 from ..calls.registry import ResultLimit, ToolAnnotations, ToolEntry, ToolRegistry, tool_entry
 from ..calls.websearch import RegisteredWebSearchProvider, web_search_provider_problem
 from ..config.home import HermesHome
-from .contributions import CliCommand, Command, Contributions, Skill, put
+from .contributions import CliCommand, Command, Contributions, Platform, Skill, put
 
 if TYPE_CHECKING:
     from .manifest import PluginManifest
@@ -82,7 +83,8 @@ class PluginContext:
                  dispatch: Callable[..., str],
                  manifest: PluginManifest | Callable[[], PluginManifest | None] | None = None, *,
                  override_granted: Callable[[], bool] = lambda: False,
-                 inject: Callable[[str, str], bool] | None = None, home: HermesHome | None = None) -> None:
+                 inject: Callable[[str, str], bool] | None = None, home: HermesHome | None = None,
+                 runtime: Any = None) -> None:
         #: The plugin id (entry-point name or folder name); ``None`` for the host program itself.
         self.plugin_id = plugin_id
         self._manifest_source = manifest
@@ -94,6 +96,8 @@ class PluginContext:
         self._inject = inject
         #: The home of the runtime (the Hermes Agent compatibility shims read its config.yaml and .env).
         self.home = home
+        # The runtime that made this context, weakly: what the compatibility shims act for.
+        self._runtime: Callable[[], Any] = weakref.ref(runtime) if runtime is not None else lambda: None
         self._undo: list[Callable[[], None]] = []
         self._closed = False
         #: Names of the tools registered through this context, in order.
@@ -123,7 +127,7 @@ class PluginContext:
         raise AttributeError(
             f"PluginContext has no {name!r}: Hermes provides the tool-layer part of Hermes Agent's plugin API "
             "(tools, hooks, middleware, commands, skills, web search providers, dispatch_tool, get_config, "
-            "inject_message); probe "
+            "inject_message; messaging platforms are recorded, not run); probe "
             f"optional features with getattr(ctx, {name!r}, None)")
 
     # -- tools -------------------------------------------------------------------------------
@@ -280,6 +284,17 @@ class PluginContext:
         skill = Skill(f"{self.plugin_id}:{name}" if self.plugin_id else name, path,
                       description or _frontmatter_description(document), self.plugin_id)
         self._add(self._contributions.skills, skill.name, skill)
+
+    # -- messaging platforms (Hermes Agent's gateway) ------------------------------------------
+
+    def register_platform(self, name: str, label: str = "", adapter_factory: Callable[..., Any] | None = None,
+                          check_fn: Callable[..., Any] | None = None, **details: Any) -> None:
+        """Hermes Agent's messaging platform: recorded and shown (``plugins list``, ``info``, ``doctor``), never run,
+        since Hermes runs no messaging gateway."""
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError(f"invalid platform name {name!r}")
+        platform = Platform(name.strip(), label or name.strip(), self.plugin_id, sorted(details))
+        self._add(self._contributions.platforms, platform.name, platform)
 
     # -- execution backends ---------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ from ..calls.toolsets import Toolsets
 from ..calls.websearch import RegisteredWebSearchProvider
 from ..config.untrusted import TEXT_LIMIT, read_untrusted_text
 
-__all__ = ["CliCommand", "Command", "Contributions", "Skill", "put"]
+__all__ = ["NO_GATEWAY", "CliCommand", "Command", "Contributions", "Platform", "Skill", "put"]
 
 
 
@@ -37,6 +37,20 @@ class CliCommand(NamedTuple):
     handler_fn: Callable[[Any], Any] | None
     description: str
     plugin: str | None
+
+
+#: What a registered messaging platform is in Hermes.
+NO_GATEWAY = "registered, not run: Hermes runs no messaging gateway"
+
+
+class Platform(NamedTuple):
+    """A messaging platform a plugin registered for Hermes Agent's gateway (``ctx.register_platform``)."""
+
+    name: str
+    label: str
+    plugin: str | None
+    #: The names of the other keywords it passed (adapter factory, checks, hints...), for ``info``.
+    details: list[str]
 
 
 class Skill(NamedTuple):
@@ -85,6 +99,8 @@ class Contributions:
         self.web_search_providers: dict[str, RegisteredWebSearchProvider] = {}
         #: Execution backends by name (the built-in ``local`` among them).
         self.backends: dict[str, BackendContribution] = {}
+        #: Messaging platforms by name: recorded, never run (:data:`NO_GATEWAY`).
+        self.platforms: dict[str, Platform] = {}
 
     def add_middleware(self, kind: str, plugin: str, callback: Callable[..., Any]) -> Undo:
         """Append ``callback`` of ``plugin`` to the ``kind`` chain; returns what removes it again."""
@@ -110,4 +126,5 @@ class Contributions:
                                  if any(plugin == plugin_id for plugin, _ in chain)),
             "web_search_providers": sorted(name for name, p in self.web_search_providers.items()
                                            if p.plugin == plugin_id),
+            "platforms": sorted(name for name, p in self.platforms.items() if p.plugin == plugin_id),
         }

@@ -28,6 +28,7 @@ from ..calls.toolsets import Toolset
 from ..errors import HermesError
 from .compat import HERMES_AGENT_INTERNALS, claim, import_problem, install_shims, loading
 from .discovery import PluginCandidate, core_satisfies
+from .loadoutput import capturing
 
 if TYPE_CHECKING:
     import importlib.machinery
@@ -136,6 +137,7 @@ def load_plugin(candidate: PluginCandidate, contributions: Contributions, contex
     install_shims()
     claim(_code_prefix(candidate, module), context)
     timings: dict[str, float] = {}
+    said: list[str] = []  # what its import and register() logged, warned or wrote to stderr
     try:
         if manifest is not None and manifest["tools"] is not None:
             _register_declared(contributions, context, candidate, manifest, module)
@@ -147,21 +149,24 @@ def load_plugin(candidate: PluginCandidate, contributions: Contributions, contex
                 register_declared_skills(context, candidate)
         # not all declared (PluginManifest.declarative), or the package has a register() to run
         if manifest is None or manifest["tools"] is None or manifest["provides_hooks"] or candidate.defines_register:
-            with loading(context):
-                _import_and_register(contributions, context, candidate, module, timings, timeout)
+            with loading(context), capturing() as output:
+                try:
+                    _import_and_register(contributions, context, candidate, module, timings, timeout)
+                finally:
+                    said = output.items()
             state: Literal["loaded", "declared"] = "loaded"
         else:
             state = "declared"
     except _LoadError as exc:
         context.rollback()
-        return LoadResult("error", str(exc), module, imported="import_ms" in timings,
+        return LoadResult("error", str(exc), module, warnings=tuple(said), imported="import_ms" in timings,
                           import_ms=timings.get("import_ms"), register_ms=timings.get("register_ms"))
     registry = contributions.registry
     tools = tuple(name for name in dict.fromkeys(context.registered_tools)
                   if (entry := registry.get(name)) is not None and entry.plugin == candidate.id)
     hooks = tuple(contributions.hooks.hooks_of(candidate.id))
     warnings = tuple([*(f"hook {hook!r} is not a Hermes hook; kept, but nothing calls it unless the agent loop does"
-                        for hook in hooks if hook not in KNOWN_HOOKS), *context.warnings])
+                        for hook in hooks if hook not in KNOWN_HOOKS), *context.warnings, *said])
     return LoadResult(state, "", module, tools, hooks, warnings, imported="import_ms" in timings,
                       import_ms=timings.get("import_ms"), register_ms=timings.get("register_ms"))
 

@@ -20,7 +20,7 @@ import types
 import weakref
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from ...calls.toolcontext import CURRENT
 from ...config.untrusted import TEXT_LIMIT, read_untrusted_bytes
@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 
     from ..context import PluginContext
 
-__all__ = ["HERMES_AGENT_INTERNALS", "SHIMS", "claim", "host", "import_problem", "install_shims", "loading"]
+__all__ = ["HERMES_AGENT_INTERNALS", "SHIMS", "claim", "explain", "host", "host_runtime", "import_problem",
+           "install_shims", "loading", "note", "noting"]
 
 #: Top-level modules of Hermes Agent itself; plugins that import them rely on internals, not the contract.
 HERMES_AGENT_INTERNALS = frozenset({"tools", "hermes_cli", "agent", "gateway", "run_agent", "model_tools",
@@ -45,6 +46,19 @@ SHIMS: dict[str, str | None] = {
     "hermes_cli": None,
     "hermes_cli.config": "hermes_core.plugins.compat.hermes_cli_config",
     "hermes_constants": "hermes_core.plugins.compat.hermes_constants",
+    "tools.approval": "hermes_core.plugins.compat.tools_approval",
+    "tools.approval_context": "hermes_core.plugins.compat.tools_approval_context",
+    "model_tools": "hermes_core.plugins.compat.model_tools",
+    "hermes_cli.plugins": "hermes_core.plugins.compat.hermes_cli_plugins",
+    "agent.skill_utils": "hermes_core.plugins.compat.agent_skill_utils",
+    "agent.runtime_cwd": "hermes_core.plugins.compat.agent_runtime_cwd",
+    "agent.auxiliary_client": "hermes_core.plugins.compat.agent_auxiliary_client",
+    "hermes_state": "hermes_core.plugins.compat.hermes_state",
+    "gateway": None,
+    "gateway.config": "hermes_core.plugins.compat.gateway_config",
+    "gateway.platforms": None,
+    "gateway.platforms.base": "hermes_core.plugins.compat.gateway_platforms_base",
+    "gateway.platforms.webhook": "hermes_core.plugins.compat.gateway_platforms_webhook",
 }
 _TOPS = frozenset(name.split(".")[0] for name in SHIMS)
 
@@ -89,6 +103,36 @@ def host() -> PluginContext:
     return context
 
 
+def host_runtime() -> Any:
+    """The runtime a shim acts for (see :func:`host`); typed ``Any``, since the runtime imports the loader, which
+    imports these shims."""
+    runtime = host()._runtime()
+    if runtime is None:
+        raise RuntimeError("a Hermes Agent compatibility shim was used by a plugin whose runtime is gone")
+    return runtime
+
+
+#: Notes the shims leave while a tool's check runs: what the plugin looked for that Hermes does not have.
+NOTES: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("hermes_compat_notes", default=None)
+
+
+@contextlib.contextmanager
+def noting() -> Iterator[list[str]]:
+    """Collect the :func:`note` calls of the block (and of the threads it hands its context to)."""
+    notes: list[str] = []
+    token = NOTES.set(notes)
+    try:
+        yield notes
+    finally:
+        NOTES.reset(token)
+
+
+def note(text: str) -> None:
+    notes = NOTES.get()
+    if notes is not None and text not in notes:
+        notes.append(text)
+
+
 def _live() -> list[PluginContext]:
     with _claims_lock:
         return [context for refs in _claims.values() for ref in refs if (context := ref()) is not None]
@@ -103,6 +147,13 @@ def _owner(module_name: str) -> PluginContext | None:
                     if (context := ref()) is not None:
                         return context
     return None
+
+
+def _claimed_prefix(module_name: str) -> str | None:
+    """The claimed package ``module_name`` belongs to, if any."""
+    with _claims_lock:
+        return next((prefix for prefix in _claims
+                     if module_name == prefix or module_name.startswith(prefix + ".")), None)
 
 
 _SKIPPED = ("importlib", "_frozen_importlib", "hermes_core.plugins.compat")
@@ -138,6 +189,8 @@ class _ShimLoader:
         for name in implementation.__all__:
             setattr(module, name, getattr(implementation, name))
         module.__all__ = list(implementation.__all__)  # type: ignore[attr-defined]
+        if hasattr(implementation, "__getattr__"):  # constants that follow the runtime (hermes_state.DEFAULT_DB_PATH)
+            module.__getattr__ = implementation.__getattr__  # type: ignore[method-assign]
 
 
 class ShimFinder:
@@ -185,6 +238,24 @@ def import_problem(exc: ImportError, prefix: str, root: str | None) -> str | Non
     provided = ", ".join(getattr(sys.modules.get(missing), "__all__", ()) or ()) or "nothing"
     return (f"imports {dotted!r}{where}, which Hermes' compatibility shim of Hermes Agent's {missing!r} does not "
             f"provide (it has {provided}); the plugin must use only what register(ctx) is given")
+
+
+def explain(exc: BaseException) -> str:
+    """``str(exc)``, or for a Hermes Agent internal that plugin code imported while it runs (a call, a check, a
+    command), the same reason a load gives: the import, the plugin's file and line, and whether a shim exists."""
+    if isinstance(exc, ImportError):
+        tb = exc.__traceback__
+        prefix = None
+        while tb is not None:  # the deepest frame of a plugin's code
+            prefix = _claimed_prefix(tb.tb_frame.f_globals.get("__name__") or "") or prefix
+            tb = tb.tb_next
+        if prefix is not None:
+            package_file = getattr(sys.modules.get(prefix), "__file__", None)
+            root = str(Path(package_file).parent.parent) if package_file else None
+            problem = import_problem(exc, prefix, root)
+            if problem is not None:
+                return problem
+    return str(exc)
 
 
 def _plugin_frame(exc: BaseException, prefix: str) -> tuple[str | None, int | None]:

@@ -13,7 +13,7 @@ from ...config.home import HermesHome
 from ...config.untrusted import TEXT_LIMIT, read_untrusted_text
 from . import host
 
-__all__ = ["get_config_path", "get_env_path", "get_env_value", "get_hermes_home", "load_config",
+__all__ = ["cfg_get", "get_config_path", "get_env_path", "get_env_value", "get_hermes_home", "load_config",
            "load_config_readonly", "read_raw_config"]
 
 
@@ -85,3 +85,14 @@ def _dotenv(path: Path) -> dict[str, str]:
                 value = value[1:-1]
             values[key.strip()] = value
     return values
+
+
+def cfg_get(cfg: dict[str, Any] | None, *keys: str, default: Any = None) -> Any:
+    """``cfg[k1][k2]...``, or ``default`` when a key is absent or a value on the way is not a mapping (an explicit
+    ``None`` is returned as it is, as in Hermes Agent)."""
+    value: Any = cfg
+    for key in keys:
+        if not isinstance(value, dict) or key not in value:
+            return default
+        value = value[key]
+    return value

@@ -43,6 +43,16 @@ class RegistryFacade:
     def dispatch(self, name: str, args: dict[str, Any], **kwargs: Any) -> str:
         return host().dispatch_tool(name, args, **kwargs)
 
+    @property
+    def _generation(self) -> int:
+        """Bumped by Hermes Agent on each change (plugins bump it to refresh cached definitions)."""
+        return host().registry.generation
+
+    @_generation.setter
+    def _generation(self, value: int) -> None:
+        # Hermes builds definitions on each call: a bump only asks for fresh availability checks
+        host().registry.invalidate_checks()
+
     # -- lookups ------------------------------------------------------------------------------
 
     @property

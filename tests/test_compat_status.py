@@ -1,0 +1,74 @@
+"""The measured status of published plugins (``make compat``): kept in the index records, shown by ``plugins
+search`` and ``plugins info`` before a plugin is installed, and the docs' table generated from the records."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from hermes_core.cli import cli
+from hermes_core.index.build import find_layout, load_entry_file
+
+ROOT = Path(__file__).resolve().parent.parent
+spec = importlib.util.spec_from_file_location("compat_harness", ROOT / "scripts" / "compat.py")
+assert spec is not None and spec.loader is not None
+harness = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(harness)
+
+
+def probe(**changes):
+    report = {"found": True, "id": "p", "state": "loaded", "reason": "", "tools": ["t"], "hooks": [],
+              "warnings": [], "contributions": {"platforms": []}, "availability": {"t": [True, ""]},
+              "calls": {"t": "json"}, "hook_failures": [], "cli": {"list": True, "info": True}}
+    return {**report, **changes}
+
+
+def test_every_pinned_plugin_has_a_measured_record():
+    layout = find_layout(ROOT / "registry-index")
+    for plugin_id, requirement in harness.PINNED.items():
+        entry = load_entry_file(layout.entry_path(plugin_id))
+        assert entry.compatibility is not None, plugin_id
+        assert requirement == f"{entry.distribution}=={entry.version}"
+
+
+def test_the_docs_table_is_what_the_records_say():
+    text = harness.DOC.read_text(encoding="utf-8")
+    table = text[text.index(harness.TABLE_START) + len(harness.TABLE_START):text.index(harness.TABLE_END)]
+    assert table.strip() == harness.table()
+    assert "is skipped" not in text
+
+
+def test_classify_names_why_a_plugin_is_not_fully_working():
+    assert harness.classify(probe()) == ("works", "")
+    assert harness.classify(probe(availability={"t": [False, "environment variable K is not set"]})) == ("works", "")
+    gateway = "its check reported it unavailable: it needs ... and Hermes runs no messaging gateway"
+    assert harness.classify(probe(availability={"t": [False, gateway]})) == ("partly", f"tool t unavailable: {gateway}")
+    assert harness.classify(probe(calls={"t": "not JSON: boom"})) == ("partly", "tool t gave not JSON: boom")
+    inactive = "logged WARNING (x): plugin inactive: No module named 'tools.delegate_tool'"
+    assert harness.classify(probe(tools=[], calls={}, availability={}, warnings=[inactive])) == (
+        "needs Hermes Agent", inactive)
+    failed = "imports 'gateway.platforms.telegram' (x.py:1), a Hermes Agent internal module that ..."
+    assert harness.classify(probe(state="error", reason=failed)) == ("needs Hermes Agent", f"does not load: {failed}")
+
+
+def test_search_and_info_show_the_measured_status_before_installing():
+    runner = CliRunner()
+    searched = runner.invoke(cli, ["plugins", "search", "telegram"], env={"COLUMNS": "200"})
+    assert searched.exit_code == 0, searched.output
+    row = next(line for line in searched.output.splitlines() if line.startswith("telegram-reactions"))
+    assert "partly" in row
+    info = runner.invoke(cli, ["plugins", "info", "delegate_routing"])
+    assert info.exit_code == 0, info.output
+    assert "with hermes:  needs Hermes Agent: logged WARNING (hermes_delegate_routing.patches)" in info.output
+
+
+def test_the_table_can_be_regenerated_without_measuring():
+    before = harness.DOC.read_text(encoding="utf-8")
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "compat.py"), "--table"], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert harness.DOC.read_text(encoding="utf-8") == before
