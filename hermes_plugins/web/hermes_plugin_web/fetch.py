@@ -9,7 +9,7 @@ import httpx
 
 from .body import ACCEPT_ENCODING, BodyTooLarge, UnsupportedEncoding, read_limited
 from .deadline import FetchDeadline
-from .guard import Classifier, Resolver, URLRefusedError, check_url, non_public_kind, resolve
+from .guard import Judge, Resolver, URLRefusedError, check_url, refusal, resolve
 from .settings import WebSettings
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
@@ -44,8 +44,7 @@ def is_text(media_type: str) -> bool:
     )
 
 
-def fetch(url: str, settings: WebSettings, *, resolver: Resolver = resolve,
-          classify: Classifier = non_public_kind) -> Page:
+def fetch(url: str, settings: WebSettings, *, resolver: Resolver = resolve, judge: Judge = refusal) -> Page:
     """GET ``url``, following redirects by hand so that the guard checks every hop before connecting.
 
     ``settings.timeout`` bounds the whole fetch, however slowly the server answers.
@@ -55,7 +54,7 @@ def fetch(url: str, settings: WebSettings, *, resolver: Resolver = resolve,
         with deadline, httpx.Client(headers=HEADERS, follow_redirects=False) as client:
             for _ in range(settings.max_redirects + 1):
                 addresses = check_url(url, allow_private=settings.allow_private_networks, resolver=resolver,
-                                      classify=classify)
+                                      judge=judge)
                 target, headers, extensions = _pinned(url, addresses)
                 with client.stream("GET", target, headers=headers, extensions={**extensions, "trace": deadline.trace},
                                    timeout=deadline.left()) as response:
@@ -78,8 +77,6 @@ def fetch(url: str, settings: WebSettings, *, resolver: Resolver = resolve,
 def _pinned(url: str, addresses: list[str]) -> tuple[httpx.URL, dict[str, str], dict[str, str]]:
     """The request for ``url`` sent to the first checked address: Host header and TLS name stay the URL's."""
     parsed = httpx.URL(url)
-    if not addresses:
-        return parsed, {}, {}
     extensions = {"sni_hostname": parsed.host} if parsed.scheme == "https" else {}
     return parsed.copy_with(host=addresses[0]), {"Host": parsed.netloc.decode("ascii")}, extensions
 
