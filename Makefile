@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 DEMO_VENV ?= .demo-venv
 BENCH_VENV ?= .bench-venv
 HERMES_AGENT_VENV ?= .hermes-agent-venv
-PACKS := file terminal web code agent ssh
+PACKS := file terminal web code agent ssh browser
 
 .PHONY: install demo test lint bench bench-vs-hermes-agent docs dist clean
 
@@ -29,7 +29,7 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
-# sdists and wheels of hermes-tools and the five packs, checked with twine --strict (what a release publishes)
+# sdists and wheels of hermes-tools and the packs, checked with twine --strict (what a release publishes)
 dist: install
 	rm -rf dist
 	$(BIN)/python scripts/build_dist.py dist --no-isolation

@@ -232,7 +232,7 @@ class Runtime(ToolApi):
             dispatch=self._dispatch_for_plugin,
             manifest=(lambda: candidate.manifest) if candidate else None,  # built only if the plugin reads it
             override_granted=lambda: plugin_id is None or override_granted(self._config_data(), plugin_id),
-            inject=self._inject, home=self.home)
+            inject=self._inject, home=self.home, tool_context=lambda: self.tool_context(plugin_id))
 
     def _dispatch_for_plugin(self, tool_name: str, args: Any, **context: Any) -> str:
         """``ctx.dispatch_tool``: from inside a tool call of this runtime or of one of its views, through that
@@ -302,11 +302,14 @@ class Runtime(ToolApi):
 
     def close(self) -> None:
         """Wait for the posted hook observers and end the hook workers, then stop MCP sessions and their child
-        processes and close the execution backends (which the observers may still have used)."""
+        processes, close what the plugins keep in their tool contexts (a browser...) and close the execution
+        backends (which the observers may still have used)."""
         self.hooks.close()
         if self.mcp is not None:
             self.mcp.close()
             self.mcp = None
+        for context in list(self._tool_contexts.values()):
+            context.close()
         self.backends.close()
 
     # -- the model-facing API -------------------------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import logging
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
 __all__ = ["ToolContext", "tool_context"]
 
 T = TypeVar("T")
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, eq=False)
@@ -99,12 +102,28 @@ class ToolContext:
             CURRENT.reset(token)
 
     def state(self, key: str, factory: Callable[[], T]) -> T:
-        """This plugin's object ``key`` in this runtime, made by ``factory`` on first use (e.g. a process table)."""
+        """This plugin's object ``key`` in this runtime, made by ``factory`` on first use (e.g. a process table).
+
+        An object with a ``close()`` method is closed when the runtime closes (e.g. a browser it started)."""
         try:
             return self._state[key]
         except KeyError:
             with self._state_lock:
                 return self._state.setdefault(key, factory())
+
+    def close(self) -> None:
+        """Close this plugin's state objects that have a ``close()`` method, and forget them all (each failure is
+        logged with the plugin's name; the others are still closed)."""
+        with self._state_lock:
+            objects = list(self._state.values())
+            self._state.clear()
+        for value in objects:
+            close = getattr(value, "close", None)
+            if callable(close):
+                try:
+                    close()
+                except Exception:
+                    log.exception("closing the state of plugin %r failed", self.plugin_id)
 
 
 CURRENT: contextvars.ContextVar[ToolContext | None] = contextvars.ContextVar("hermes_tool_context", default=None)

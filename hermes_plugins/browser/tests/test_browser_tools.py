@@ -1,0 +1,133 @@
+"""The ten tools on the system's Chromium, against pages served on 127.0.0.1 (``browser.allow_private: true``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+FORM = """<html><head><title>Sign up</title></head><body>
+<h1>Sign up</h1>
+<form method="post" action="/done">
+  <label>Name <input name="name"></label>
+  <label>Email <input name="email" type="email"></label>
+  <button type="submit">Send</button>
+</form></body></html>"""
+
+
+def test_navigate_returns_a_snapshot_with_refs_for_the_form_fields(browser, pages) -> None:
+    url = pages.add("/form", FORM)
+
+    opened = browser("browser_navigate", url=url)
+    snapshot = browser("browser_snapshot")
+
+    assert opened["success"] and opened["title"] == "Sign up"
+    for result in (opened, snapshot):
+        assert 'textbox "Name" [ref=@e1]' in result["snapshot"]
+        assert 'textbox "Email" [ref=@e2]' in result["snapshot"]
+        assert 'button "Send" [ref=@e3]' in result["snapshot"]
+        assert result["element_count"] == 3
+
+
+def test_type_and_click_submit_the_form_with_the_typed_value(browser, pages) -> None:
+    pages.add("/done", "<title>Thanks</title><p>Thanks</p>")
+    browser("browser_navigate", url=pages.add("/form", FORM))
+
+    assert browser("browser_type", ref="@e1", text="first try")["success"]
+    assert browser("browser_type", ref="e1", text="Ada Lovelace")["success"]  # cleared first; "@" optional
+    clicked = browser("browser_click", ref="@e3")
+
+    assert clicked["success"] and clicked["url"] == pages.url("/done")
+    posted = [request for request in pages.received if request.method == "POST"]
+    assert [request.body for request in posted] == [b"name=Ada+Lovelace&email="]
+
+
+def test_back_returns_to_the_previous_page(browser, pages) -> None:
+    first = pages.add("/one", "<title>One</title><a href='/two'>next</a>")
+    pages.add("/two", "<title>Two</title><p>second</p>")
+    browser("browser_navigate", url=first)
+    browser("browser_click", ref="@e1")
+
+    back = browser("browser_back")
+
+    assert back == {"success": True, "url": first}
+
+
+def test_press_enter_submits_the_form(browser, pages) -> None:
+    pages.add("/done", "<title>Thanks</title>")
+    browser("browser_navigate", url=pages.add("/form", FORM))
+    browser("browser_type", ref="@e2", text="ada@example.com")
+
+    pressed = browser("browser_press", key="Enter")
+
+    assert pressed["success"] and pressed["url"] == pages.url("/done")
+    assert [r.body for r in pages.received if r.method == "POST"] == [b"name=&email=ada%40example.com"]
+
+
+def test_get_images_lists_an_image_with_its_alt_text_and_size(browser, pages) -> None:
+    png = (Path(__file__).parent / "pixel.png").read_bytes()
+    pages.add("/pixel.png", png, content_type="image/png")
+    browser("browser_navigate", url=pages.add("/gallery", "<img src='/pixel.png' alt='a red pixel'>"))
+
+    images = browser("browser_get_images")
+
+    assert images["images"] == [{"src": pages.url("/pixel.png"), "alt": "a red pixel", "width": 1, "height": 1}]
+
+
+def test_console_shows_console_errors_and_uncaught_exceptions(browser, pages) -> None:
+    browser("browser_navigate", url=pages.add("/noisy", """<script>
+        console.error('the widget failed');
+        setTimeout(() => { throw new Error('boom at load'); }, 0);
+    </script>"""))
+    browser("browser_snapshot")  # a round trip: the timer has fired
+
+    console = browser("browser_console", clear=True)
+
+    assert {"type": "error", "text": "the widget failed", "source": "console"} in console["console_messages"]
+    assert any("boom at load" in error["message"] for error in console["js_errors"])
+    assert browser("browser_console")["total_errors"] == 0  # cleared
+
+
+def test_console_expression_evaluates_in_the_page(browser, pages) -> None:
+    browser("browser_navigate", url=pages.add("/title", "<title>Evaluated</title>"))
+
+    assert browser("browser_console", expression="document.title + '!'")["result"] == "Evaluated!"
+    assert "ReferenceError" in browser("browser_console", expression="missing_name")["error"]
+
+
+def test_scroll_moves_the_page(browser, pages) -> None:
+    browser("browser_navigate", url=pages.add("/long", "<div style='height:5000px'>tall</div>"))
+
+    assert browser("browser_scroll", direction="down")["success"]
+    assert browser("browser_console", expression="window.scrollY")["result"] > 0
+    assert "sideways" in browser("browser_scroll", direction="sideways")["error"]  # the schema's enum
+
+
+def test_vision_saves_a_png_in_the_results_folder(browser, pages, hermes_home) -> None:
+    browser("browser_navigate", url=pages.add("/form", FORM))
+
+    seen = browser("browser_vision", question="Is there a form?", annotate=True)
+
+    path = Path(seen["screenshot_path"])
+    assert path.parent == hermes_home / "results"
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) == seen["size_bytes"] > 1000
+    assert "no vision model is configured" in seen["note"] and "Sign up" in seen["page_text"]
+    assert browser("browser_console", expression="document.getElementById('__hermes_labels')")["result"] is None
+
+
+def test_a_long_snapshot_is_cut_and_says_so(browser, pages, browser_config) -> None:
+    browser_config(allow_private=True, max_snapshot_chars=300)
+    links = "".join(f"<a href='/p{i}'>link number {i}</a>" for i in range(100))
+    browser("browser_navigate", url=pages.add("/links", links))
+
+    snapshot = browser("browser_snapshot")
+
+    assert snapshot["truncated"] is True
+    assert len(snapshot["snapshot"]) < 400 and "[snapshot truncated:" in snapshot["snapshot"]
+
+
+def test_an_unknown_ref_says_to_take_a_snapshot(browser, pages) -> None:
+    browser("browser_navigate", url=pages.add("/form", FORM))
+
+    clicked = browser("browser_click", ref="@e99")
+
+    assert clicked["success"] is False and "take a browser_snapshot" in clicked["error"]
