@@ -17,7 +17,7 @@ import pytest
 from hermes_core import Runtime
 
 
-def _chromium_or_skip() -> None:
+def chromium_or_skip() -> None:
     if not any(shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome")):
         pytest.skip("Chromium is not installed (apt-get install chromium); .ci/run installs it")
 
@@ -109,7 +109,7 @@ def browser_config(hermes_home: Path) -> Callable[..., None]:
 def browser(hermes_runtime: Runtime, load_hermes_plugin: Callable[..., Any],
             browser_config: Callable[..., None]) -> Callable[..., dict[str, Any]]:
     """``browser(tool, **args)``: call a browser tool of a runtime with the pack loaded; the decoded result."""
-    _chromium_or_skip()
+    chromium_or_skip()
     load_hermes_plugin("hermes_plugin_browser")
 
     def call(name: str, /, session_id: str | None = None, **args: Any) -> dict[str, Any]:
