@@ -24,7 +24,7 @@ from .guard import PinningProxy, check_request
 from .settings import BrowserSettings
 
 if TYPE_CHECKING:
-    from playwright.async_api import Browser, BrowserContext, Page, Playwright, Route
+    from playwright.async_api import Browser, BrowserContext, CDPSession, Page, Playwright, Route
 
 __all__ = ["STATE_KEY", "BrowserError", "BrowserService", "Session"]
 
@@ -53,6 +53,22 @@ class Session:
     #: Hosts this session's pages requested (a refusal by the proxy is theirs).
     hosts: set[str] = field(default_factory=set)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    _cdp: CDPSession | None = None
+
+    async def send(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """A Chrome DevTools Protocol command to the page, over one CDP session kept for the page (made again once
+        if it was lost, e.g. when the page's process changed)."""
+        for attempt in (1, 2):
+            if self._cdp is None:
+                self._cdp = await self.context.new_cdp_session(self.page)
+            try:
+                return await self._cdp.send(method, params)
+            except Exception:
+                if attempt == 2:
+                    raise
+                self._cdp = None
+        raise AssertionError("unreachable")
 
     def log(self, bucket: list[dict[str, str]], entry: dict[str, str]) -> None:
         bucket.append(entry)

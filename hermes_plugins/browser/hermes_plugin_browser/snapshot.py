@@ -26,6 +26,7 @@ class Snapshot:
     text: str
     refs: dict[str, int] = field(default_factory=dict)  #: ``e1`` -> backend DOM node id
     truncated: bool = False
+    title: str = ""  #: the document's title (the root's accessible name)
 
 
 def render(nodes: list[dict[str, Any]], *, full: bool, max_chars: int) -> Snapshot:
@@ -34,6 +35,7 @@ def render(nodes: list[dict[str, Any]], *, full: bool, max_chars: int) -> Snapsh
     roots = [node for node in nodes if not node.get("parentId") or node["parentId"] not in by_id]
     lines: list[str] = []
     refs: dict[str, int] = {}
+    title = next((_value(root, "name") for root in roots if _value(root, "role") == "RootWebArea"), "")
     stack: list[tuple[dict[str, Any], int]] = [(root, 0) for root in reversed(roots)]
     while stack:
         node, depth = stack.pop()
@@ -63,10 +65,10 @@ def render(nodes: list[dict[str, Any]], *, full: bool, max_chars: int) -> Snapsh
                 stack.append((child, child_depth))
     text = "\n".join(lines) or "(the page shows no accessible content)"
     if len(text) <= max_chars:
-        return Snapshot(text, refs)
+        return Snapshot(text, refs, title=title)
     cut = text[:max_chars].rsplit("\n", 1)[0]
     return Snapshot(f"{cut}\n[snapshot truncated: {len(text) - len(cut)} of {len(text)} characters left out]",
-                    refs, truncated=True)
+                    refs, truncated=True, title=title)
 
 
 def _value(node: dict[str, Any], key: str) -> str:

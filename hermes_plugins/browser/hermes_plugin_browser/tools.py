@@ -15,7 +15,7 @@ from .browser import STATE_KEY, BrowserError, BrowserService, Session
 from .chromium import ChromiumNotFound
 from .guard import check_navigation
 from .settings import BrowserSettings, SettingsError, parse_settings
-from .snapshot import render
+from .snapshot import Snapshot, render
 from .vision import answer_question, vision_model
 
 if TYPE_CHECKING:
@@ -55,14 +55,14 @@ def _first_line(exc: Exception) -> str:
     return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
 
 
-async def _snapshot(session: Session, settings: BrowserSettings, full: bool) -> dict[str, Any]:
-    cdp = await session.context.new_cdp_session(session.page)
-    try:
-        tree = await cdp.send("Accessibility.getFullAXTree")
-    finally:
-        await cdp.detach()
+async def _snapshot(session: Session, settings: BrowserSettings, full: bool) -> Snapshot:
+    tree = await session.send("Accessibility.getFullAXTree")
     snapshot = render(tree["nodes"], full=full, max_chars=settings.max_snapshot_chars)
     session.refs = snapshot.refs
+    return snapshot
+
+
+def _shown(snapshot: Snapshot) -> dict[str, Any]:
     result: dict[str, Any] = {"snapshot": snapshot.text, "element_count": len(snapshot.refs)}
     if snapshot.truncated:
         result["truncated"] = True
@@ -76,16 +76,13 @@ async def _locator(session: Session, ref: str) -> Locator:
     node_id = session.refs.get(key)
     if node_id is None:
         raise BrowserError(f"unknown ref {ref!r}: take a browser_snapshot and use one of its refs (@e1, @e2, ...)")
-    cdp = await session.context.new_cdp_session(session.page)
     try:
-        node = await cdp.send("DOM.resolveNode", {"backendNodeId": node_id})
-        await cdp.send("Runtime.callFunctionOn", {
+        node = await session.send("DOM.resolveNode", {"backendNodeId": node_id})
+        await session.send("Runtime.callFunctionOn", {
             "objectId": node["object"]["objectId"], "arguments": [{"value": key}],
             "functionDeclaration": "function(ref) { this.setAttribute('data-hermes-ref', ref) }"})
     except Exception as exc:  # the element left the page
         raise BrowserError(f"the element {ref} is gone ({_first_line(exc)}): take a new browser_snapshot") from None
-    finally:
-        await cdp.detach()
     return session.page.locator(f'[data-hermes-ref="{key}"]').first
 
 
@@ -104,15 +101,18 @@ def browser_navigate(args: dict[str, Any], **kwargs: Any) -> str:
         except Exception as exc:
             blocked = [m["text"] for m in session.messages[-5:] if m["source"] == "guard"]
             raise BrowserError(f"could not open {url}: {blocked[-1] if blocked else _first_line(exc)}") from None
-        return {"url": session.page.url, "title": await session.page.title(),
-                **await _snapshot(session, settings, full=False)}
+        snapshot = await _snapshot(session, settings, full=False)
+        return {"url": session.page.url, "title": snapshot.title, **_shown(snapshot)}
 
     return _run(kwargs, navigate, navigation=True)
 
 
 def browser_snapshot(args: dict[str, Any], **kwargs: Any) -> str:
     full = bool(args.get("full", False))
-    return _run(kwargs, lambda session, settings: _snapshot(session, settings, full))
+    async def snapshot(session: Session, settings: BrowserSettings) -> dict[str, Any]:
+        return _shown(await _snapshot(session, settings, full))
+
+    return _run(kwargs, snapshot)
 
 
 def browser_click(args: dict[str, Any], **kwargs: Any) -> str:
@@ -235,18 +235,14 @@ def browser_vision(args: dict[str, Any], **kwargs: Any) -> str:
 
 async def _annotate(session: Session) -> None:
     """Overlay ``[N]`` labels on the refs' elements (``[N]`` is ``@eN``)."""
-    cdp = await session.context.new_cdp_session(session.page)
     boxes = []
-    try:
-        for ref, node_id in session.refs.items():
-            try:
-                quads = (await cdp.send("DOM.getContentQuads", {"backendNodeId": node_id}))["quads"]
-            except Exception:  # an element without a box gets no label
-                continue
-            if quads:
-                boxes.append({"label": ref[1:], "x": quads[0][0], "y": quads[0][1]})
-    finally:
-        await cdp.detach()
+    for ref, node_id in session.refs.items():
+        try:
+            quads = (await session.send("DOM.getContentQuads", {"backendNodeId": node_id}))["quads"]
+        except Exception:  # an element without a box gets no label
+            continue
+        if quads:
+            boxes.append({"label": ref[1:], "x": quads[0][0], "y": quads[0][1]})
     await session.page.evaluate("""boxes => {
         const layer = document.createElement('div');
         layer.id = '__hermes_labels';
