@@ -102,7 +102,10 @@ def browser_navigate(args: dict[str, Any], **kwargs: Any) -> str:
             blocked = [m["text"] for m in session.messages[-5:] if m["source"] == "guard"]
             raise BrowserError(f"could not open {url}: {blocked[-1] if blocked else _first_line(exc)}") from None
         snapshot = await _snapshot(session, settings, full=False)
-        return {"url": session.page.url, "title": snapshot.title, **_shown(snapshot)}
+        result = {"url": session.page.url, "title": snapshot.title, **_shown(snapshot)}
+        if settings.sandbox == "off" and not settings.cdp_url:
+            result["warning"] = "Chromium runs without its sandbox (browser.sandbox: off in config.yaml)"
+        return result
 
     return _run(kwargs, navigate, navigation=True)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import threading
 from collections.abc import Callable, Iterator
@@ -15,6 +16,11 @@ from urllib.parse import urlsplit
 import pytest
 
 from hermes_core import Runtime
+
+
+def scaled(seconds: float) -> float:
+    """A subprocess timeout for this machine: ``seconds`` times ``HERMES_TEST_TIMEOUT_SCALE`` (default 1)."""
+    return seconds * float(os.environ.get("HERMES_TEST_TIMEOUT_SCALE") or 1)
 
 
 def chromium_or_skip() -> None:

@@ -15,7 +15,7 @@ from hermes_plugin_browser.settings import BrowserSettings
 from hermes_core import Runtime, set_approval_callback
 from hermes_core.discovery import candidate_from_module
 
-from .conftest import chromium_or_skip, write_config
+from .conftest import chromium_or_skip, scaled, write_config
 
 COOKIE_PAGE = """<script>
   if (!document.cookie.includes('login=')) document.cookie = 'login=' + location.hash.slice(1) + '; path=/';
@@ -49,7 +49,7 @@ def descendants() -> dict[int, str]:
     return found
 
 
-def still_running(pids: set[int], timeout: float = 30.0) -> dict[int, str]:
+def still_running(pids: set[int], timeout: float = scaled(30)) -> dict[int, str]:
     """Those of ``pids`` still alive after up to ``timeout`` s (processes take a moment to exit after being told)."""
     deadline = time.monotonic() + timeout
     while (left := {pid: name for pid, name in descendants().items() if pid in pids}) and time.monotonic() < deadline:
@@ -162,3 +162,11 @@ def test_console_expression_asks_under_the_writes_policy(browser, hermes_runtime
 
     assert "Blocked by the approval policy 'writes'" in evaluated and "browser_console" in asked[0]
     assert snapshot["success"] and len(asked) == 1  # read-only tools never ask
+
+
+def test_without_the_sandbox_every_navigation_says_so(browser, browser_config, pages) -> None:
+    browser_config(allow_private=True, sandbox="off")
+
+    opened = browser("browser_navigate", url=pages.add("/", "<title>unsandboxed</title>"))
+
+    assert opened["warning"] == "Chromium runs without its sandbox (browser.sandbox: off in config.yaml)"

@@ -14,6 +14,8 @@ from pathlib import Path
 import hermes_plugin_browser
 import yaml
 
+from .conftest import scaled
+
 MANIFEST = yaml.safe_load((Path(hermes_plugin_browser.__file__).parent / "plugin.yaml").read_text(encoding="utf-8"))
 TOOLS = {tool["name"]: tool for tool in MANIFEST["tools"]}
 #: Hermes Agent 0.19's browser tools: each one's properties (name: type) and required arguments.
@@ -70,7 +72,7 @@ def test_listing_the_tools_imports_neither_playwright_nor_the_handlers(tmp_path)
     """
     pack = str(Path(hermes_plugin_browser.__file__).parent.parent)
     result = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True,
-                            env={**os.environ, "PYTHONPATH": pack}, timeout=120)
+                            env={**os.environ, "PYTHONPATH": pack}, timeout=scaled(120))
     count, loaded = json.loads(result.stdout.splitlines()[-1])
     assert loaded == []
     installed = any(shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome"))
