@@ -8,7 +8,7 @@ import re
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from .backends import BackendContribution, BackendFactory
 from .contributions import MIDDLEWARE_KINDS, CliCommand, Command, Contributions, Skill
@@ -20,12 +20,10 @@ from .websearch import RegisteredWebSearchProvider, web_search_provider_problem
 if TYPE_CHECKING:
     from .authoring import ToolSpec
     from .manifest import PluginManifest
-    from .toolcontext import ToolContext
 
 __all__ = ["PluginContext", "normalize_command_name"]
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 
 SKILL_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 BACKEND_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
@@ -89,8 +87,7 @@ class PluginContext:
                  dispatch: Callable[..., str],
                  manifest: PluginManifest | Callable[[], PluginManifest | None] | None = None, *,
                  override_granted: Callable[[], bool] = lambda: False,
-                 inject: Callable[[str, str], bool] | None = None, home: HermesHome | None = None,
-                 tool_context: Callable[[], ToolContext] | None = None) -> None:
+                 inject: Callable[[str, str], bool] | None = None, home: HermesHome | None = None) -> None:
         #: The plugin id (entry-point name or folder name); ``None`` for the host program itself.
         self.plugin_id = plugin_id
         self._manifest_source = manifest
@@ -102,7 +99,6 @@ class PluginContext:
         self._inject = inject
         #: The home of the runtime (the Hermes Agent compatibility shims read its config.yaml and .env).
         self.home = home
-        self._tool_context = tool_context
         self._undo: list[Callable[[], None]] = []
         self._closed = False
         #: Names of the tools registered through this context, in order.
@@ -349,13 +345,6 @@ class PluginContext:
                 return default
             value = value[part]
         return value
-
-    def state(self, key: str, factory: Callable[[], T]) -> T:
-        """This plugin's object ``key`` in the runtime: the same object its tool handlers get from
-        ``tool_context().state(key, factory)`` (so a hook can reach what the tools keep)."""
-        if self._tool_context is None:
-            raise RuntimeError("this PluginContext belongs to no runtime: it has no state")
-        return self._tool_context().state(key, factory)
 
     def on_rollback(self, undo: Callable[[], None]) -> None:
         """Run ``undo`` if this context is rolled back (the loader's own registrations use it)."""

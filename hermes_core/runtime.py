@@ -96,6 +96,8 @@ class Runtime(ToolApi):
         self._loaded = False
         self._load_lock = threading.Lock()
         self._tool_contexts: dict[str | None, ToolContext] = {}
+        self._watching_sessions = False
+        self._sessions_lock = threading.Lock()
         self._plugin_contexts: list[PluginContext] = []
         tool_output = self._config_data()["tool_output"]
         self.budget = ResultBudget(self.home.results_dir, tool_output["max_result_size_chars"],
@@ -232,7 +234,7 @@ class Runtime(ToolApi):
             dispatch=self._dispatch_for_plugin,
             manifest=(lambda: candidate.manifest) if candidate else None,  # built only if the plugin reads it
             override_granted=lambda: plugin_id is None or override_granted(self._config_data(), plugin_id),
-            inject=self._inject, home=self.home, tool_context=lambda: self.tool_context(plugin_id))
+            inject=self._inject, home=self.home)
 
     def _dispatch_for_plugin(self, tool_name: str, args: Any, **context: Any) -> str:
         """``ctx.dispatch_tool``: from inside a tool call of this runtime or of one of its views, through that
@@ -258,8 +260,22 @@ class Runtime(ToolApi):
                 _config_data=self._config_data,
                 _dispatch=self.handle_function_call, _available_tools=self.available_tools,
                 _backends=self.backends, _hooks=self._invoke_hook,
-                _web_search_providers=lambda: list(self.web_search_providers.values())))
+                _web_search_providers=lambda: list(self.web_search_providers.values()),
+                _watch_sessions=self._watch_sessions))
         return context
+
+    def _watch_sessions(self) -> None:
+        """From now on, tell the plugins' state objects when a session of this runtime ends: the runtime's own
+        ``on_session_end`` implementation, added once, when a state object first needs it (a browser context)."""
+        with self._sessions_lock:
+            if self._watching_sessions:
+                return
+            self._watching_sessions = True
+        self.hooks.add_callback("hermes", "on_session_end", self._end_session)
+
+    def _end_session(self, session_id: str | None = None) -> None:
+        for context in list(self._tool_contexts.values()):
+            context.end_session(session_id)
 
     def _invoke_hook(self, hook_name: str, **kwargs: Any) -> list[Any]:
         return [value for _impl, value in self.hooks.call(hook_name, **kwargs)]

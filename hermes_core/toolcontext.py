@@ -50,6 +50,7 @@ class ToolContext:
     _backends: ExecutionBackends = field(repr=False)
     _hooks: Callable[..., list[Any]] = field(repr=False)
     _web_search_providers: Callable[[], list[RegisteredWebSearchProvider]] = field(default=list, repr=False)
+    _watch_sessions: Callable[[], None] = field(default=lambda: None, repr=False)
     _state: dict[str, Any] = field(default_factory=dict, repr=False)
     _state_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -104,12 +105,29 @@ class ToolContext:
     def state(self, key: str, factory: Callable[[], T]) -> T:
         """This plugin's object ``key`` in this runtime, made by ``factory`` on first use (e.g. a process table).
 
-        An object with a ``close()`` method is closed when the runtime closes (e.g. a browser it started)."""
+        An object with a ``close()`` method is closed when the runtime closes (e.g. a browser it started); one
+        with an ``end_session(session_id)`` method is told when a session of the runtime ends (``on_session_end``,
+        however it is fired: ``Runtime.session()``, the agent loop, ``invoke_hook``)."""
         try:
             return self._state[key]
         except KeyError:
             with self._state_lock:
-                return self._state.setdefault(key, factory())
+                value = self._state.setdefault(key, factory())
+            if callable(getattr(value, "end_session", None)):
+                self._watch_sessions()
+            return value
+
+    def end_session(self, session_id: str | None) -> None:
+        """Tell this plugin's state objects that have ``end_session`` that ``session_id`` ended (failures logged)."""
+        with self._state_lock:
+            objects = list(self._state.values())
+        for value in objects:
+            end = getattr(value, "end_session", None)
+            if callable(end):
+                try:
+                    end(session_id)
+                except Exception:
+                    log.exception("ending session %r in the state of plugin %r failed", session_id, self.plugin_id)
 
     def close(self) -> None:
         """Close this plugin's state objects that have a ``close()`` method, and forget them all (each failure is

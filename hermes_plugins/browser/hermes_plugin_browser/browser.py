@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = ["STATE_KEY", "BrowserError", "BrowserService", "Session"]
 
-#: The service's key in the runtime's state of this plugin (tool handlers and the session hook share it).
+#: The service's key in the runtime's state of this plugin.
 STATE_KEY = "browser"
 T = TypeVar("T")
 #: Messages kept per session for browser_console (the oldest are dropped first).
@@ -108,8 +108,9 @@ class BrowserService:
             future.cancel()
             raise BrowserError(f"the browser did not answer within {timeout:g} s") from None
 
-    def end_session(self, session_key: str) -> None:
-        """Close ``session_key``'s context; the browser too when it was the last one."""
+    def end_session(self, session_id: str | None) -> None:
+        """Close the context of the session that ended; the browser too when it was the last one."""
+        session_key = session_id or "default"
         loop = self._loop
         if loop is None or not loop.is_running():
             return
