@@ -52,7 +52,6 @@ class Session:
     errors: list[dict[str, str]] = field(default_factory=list)
     #: Hosts this session's pages requested (a refusal by the proxy is theirs).
     hosts: set[str] = field(default_factory=set)
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     _cdp: CDPSession | None = None
 
@@ -188,7 +187,10 @@ class BrowserService:
 
     async def _guard(self, session: Session, route: Route) -> None:
         url = route.request.url
-        why = await check_request(url, allow_private=self._allow_private)
+        try:
+            why = await check_request(url, allow_private=self._allow_private)
+        except Exception as exc:  # a request the guard cannot judge is refused, never left hanging or let through
+            why = f"refusing {url!r}: the guard failed ({type(exc).__name__}: {exc})"
         if why is None:
             await route.fallback()
             return

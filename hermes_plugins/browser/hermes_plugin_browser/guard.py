@@ -145,13 +145,15 @@ class PinningProxy:
             self._on_block(host.lower(), port, why)
             writer.write(b"\x05\x02\x00\x01" + bytes(6))  # connection not allowed by ruleset
             return None
-        try:
-            upstream = await asyncio.open_connection(addresses[0], port)
-        except OSError:
-            writer.write(b"\x05\x05\x00\x01" + bytes(6))  # connection refused
-            return None
-        writer.write(b"\x05\x00\x00\x01" + bytes(6))
-        return upstream
+        for address in addresses:  # every one was checked; the first that answers
+            try:
+                upstream = await asyncio.open_connection(address, port)
+            except OSError:
+                continue
+            writer.write(b"\x05\x00\x00\x01" + bytes(6))
+            return upstream
+        writer.write(b"\x05\x05\x00\x01" + bytes(6))  # connection refused
+        return None
 
 
 async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

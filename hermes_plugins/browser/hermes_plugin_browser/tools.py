@@ -155,8 +155,11 @@ def browser_scroll(args: dict[str, Any], **kwargs: Any) -> str:
 
 def browser_back(args: dict[str, Any], **kwargs: Any) -> str:
     async def back(session: Session, settings: BrowserSettings) -> dict[str, Any]:
-        response = await session.page.go_back(wait_until="load")
-        if response is None and session.page.url in ("", "about:blank"):
+        before = session.page.url
+        await session.page.go_back(wait_until="load")
+        if session.page.url == "about:blank" != before:  # the new tab's blank page is no page of the model's
+            await session.page.go_forward(wait_until="load")
+        if session.page.url == before:
             raise BrowserError("there is no previous page")
         return {"url": session.page.url}
 
@@ -230,7 +233,10 @@ def browser_vision(args: dict[str, Any], **kwargs: Any) -> str:
             result["note"] = ("no vision model is configured (auxiliary.vision.base_url and model in config.yaml): "
                               "here are the screenshot's path and the page's text")
         else:
-            result["analysis"] = await answer_question(model, png, question)
+            try:
+                result["analysis"] = await answer_question(model, png, question)
+            except Exception as exc:  # the screenshot is still there: say what failed, keep the path
+                result["analysis_error"] = f"the vision model at {model.base_url} failed: {_first_line(exc)}"
         return result
 
     return _run(kwargs, vision)

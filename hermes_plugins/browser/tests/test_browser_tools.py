@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import json
 from pathlib import Path
 
 FORM = """<html><head><title>Sign up</title></head><body>
@@ -131,3 +133,31 @@ def test_an_unknown_ref_says_to_take_a_snapshot(browser, pages) -> None:
     clicked = browser("browser_click", ref="@e99")
 
     assert clicked["success"] is False and "take a browser_snapshot" in clicked["error"]
+
+
+def test_vision_asks_the_configured_model_about_the_screenshot(browser, pages, hermes_home) -> None:
+    # A stand-in for a vision model (none runs here): an OpenAI-compatible endpoint on 127.0.0.1 that records
+    # the request and answers one message.
+    reply = {"choices": [{"message": {"role": "assistant", "content": "Yes: a sign-up form."}}]}
+    pages.add("/v1/chat/completions", json.dumps(reply), content_type="application/json")
+    (hermes_home / "config.yaml").write_text(json.dumps({
+        "browser": {"allow_private": True},
+        "auxiliary": {"vision": {"base_url": pages.url("/v1"), "model": "local-vision", "api_key": "k"}}}))
+    browser("browser_navigate", url=pages.add("/form", FORM))
+
+    seen = browser("browser_vision", question="Is there a form?")
+
+    assert seen["analysis"] == "Yes: a sign-up form." and "note" not in seen
+    asked = json.loads(next(r.body for r in pages.received if r.path == "/v1/chat/completions"))
+    content = asked["messages"][0]["content"]
+    assert asked["model"] == "local-vision" and content[0] == {"type": "text", "text": "Is there a form?"}
+    image = base64.b64decode(content[1]["image_url"]["url"].removeprefix("data:image/png;base64,"))
+    assert image == Path(seen["screenshot_path"]).read_bytes()
+
+
+def test_back_without_history_says_so(browser, pages) -> None:
+    browser("browser_navigate", url=pages.add("/only", "<title>only</title>"))
+
+    back = browser("browser_back")
+
+    assert back == {"success": False, "error": "there is no previous page"}
