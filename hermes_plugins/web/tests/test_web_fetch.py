@@ -71,3 +71,13 @@ def test_connection_goes_to_the_checked_address(local_server) -> None:
 
     assert page.body == b"pinned" and page.url == url
     assert local_server.requests[0].headers["Host"] == f"rebind.test:{local_server.port}"
+
+
+def test_each_checked_address_is_tried_until_one_takes_the_connection(local_server) -> None:
+    """``localhost`` often resolves to ``::1`` first while a server listens on 127.0.0.1 only."""
+    local_server.add("/page.txt", "second address", content_type="text/plain")
+    url = f"http://dual.test:{local_server.port}/page.txt"
+
+    page = fetch(url, WebSettings(allow_private_networks=True), resolver=lambda host, port: ["::1", "127.0.0.1"])
+
+    assert page.body == b"second address"
