@@ -105,6 +105,8 @@ class BrowserService:
             return future.result(timeout + LAUNCH_TIMEOUT if self._browser is None else timeout)
         except concurrent.futures.TimeoutError:
             future.cancel()
+            # A script that never returns (while(true){}) would keep the page's thread, and the next call, busy.
+            asyncio.run_coroutine_threadsafe(self._interrupt(session_key), loop)
             raise BrowserError(f"the browser did not answer within {timeout:g} s") from None
 
     def end_session(self, session_id: str | None) -> None:
@@ -253,6 +255,12 @@ class BrowserService:
         for entry in [entry for entry in self._unattributed if entry[0] == host]:
             self._unattributed.remove(entry)
             session.log(session.messages, entry[1])
+
+    async def _interrupt(self, key: str) -> None:
+        session = self._sessions.get(key)
+        if session is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(session.send("Runtime.terminateExecution"), 5)
 
     async def _end_session(self, key: str) -> bool:
         session = self._sessions.pop(key, None)

@@ -161,3 +161,14 @@ def test_back_without_history_says_so(browser, pages) -> None:
     back = browser("browser_back")
 
     assert back == {"success": False, "error": "there is no previous page"}
+
+
+def test_a_script_that_never_returns_is_stopped_at_the_command_timeout(browser, pages, browser_config) -> None:
+    browser_config(allow_private=True, command_timeout=2)
+    browser("browser_navigate", url=pages.add("/page", "<title>busy</title>"))
+
+    hung = browser("browser_console", expression="while (true) {}")
+    after = browser("browser_console", expression="1 + 1")
+
+    assert hung["success"] is False and "did not answer within" in hung["error"]
+    assert after["result"] == 2  # the script was terminated: the page answers again
