@@ -1,8 +1,40 @@
-"""The one base class of the errors a user can fix (the CLI prints them as one line, no traceback)."""
+"""Every public error of Hermes, each a :class:`HermesError` (mixed with the built-in base callers caught before).
+
+The CLI prints a ``HermesError`` as one line, never a traceback: its message says what to change.
+"""
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "HermesError"]
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+__all__ = [
+    "ArgumentError",
+    "BackendError",
+    "BackendUnavailable",
+    "CompileError",
+    "ConfigError",
+    "DeadlineExceeded",
+    "HermesError",
+    "HookImplementationError",
+    "InstallRefused",
+    "InstallerError",
+    "InteropError",
+    "ManifestError",
+    "McpCallError",
+    "MissingDirectory",
+    "NotStrictError",
+    "PluginIndexError",
+    "PolicyError",
+    "ReferenceImportError",
+    "ScaffoldError",
+    "ToolCallCancelled",
+    "ToolError",
+    "ToolsetCycleError",
+    "UnknownToolsetError",
+    "WheelError",
+]
 
 
 class HermesError(Exception):
@@ -11,3 +43,131 @@ class HermesError(Exception):
 
 class ConfigError(HermesError):
     """config.yaml cannot be read, parsed, validated or written."""
+
+
+# -- Calls: arguments, policies, toolsets, hooks, formats ------------------------------------------------
+
+class ArgumentError(HermesError, ValueError):
+    """The arguments do not fit the tool's schema; ``problems`` lists each one."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+class PolicyError(HermesError, ValueError):
+    """A name that is not an approval policy."""
+
+
+class UnknownToolsetError(HermesError, ValueError):
+    """No toolset, alias, preset or legacy name is called this."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"unknown toolset {name!r}")
+        self.name = name
+
+
+class ToolsetCycleError(HermesError, ValueError):
+    """Composite toolsets include each other in a loop."""
+
+    def __init__(self, cycle: list[str]) -> None:
+        super().__init__("toolset include cycle: " + " -> ".join(cycle))
+        self.cycle = cycle
+
+
+class NotStrictError(HermesError, ValueError):
+    """A schema that OpenAI strict mode cannot express without changing what it means."""
+
+    def __init__(self, path: Sequence[str], problem: str) -> None:
+        self.path = ".".join(path)
+        super().__init__(f"property {self.path!r} {problem}" if path else f"the parameters {problem}")
+
+
+class HookImplementationError(HermesError):
+    """A hook implementation Hermes cannot run as written (pluggy's ``PluginValidationError``, in its words)."""
+
+    def __init__(self, plugin: str, hook: str, function: Callable[..., Any], problem: str) -> None:
+        try:
+            signature = f"{hook}{inspect.signature(function)}"
+        except (TypeError, ValueError):
+            signature = hook
+        super().__init__(f"Plugin {plugin!r} for hook {hook!r}\nhookimpl definition: {signature}\n{problem}")
+        self.plugin, self.hook = plugin, hook
+
+
+class ToolCallCancelled(HermesError):
+    """The task awaiting this tool call was cancelled, so what it would have run next is not started."""
+
+
+class ReferenceImportError(HermesError, ImportError):
+    """A ``module:attr`` reference does not resolve."""
+
+
+class DeadlineExceeded(HermesError, TimeoutError):
+    """A call did not finish in time; it goes on, abandoned, on its worker thread."""
+
+
+# -- Plugins and their tools -----------------------------------------------------------------------------
+
+class ToolError(HermesError):
+    """Raised by a tool function to fail the call: the model gets ``{"error": message}`` and nothing else."""
+
+
+class ManifestError(HermesError, ValueError):
+    """A ``plugin.yaml`` that cannot be read, parsed or validated."""
+
+
+# -- Execution backends ----------------------------------------------------------------------------------
+
+class BackendError(HermesError):
+    """A backend could not run a command (a connection failed, its settings are invalid, ...)."""
+
+
+class BackendUnavailable(BackendError):
+    """The backend cannot work on this machine; the message says why and what to install or change."""
+
+
+class MissingDirectory(BackendError):
+    """The directory a command should start in does not exist on the backend's machine."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(f"working directory {path} does not exist or is not a directory")
+        self.path = path
+
+
+# -- The index and installs ------------------------------------------------------------------------------
+
+class PluginIndexError(HermesError):
+    """The index cannot be read, parsed or validated; the message names where it came from."""
+
+
+class InstallerError(HermesError):
+    """pip cannot or should not run here."""
+
+
+class InstallRefused(InstallerError):
+    """The argument is not something ``hermes plugins install`` may hand to pip; nothing was run."""
+
+
+class WheelError(HermesError):
+    """A wheel that cannot be had or read; the message names it."""
+
+
+# -- Authoring -------------------------------------------------------------------------------------------
+
+class CompileError(HermesError):
+    """The plugin's manifest cannot be written from its code; the message says why."""
+
+
+class ScaffoldError(HermesError, ValueError):
+    """A project that cannot be rendered: an invalid answer, or a directory in the way."""
+
+
+# -- MCP -------------------------------------------------------------------------------------------------
+
+class InteropError(HermesError):
+    """Another client's configuration file cannot be read or written; the message names it."""
+
+
+class McpCallError(HermesError):
+    """A remote tool call failed: the tool reported an error, the server refused, timed out or went away."""

@@ -10,11 +10,11 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .manifest import ManifestError, PluginManifest, load_manifest
 from .mcp.naming import PREFIX, sanitize
+from .plugins.manifest import ManifestError, PluginManifest, load_manifest
 
 if TYPE_CHECKING:
-    from .records import PluginRecord
+    from .plugins.records import PluginRecord
 
 __all__ = ["declared_tools", "why_missing"]
 

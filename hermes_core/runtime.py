@@ -12,35 +12,49 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .approval import ApprovalCallback, Approvals
-from .backends import BackendContribution, BackendSetup, ExecutionBackend, ExecutionBackends
-from .budget import ResultBudget
-from .cache import DiscoveryCache
-from .configdata import override_granted, plugin_settings
-from .context import PluginContext, normalize_command_name
-from .contributions import Contributions
-from .discovery import PluginCandidate, Source, candidate_from_folder, discover, installed_entry_points
-from .formats import DefinitionFormatter
-from .home import HermesHome
-from .hooks import HookRunner
-from .loader import LoadResult, load_plugin
-from .policies import ToolScope, check_policy
-from .records import PluginRecord
-from .registry import ToolRegistry
-from .selection import PluginSelection, SelectionPolicy, select, truthy
-from .sessions import session
-from .toolcontext import CURRENT, ToolContext
-from .toolsets import Toolsets
-from .views import ToolApi
+from .backends.base import BackendContribution, BackendSetup, ExecutionBackend, ExecutionBackends
+from .calls.approval import ApprovalCallback, Approvals
+from .calls.budget import ResultBudget
+from .calls.formats import DefinitionFormatter
+from .calls.hooks import HookRunner
+from .calls.policies import ToolScope, check_policy
+from .calls.registry import ToolRegistry
+from .calls.sessions import session
+from .calls.toolcontext import CURRENT, ToolContext
+from .calls.toolsets import Toolsets
+from .calls.views import ToolApi
+from .config.data import override_granted, plugin_settings
+from .config.home import HermesHome
+from .plugins.cache import DiscoveryCache
+from .plugins.context import PluginContext, normalize_command_name
+from .plugins.contributions import Contributions
+from .plugins.discovery import PluginCandidate, Source, candidate_from_folder, discover, installed_entry_points
+from .plugins.loader import LoadResult, load_plugin
+from .plugins.records import PluginRecord
+from .plugins.selection import PluginSelection, SelectionPolicy, select, truthy
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
-    from .config import HermesConfig
-    from .dispatch import Dispatcher
+    from .calls.dispatch import Dispatcher
+    from .calls.toolcalls import ToolCallLike, ToolReply
+    from .config.model import HermesConfig
     from .mcp.client import McpManager
 
-__all__ = ["Runtime", "default_runtime", "reset_default_runtime"]
+__all__ = [
+    "Runtime",
+    "aanswer_tool_calls",
+    "ahandle_function_call",
+    "answer_tool_calls",
+    "arun_tool_calls",
+    "default_runtime",
+    "enforce_turn_budget",
+    "get_tool_definitions",
+    "handle_function_call",
+    "reset_default_runtime",
+    "resolve_toolset",
+    "run_tool_calls",
+]
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +128,7 @@ class Runtime(ToolApi):
         dispatch code)."""
         with self._dispatcher_lock:  # one dispatcher, however many threads make the first call at once
             if "dispatcher" not in self.__dict__:
-                from .dispatch import Dispatcher
+                from .calls.dispatch import Dispatcher
 
                 self.__dict__["dispatcher"] = Dispatcher(self.registry, self.hooks, self.middleware, self.budget,
                                                          self.approvals, self.tool_context, self.scope,
@@ -349,7 +363,7 @@ class Runtime(ToolApi):
 
     def run_command(self, name: str, raw_args: str = "") -> str | None:
         """Run a plugin's slash command ``/name``."""
-        from .asyncbridge import run_sync
+        from .calls.asyncbridge import run_sync
 
         command = self.commands.get(normalize_command_name(name))
         if command is None:
@@ -359,7 +373,7 @@ class Runtime(ToolApi):
 
 
 def _local_backend(setup: BackendSetup) -> ExecutionBackend:
-    from .shellbackend import LocalBackend  # off the start-up path: only a command needs it
+    from .backends.shell import LocalBackend  # off the start-up path: only a command needs it
 
     return LocalBackend(setup)
 
@@ -391,3 +405,60 @@ def reset_default_runtime() -> None:
         if _default is not None:
             _default.close()
         _default = None
+
+
+# -- the default runtime's API (``hermes_core.get_tool_definitions`` and friends) ---------------------------
+
+def get_tool_definitions(enabled_toolsets: Iterable[str] | None = None,
+                         disabled_toolsets: Iterable[str] | None = None, quiet_mode: bool = False, *,
+                         format: str = "openai", strict: bool = False) -> list[dict[str, Any]]:
+    """Tool definitions from the default runtime, in ``format`` (see ``Runtime.get_tool_definitions``)."""
+    return default_runtime().get_tool_definitions(enabled_toolsets, disabled_toolsets, quiet_mode, format=format,
+                                                  strict=strict)
+
+
+def handle_function_call(function_name: str, function_args: Any, task_id: str | None = None,
+                         tool_call_id: str | None = None, session_id: str | None = None,
+                         user_task: str | None = None, enabled_tools: Iterable[str] | None = None) -> str:
+    """Run one tool call on the default runtime; always returns a string."""
+    return default_runtime().handle_function_call(function_name, function_args, task_id, tool_call_id,
+                                                  session_id, user_task, enabled_tools)
+
+
+async def ahandle_function_call(function_name: str, function_args: Any, task_id: str | None = None,
+                                tool_call_id: str | None = None, session_id: str | None = None,
+                                user_task: str | None = None, enabled_tools: Iterable[str] | None = None) -> str:
+    """Run one tool call on the default runtime without blocking the running event loop."""
+    return await default_runtime().ahandle_function_call(function_name, function_args, task_id, tool_call_id,
+                                                         session_id, user_task, enabled_tools)
+
+
+def run_tool_calls(calls: Iterable[ToolCallLike], **context: Any) -> list[str]:
+    """Run a model's tool calls (any provider's) on the default runtime; results in call order."""
+    return default_runtime().run_tool_calls(calls, **context)
+
+
+def answer_tool_calls(calls: Iterable[ToolCallLike], **context: Any) -> list[ToolReply]:
+    """Run a model's tool calls on the default runtime; each provider's reply item, in call order."""
+    return default_runtime().answer_tool_calls(calls, **context)
+
+
+async def arun_tool_calls(calls: Iterable[ToolCallLike], **context: Any) -> list[str]:
+    """``run_tool_calls`` on the default runtime, without blocking the running event loop."""
+    return await default_runtime().arun_tool_calls(calls, **context)
+
+
+async def aanswer_tool_calls(calls: Iterable[ToolCallLike], **context: Any) -> list[ToolReply]:
+    """``answer_tool_calls`` on the default runtime, without blocking the running event loop."""
+    return await default_runtime().aanswer_tool_calls(calls, **context)
+
+
+def enforce_turn_budget(results: list[str], budget: int | None = None) -> list[str]:
+    """Keep one turn's results under the turn budget (default 200 000 characters)."""
+    return default_runtime().enforce_turn_budget(results, budget)
+
+
+def resolve_toolset(name: str) -> list[str]:
+    """The tools of a toolset in the default runtime."""
+    return default_runtime().resolve_toolset(name)
+

@@ -182,7 +182,7 @@ def _model_order(schema: dict[str, Any]) -> list[str]:
 
 def block_manifest_models() -> str:
     """One section per model of ``plugin.yaml``: every field's type, default and description."""
-    manifest = importlib.import_module("hermes_core.manifest")
+    manifest = importlib.import_module("hermes_core.plugins.manifest")
     root_model = manifest.PluginManifest
     schema = manifest.manifest_json_schema()
     schema["title"] = root_model.__name__
@@ -190,7 +190,8 @@ def block_manifest_models() -> str:
     for name in _model_order(schema):
         model = root_model if name == root_model.__name__ else getattr(manifest, name, None)
         if model is None:
-            raise GenerationError(f"the manifest schema refers to {name}, which hermes_core.manifest does not export")
+            raise GenerationError(f"the manifest schema refers to {name}, which hermes_core.plugins.manifest does not "
+                                  "export")
         properties = schema["properties"] if model is root_model else schema["$defs"][name]["properties"]
         rows = []
         for field_name, field in model.model_fields.items():
@@ -225,7 +226,7 @@ SEARCH_KEYS = [
 
 def block_index_entry() -> str:
     """The fields of an index entry in ``plugins search --json``, from the model's descriptions."""
-    index = importlib.import_module("hermes_core.index")
+    index = importlib.import_module("hermes_core.index.catalog")
     model = index.IndexEntry
     schema = model.model_json_schema()
 
@@ -264,7 +265,7 @@ HOOK_ARGUMENTS: dict[str, str] = {
 
 def _hookspecs() -> list[tuple[str, Callable[..., Any], dict[str, Any]]]:
     """``(name, function, options)`` of every hookspec, in the order the class (and its bases) define them."""
-    specs_class = importlib.import_module("hermes_core.hooks").HermesHookSpecs
+    specs_class = importlib.import_module("hermes_core.calls.hooks").HermesHookSpecs
     found: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {}
     for klass in reversed(specs_class.__mro__):
         for name, value in vars(klass).items():
@@ -300,7 +301,7 @@ def block_hooks() -> str:
 
 def block_hooks_known() -> str:
     """The hook names Hermes accepts besides its own hookspecs (Hermes Agent's, for the agent loop)."""
-    hooks = importlib.import_module("hermes_core.hooks")
+    hooks = importlib.import_module("hermes_core.calls.hooks")
     own = {name for name, _, _ in _hookspecs()}
     others = sorted(set(hooks.KNOWN_HOOKS) - own)
     return "\n".join(f"- `{name}`" for name in others)
@@ -337,7 +338,7 @@ def _init_attributes(cls: type) -> list[tuple[str, str]]:
 
 def block_context() -> str:
     """``PluginContext``: its attributes, then every public method with its signature and docstring."""
-    context = importlib.import_module("hermes_core.context")
+    context = importlib.import_module("hermes_core.plugins.context")
     cls = context.PluginContext
     attributes = _init_attributes(cls)
     rows = [[code(name), markdown_doc(text) or "—"] for name, text in attributes]
@@ -412,7 +413,7 @@ def block_cli() -> str:
 
 def _packs() -> list[tuple[str, Any]]:
     """``(distribution, manifest)`` of every first-party pack in the repository, by pack folder."""
-    from hermes_core.manifest import load_manifest
+    from hermes_core.plugins.manifest import load_manifest
 
     packs = []
     for folder in sorted(p for p in PACKS.iterdir() if (p / "pyproject.toml").is_file()):
@@ -441,7 +442,7 @@ def block_toolsets_packs() -> str:
 
 def block_toolsets_presets() -> str:
     """The core presets: their tools, written against the first preset when they share most of them."""
-    toolsets = importlib.import_module("hermes_core.toolsets")
+    toolsets = importlib.import_module("hermes_core.calls.toolsets")
     presets = toolsets.PRESETS
     reference = next(iter(presets.values()))
     rows = []
@@ -467,7 +468,7 @@ def block_toolsets_presets() -> str:
 
 def block_toolsets_legacy() -> str:
     """Hermes Agent's legacy ``*_tools`` names and the tools they stand for."""
-    toolsets = importlib.import_module("hermes_core.toolsets")
+    toolsets = importlib.import_module("hermes_core.calls.toolsets")
     providers = _providers()
     rows = []
     for name, tools in toolsets.LEGACY_TOOLSETS.items():

@@ -379,7 +379,7 @@ def pack_runtime(isolated_home: Path, workspace: Path) -> Iterator[Any]:
     def make(config: dict[str, Any], *plugins: tuple[str, str]) -> Runtime:
         import yaml
 
-        from hermes_core.discovery import candidate_from_module
+        from hermes_core.plugins.discovery import candidate_from_module
 
         (isolated_home / "config.yaml").write_text(yaml.safe_dump(config))
         runtime = Runtime(home=isolated_home, workspace=workspace, entry_points=())

@@ -16,10 +16,12 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from hermes_core import ManifestError, Runtime, ToolAnnotations, tool
+from hermes_core import Runtime
+from hermes_core.authoring.compile import compile_manifest
 from hermes_core.cli import cli
-from hermes_core.compile import compile_manifest
-from hermes_core.manifest import load_manifest, parse_manifest
+from hermes_core.errors import ManifestError
+from hermes_core.plugin import ToolAnnotations, tool
+from hermes_core.plugins.manifest import load_manifest, parse_manifest
 
 support = sys.modules["hermes_mcp_test_support"]  # loaded by conftest.py
 ROOT = Path(__file__).resolve().parent.parent
@@ -178,7 +180,7 @@ def test_tool_decorator_annotations_reach_the_registry_and_plugin_yaml(hermes_ru
     assert mcp_hints(hermes_runtime.get_tool_definitions(format="mcp")) == {"shout": {"readOnlyHint": True}}
 
     folder = plugins.folder("words", None, "", files={"tools.py": textwrap.dedent('''\
-        from hermes_core import tool
+        from hermes_core.plugin import tool
 
 
         @tool(toolset="words", annotations={"read_only": False, "destructive": True})
@@ -262,8 +264,8 @@ def mcp_runtime(isolated_home: Path) -> Any:
         made.append(runtime)
         runtime.load_plugins()
         runtime.start_mcp()  # loading lists from the cache; connect now
-        assert runtime.mcp.wait_for(lambda: runtime.mcp.server_status("ann").state == "ready", WAIT), \
-            runtime.mcp.server_status("ann")
+        assert runtime.mcp.wait_for(lambda: support.server_status(runtime, "ann").state == "ready", WAIT), \
+            support.server_status(runtime, "ann")
         return runtime
 
     yield start

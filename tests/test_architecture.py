@@ -1,6 +1,6 @@
 """The shape of the core: the import graph of ``hermes_core`` has no cycle (``TYPE_CHECKING`` imports and
-imports inside functions counted), and data flows one way: discovery → selection → loading → contributions →
-definitions / dispatch → hooks."""
+imports inside functions counted), and its subpackages are layered: each may import only the parts below it
+(design §8, docs/contributing.md)."""
 
 from __future__ import annotations
 
@@ -11,17 +11,33 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "hermes_core"
 
-#: What each stage must not know, directly or through another module: what comes after it in the flow,
-#: and, for the stages that run tool calls, where plugins come from.
-MUST_NOT_REACH = {
-    "discovery": {"selection", "loader", "records", "contributions", "context", "dispatch", "hooks", "runtime"},
-    "selection": {"loader", "records", "contributions", "context", "dispatch", "hooks", "runtime"},
-    "loader": {"selection", "records", "dispatch", "runtime"},
-    "contributions": {"discovery", "selection", "loader", "records", "dispatch", "runtime"},
-    "registry": {"discovery", "selection", "loader", "contributions", "dispatch", "hooks", "runtime"},
-    "dispatch": {"discovery", "selection", "loader", "records", "context", "runtime"},
-    "hooks": {"discovery", "selection", "loader", "registry", "contributions", "dispatch", "runtime"},
+#: What each part of the core (a subpackage, or a module at the top) may import, besides itself.
+LAYERS: dict[str, set[str]] = {
+    "_version": set(),
+    "_public": set(),
+    "errors": set(),
+    "checks": set(),
+    "config": {"errors", "_version"},
+    "backends": {"config", "checks", "errors", "_public"},
+    "calls": {"backends", "config", "checks", "errors", "_version"},
+    "plugins": {"calls", "backends", "config", "checks", "errors", "_version"},
+    "index": {"plugins", "config", "errors", "_version"},
+    "mcp": {"calls", "config", "errors", "_version"},
+    "missing": {"plugins", "mcp", "config", "errors"},
+    "runtime": {"missing", "mcp", "plugins", "calls", "backends", "config", "checks", "errors", "_version"},
+    "authoring": {"runtime", "plugins", "calls", "config", "errors", "_version"},
+    "cli": {"authoring", "index", "runtime", "missing", "mcp", "plugins", "calls", "backends", "config", "checks",
+            "errors", "_version"},
+    # the public faces: what they name is listed in their stubs and imported on first use
+    "__init__": {"_public"},
+    "plugin": {"_public"},
 }
+
+
+def part(module: str) -> str:
+    """The part of the core ``module`` belongs to: its subpackage, or itself at the top."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
 
 
 def module_name(path: Path) -> str:
@@ -75,10 +91,20 @@ def test_the_import_graph_has_no_cycle(graph):
     assert cycles == []
 
 
-@pytest.mark.parametrize("stage", sorted(MUST_NOT_REACH))
-def test_data_flows_one_way(graph, stage):
-    known = {name.removeprefix("hermes_core.") for name in reachable(graph, f"hermes_core.{stage}")}
-    assert known & MUST_NOT_REACH[stage] == set()
+def test_every_part_of_the_core_has_a_place_in_the_layers(graph):
+    assert {part(name) for name in graph} - LAYERS.keys() == set()
+
+
+@pytest.mark.parametrize("layer", sorted(LAYERS))
+def test_each_part_imports_only_the_parts_below_it(graph, layer):
+    reached = {f"{name} -> {target}" for name, targets in graph.items() if part(name) == layer
+               for target in targets if part(target) not in LAYERS[layer] | {layer}}
+    assert reached == set()
+
+
+def test_the_layers_have_no_cycle():
+    below = {layer: reachable({k: set(v) for k, v in LAYERS.items()}, layer) for layer in LAYERS}
+    assert [layer for layer, parts in below.items() if layer in parts] == []
 
 
 def test_nothing_below_the_runtime_reads_hermes_home_or_loads_the_config_itself():
@@ -91,6 +117,73 @@ def test_nothing_below_the_runtime_reads_hermes_home_or_loads_the_config_itself(
         if path.name in allowed or path.parent.name == "cli":
             continue
         for needle in ('"HERMES_HOME"', "hermes_home()", "load_config(", "from_env()"):
-            if needle in text and not (path.name == "config.py" and needle == "load_config("):
+            if needle in text and not (path.name == "model.py" and needle == "load_config("):
                 offenders.append(f"{path.relative_to(PACKAGE)}: {needle}")
     assert offenders == []
+
+
+# -- the public faces -------------------------------------------------------------------------------------------
+
+#: Each public face and the stub that lists its names.
+FACES = {
+    "hermes_core": PACKAGE / "__init__.pyi",
+    "hermes_core.plugin": PACKAGE / "plugin.pyi",
+    "hermes_core.backends": PACKAGE / "backends" / "__init__.pyi",
+}
+
+
+def stub_names(stub: Path) -> list[str]:
+    """Every name the stub re-exports (``from .x import name as name``), as often as it is written."""
+    return [alias.asname or alias.name for node in ast.parse(stub.read_text(encoding="utf-8")).body
+            if isinstance(node, ast.ImportFrom) for alias in node.names]
+
+
+@pytest.mark.parametrize("face", sorted(FACES))
+def test_a_face_lists_each_name_once_and_all_of_them_import(face):
+    import importlib
+
+    module = importlib.import_module(face)
+    names = stub_names(FACES[face])
+    assert len(names) == len(set(names)), "a name is listed twice"
+    assert sorted(module.__all__) == sorted(names) == sorted(dir(module))
+    missing = [name for name in names if getattr(module, name, None) is None]
+    assert missing == []
+
+
+def test_no_name_is_on_two_faces():
+    names = [name for stub in FACES.values() for name in stub_names(stub) if name != "__version__"]
+    assert sorted({name for name in names if names.count(name) > 1}) == []
+
+
+def test_every_public_error_lives_in_errors_py_and_is_a_hermes_error():
+    import hermes_core.errors as errors
+
+    defined_elsewhere = []
+    for path in PACKAGE.rglob("*.py"):
+        if path.name == "errors.py" or path.parent.name == "cli":  # the CLI's own UserError is click's, not ours
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_") and any(
+                    (base.id if isinstance(base, ast.Name) else getattr(base, "attr", "")).endswith(
+                        ("Error", "Exception", "Exceeded")) for base in node.bases):
+                defined_elsewhere.append(f"{path.relative_to(PACKAGE)}: {node.name}")
+    assert defined_elsewhere == []
+    public = [getattr(errors, name) for name in errors.__all__]
+    assert [error.__name__ for error in public if not issubclass(error, errors.HermesError)] == []
+
+
+def test_old_names_and_modules_still_work_with_a_deprecation_warning():
+    import importlib
+    import warnings
+
+    import hermes_core
+    from hermes_core.calls.dispatch import tool_error
+    from hermes_core.calls.registry import ToolRegistry
+
+    with pytest.warns(DeprecationWarning, match=r"hermes_core\.tool_error moved to hermes_core\.plugin"):
+        assert hermes_core.tool_error is tool_error
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        old = importlib.import_module("hermes_core.registry")
+    assert old.ToolRegistry is ToolRegistry
+    assert any("hermes_core.calls.registry" in str(w.message) for w in caught if w.category is DeprecationWarning)

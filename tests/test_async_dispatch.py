@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 import yaml
 
-from hermes_core import Runtime, tool_context
+from hermes_core import Runtime
+from hermes_core.plugin import tool_context
 
 support = sys.modules["hermes_mcp_test_support"]  # loaded by conftest.py
 WAIT = 20.0  # the longest any wait here lasts before the test fails
@@ -489,7 +490,7 @@ def test_the_first_async_call_of_a_cached_mcp_tool_connects_the_server_off_the_c
     runtime = Runtime(home=isolated_home, entry_points=[])
     try:
         runtime.load_plugins()
-        assert runtime.mcp.server_status("fault").state == "cached"
+        assert support.server_status(runtime, "fault").state == "cached"
         refuse_blocking_calls(runtime, monkeypatch)
         connecting_threads = []
         connect = runtime.mcp.connect
@@ -505,7 +506,7 @@ def test_the_first_async_call_of_a_cached_mcp_tool_connects_the_server_off_the_c
                 threading.current_thread()
 
         result, loop_thread = run(main())
-        assert result == "from the cache" and runtime.mcp.server_status("fault").state == "ready"
+        assert result == "from the cache" and support.server_status(runtime, "fault").state == "ready"
         assert connecting_threads and loop_thread not in connecting_threads
     finally:
         runtime.close()

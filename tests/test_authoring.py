@@ -10,8 +10,8 @@ from typing import Annotated, Literal
 import pytest
 from pydantic import BaseModel, Field
 
-import hermes_core
-from hermes_core import ToolError, tool, tool_spec
+import hermes_core.plugin
+from hermes_core.plugin import ToolError, tool, tool_spec
 
 TOOLS_MODULE = '''
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from hermes_core import ToolError, tool
+from hermes_core.plugin import ToolError, tool
 
 
 class Point(BaseModel):
@@ -114,14 +114,14 @@ def test_the_decorated_function_is_returned_unchanged():
 
 
 def test_name_description_and_options_can_be_given():
-    @tool(name="say", description="Say it.", path_args=["path"], max_result_size_chars=hermes_core.UNLIMITED)
+    @tool(name="say", description="Say it.", path_args=["path"], max_result_size_chars=hermes_core.plugin.UNLIMITED)
     def whatever(path: str) -> str:
         return path
 
     spec = tool_spec(whatever)
     assert spec is not None
     assert (spec.name, spec.description, spec.path_args, spec.max_result_size_chars) == \
-        ("say", "Say it.", ("path",), hermes_core.UNLIMITED)
+        ("say", "Say it.", ("path",), hermes_core.plugin.UNLIMITED)
 
 
 def test_models_in_parameters_become_definitions():
@@ -277,7 +277,7 @@ def test_an_undecorated_function_alone_fails_the_load_saying_what_to_do(plugins)
     record = runtime.plugin("bare")
 
     assert record.state == "error"
-    assert "must be decorated with @hermes_core.tool" in record.reason
+    assert "must be decorated with @hermes_core.plugin.tool" in record.reason
 
 
 # -- declared in plugin.yaml --------------------------------------------------------------------
@@ -315,4 +315,4 @@ def test_a_decorated_function_is_callable_in_a_unit_test_as_written():
 
 
 def test_tool_error_is_public():
-    assert hermes_core.ToolError is ToolError and hermes_core.tool is tool
+    assert hermes_core.plugin.ToolError is ToolError and hermes_core.plugin.tool is tool

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from hermes_core import Runtime
-from hermes_core.discovery import candidate_from_module
+from hermes_core.plugins.discovery import candidate_from_module
 
 RECORDING = '''\
 from pathlib import Path
 
-from hermes_core import LocalBackend
+from hermes_core.backends import LocalBackend
 
 LOG = Path(__file__).with_name("commands.txt")
 
@@ -88,7 +88,7 @@ def test_a_declared_backend_is_imported_only_when_a_task_uses_it(plugins, isolat
     manifest = ("name: lazyback\ntools: []\nbackends:\n"
                 "  - {name: lazy, description: imported late, factory: lazyback_pkg.impl:Lazy}\n")
     plugins.distribution("lazyback", "lazyback_pkg", manifest=manifest,
-                         files={"impl.py": "from hermes_core import LocalBackend\n\n\nclass Lazy(LocalBackend):\n"
+                         files={"impl.py": "from hermes_core.backends import LocalBackend\n\n\nclass Lazy(LocalBackend):\n"
                                            "    name = 'lazy'\n"})
     runtime = with_terminal(plugins.runtime())
     runtime.load_plugins()

@@ -102,7 +102,7 @@ def test_install_and_index_show_offer_the_plugin_indexs_ids():
 
 
 def test_an_index_on_the_network_is_not_fetched_on_tab(http_server):
-    from hermes_core.index import bundled_index_path
+    from hermes_core.index.catalog import bundled_index_path
 
     url, routes = http_server
     routes["/index.json"] = (200, bundled_index_path().read_bytes())  # would offer "file" if it were fetched
@@ -146,4 +146,4 @@ def test_a_warm_completion_builds_no_model_and_parses_no_yaml(notes, isolated_ho
                           env={**os.environ, **protocol, "PYTHONPROFILEIMPORTTIME": "1"})
     assert warm.returncode == 0 and warm.stdout.split() == ["plain,notes_add", "plain,notes_find"], warm.stdout
     imported = {line.rsplit("|", 1)[-1].strip() for line in warm.stderr.splitlines() if line.startswith("import time")}
-    assert imported & {"pydantic", "yaml", "hermes_core.manifest", "hermes_core.config"} == set()
+    assert imported & {"pydantic", "yaml", "hermes_core.plugins.manifest", "hermes_core.config.model"} == set()

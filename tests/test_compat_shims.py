@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from hermes_core import HermesHome, Runtime
-from hermes_core.compat import SHIMS
+from hermes_core.plugins.compat import SHIMS
 
 USES_INTERNALS = '''
 import json

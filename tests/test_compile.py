@@ -11,10 +11,10 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from hermes_core.authoring.compile import CompileError, compile_manifest, manifest_drift
 from hermes_core.cli import cli
-from hermes_core.compile import CompileError, compile_manifest, manifest_drift
-from hermes_core.discovery import candidate_for_validation
-from hermes_core.manifest import load_manifest
+from hermes_core.plugins.discovery import candidate_for_validation
+from hermes_core.plugins.manifest import load_manifest
 
 TOOLS = '''
 from typing import Annotated, Literal
@@ -22,7 +22,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 import hermes_core
-from hermes_core import tool
+from hermes_core.plugin import tool
 
 
 @tool(toolset="units")
@@ -198,7 +198,7 @@ def test_a_project_writes_absolute_handlers_next_to_its_package(tmp_path: Path):
 def test_nothing_to_compile_is_an_error_that_says_what_was_looked_for(tmp_path: Path):
     folder = folder_plugin(tmp_path, tools="def plain():\n    return 'x'\n")
 
-    with pytest.raises(CompileError, match=r"no function decorated with @hermes_core\.tool"):
+    with pytest.raises(CompileError, match=r"no function decorated with @hermes_core\.plugin\.tool"):
         compile_manifest(folder)
     assert not (folder / "plugin.yaml").exists()
 
@@ -318,7 +318,7 @@ def test_text_that_yaml_1_1_reads_as_something_else_is_quoted(tmp_path: Path):
     folder = folder_plugin(tmp_path, tools=textwrap.dedent('''
         from typing import Literal
 
-        from hermes_core import tool
+        from hermes_core.plugin import tool
 
 
         @tool

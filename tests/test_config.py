@@ -7,8 +7,8 @@ import json
 import pytest
 
 from hermes_core import ConfigError, HermesHome, hermes_home
-from hermes_core.config import PluginEntryConfig
-from hermes_core.configdata import ENTRY_KEYS, override_granted, plugin_settings
+from hermes_core.config.data import ENTRY_KEYS, override_granted, plugin_settings
+from hermes_core.config.model import PluginEntryConfig
 
 
 @pytest.fixture
@@ -70,7 +70,7 @@ def test_invalid_yaml_names_the_line(home):
 
 def test_cached_data_of_another_text_under_the_same_name_is_not_used(home):
     """The config cache's file name is only a checksum: a cache file holding another text (a collision) is a miss."""
-    from hermes_core import configdata
+    from hermes_core.config import data as configdata
 
     home.config_file.write_text("plugins:\n  hook_timeout: 5\n")
     assert home.config_data()["plugins"]["hook_timeout"] == 5

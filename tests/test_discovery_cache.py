@@ -10,7 +10,7 @@ import shutil
 import pytest
 
 from hermes_core import Runtime
-from hermes_core.cache import FORMAT
+from hermes_core.plugins.cache import FORMAT
 
 MANIFEST = "name: {id}\ndescription: {text}\ntools: []\n"
 
@@ -22,17 +22,17 @@ def ids(candidates):
 @pytest.fixture
 def counted(monkeypatch):
     """Counts real discoveries (cache misses)."""
-    import hermes_core.cache
+    import hermes_core.plugins.cache
     import hermes_core.runtime
 
     calls = []
-    real = hermes_core.cache.discover
+    real = hermes_core.plugins.cache.discover
 
     def counting(*args, **kwargs):
         calls.append(1)
         return real(*args, **kwargs)
 
-    for module in (hermes_core.cache, hermes_core.runtime):
+    for module in (hermes_core.plugins.cache, hermes_core.runtime):
         monkeypatch.setattr(module, "discover", counting)
     return calls
 

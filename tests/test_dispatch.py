@@ -8,7 +8,8 @@ import threading
 
 import pytest
 
-from hermes_core import UNLIMITED, Runtime
+from hermes_core import Runtime
+from hermes_core.plugin import UNLIMITED
 
 ADD_SCHEMA = {
     "description": "Add two numbers",

@@ -23,14 +23,14 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+import hermes_core.calls.hooks
+import hermes_core.calls.toolsets
 import hermes_core.cli
-import hermes_core.hooks
-import hermes_core.manifest
-import hermes_core.toolsets
+import hermes_core.plugins.manifest
 from hermes_core.cli import cli
 from hermes_core.cli.tools import tools
-from hermes_core.manifest import parse_manifest
 from hermes_core.mcp.client import ServerStatus
+from hermes_core.plugins.manifest import parse_manifest
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -95,9 +95,9 @@ def test_check_mode_lists_stale_pages_and_exits_1(tmp_path: Path, capsys: pytest
 
 def test_a_new_manifest_field_changes_the_manifest_reference(monkeypatch: pytest.MonkeyPatch) -> None:
     extended = pydantic.create_model(
-        "PluginManifest", __base__=hermes_core.manifest.PluginManifest,
+        "PluginManifest", __base__=hermes_core.plugins.manifest.PluginManifest,
         sandbox_profile=(str | None, pydantic.Field(None, description="Which sandbox profile the plugin needs.")))
-    monkeypatch.setattr(hermes_core.manifest, "PluginManifest", extended)
+    monkeypatch.setattr(hermes_core.plugins.manifest, "PluginManifest", extended)
 
     assert "| `sandbox_profile` | string or null | `null` | Which sandbox profile the plugin needs. |" in \
         gen.render_block("manifest-models")
@@ -105,21 +105,21 @@ def test_a_new_manifest_field_changes_the_manifest_reference(monkeypatch: pytest
 
 
 def test_a_manifest_field_without_a_description_stops_the_generator(monkeypatch: pytest.MonkeyPatch) -> None:
-    extended = pydantic.create_model("PluginManifest", __base__=hermes_core.manifest.PluginManifest,
+    extended = pydantic.create_model("PluginManifest", __base__=hermes_core.plugins.manifest.PluginManifest,
                                      sandbox_profile=(str | None, None))
-    monkeypatch.setattr(hermes_core.manifest, "PluginManifest", extended)
+    monkeypatch.setattr(hermes_core.plugins.manifest, "PluginManifest", extended)
 
     with pytest.raises(gen.GenerationError, match=r"PluginManifest\.sandbox_profile has no Field\(description"):
         gen.render_block("manifest-models")
 
 
 def test_a_new_hook_changes_the_hook_reference(monkeypatch: pytest.MonkeyPatch) -> None:
-    class Extended(hermes_core.hooks.HermesHookSpecs):
-        @hermes_core.hooks.hookspec
+    class Extended(hermes_core.calls.hooks.HermesHookSpecs):
+        @hermes_core.calls.hooks.hookspec
         def on_tool_registered(self, tool_name: str) -> None:
             """A tool joined the registry."""
 
-    monkeypatch.setattr(hermes_core.hooks, "HermesHookSpecs", Extended)
+    monkeypatch.setattr(hermes_core.calls.hooks, "HermesHookSpecs", Extended)
 
     text = gen.render_block("hooks")
     assert "### `on_tool_registered`" in text and "A tool joined the registry." in text
@@ -128,12 +128,12 @@ def test_a_new_hook_changes_the_hook_reference(monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_a_hook_argument_nobody_explained_stops_the_generator(monkeypatch: pytest.MonkeyPatch) -> None:
-    class Extended(hermes_core.hooks.HermesHookSpecs):
-        @hermes_core.hooks.hookspec
+    class Extended(hermes_core.calls.hooks.HermesHookSpecs):
+        @hermes_core.calls.hooks.hookspec
         def on_budget(self, tokens_left: int) -> None:
             """The turn's budget changed."""
 
-    monkeypatch.setattr(hermes_core.hooks, "HermesHookSpecs", Extended)
+    monkeypatch.setattr(hermes_core.calls.hooks, "HermesHookSpecs", Extended)
 
     with pytest.raises(gen.GenerationError, match="'tokens_left' has no entry in HOOK_ARGUMENTS"):
         gen.render_block("hooks")
@@ -153,7 +153,7 @@ def test_a_new_cli_command_changes_the_cli_reference(monkeypatch: pytest.MonkeyP
 
 
 def test_a_new_legacy_name_changes_the_toolsets_page(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(hermes_core.toolsets.LEGACY_TOOLSETS, "shell_tools", ("terminal", "process"))
+    monkeypatch.setitem(hermes_core.calls.toolsets.LEGACY_TOOLSETS, "shell_tools", ("terminal", "process"))
 
     assert "| `shell_tools` | `terminal`, `process` | `hermes-tools-terminal` |" in gen.render_block("toolsets-legacy")
     assert [page.name for page in gen.stale_pages()] == ["toolsets.md"]

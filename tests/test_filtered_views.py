@@ -14,7 +14,8 @@ import anyio
 import pytest
 import yaml
 
-from hermes_core import ApprovalRequest, PolicyError, Runtime, ToolView, UnknownToolsetError
+from hermes_core import ApprovalRequest, Runtime, ToolView
+from hermes_core.errors import PolicyError, UnknownToolsetError
 
 support = sys.modules["hermes_mcp_test_support"]  # loaded by conftest.py
 WAIT = 30.0
@@ -24,7 +25,7 @@ FILE = ("hermes_plugin_file", "file")
 PLUGIN = """
 import json
 
-from hermes_core import tool_context
+from hermes_core.plugin import tool_context
 
 SCHEMA = {"parameters": {"type": "object", "properties": {}}}
 
@@ -144,7 +145,7 @@ def test_unknown_toolsets_and_policies_are_clear_errors_and_unknown_tools_a_warn
         runtime.filtered(toolsets=["nope"])
     with pytest.raises(PolicyError, match="unknown approval policy 'lax'"):
         runtime.filtered(policy="lax")
-    with caplog.at_level(logging.WARNING, logger="hermes_core.policies"):
+    with caplog.at_level(logging.WARNING, logger="hermes_core.calls.policies"):
         view = runtime.filtered(["peek", "later_tool"])
     assert "later_tool" in caplog.text and offered(view) == ["peek"]
     runtime.register_tool("later_tool", "x", {"description": "Came later"}, lambda args, **kw: "late")
@@ -266,7 +267,7 @@ def test_a_view_shares_the_runtimes_mcp_sessions(isolated_home: Path):
     try:
         runtime.load_plugins()
         runtime.start_mcp()  # loading lists from the cache; connect now
-        assert runtime.mcp.wait_for(lambda: runtime.mcp.server_status("fault").state == "ready", WAIT)
+        assert runtime.mcp.wait_for(lambda: support.server_status(runtime, "fault").state == "ready", WAIT)
         view = runtime.filtered(toolsets=["fault"])  # the server's alias
         assert "mcp__fault__echo" in offered(view) and not runtime.filtered(read_only=True).select_tools()[0]
         pid = runtime.handle_function_call("mcp__fault__pid", {})

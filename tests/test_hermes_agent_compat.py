@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from hermes_core import HermesHome, Runtime, set_approval_callback
-from hermes_core.hooks import KNOWN_HOOKS
+from hermes_core.calls.hooks import KNOWN_HOOKS
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PLUGINS = FIXTURES / "hermes_agent"
@@ -212,12 +212,12 @@ def test_hooks_get_only_the_keywords_they_declare(isolated_home):
 
 def test_every_hermes_agent_hook_name_is_known_and_unknown_names_warn_but_are_kept(isolated_home, caplog):
     ctx = Runtime().context("all-hooks")
-    with caplog.at_level("WARNING", logger="hermes_core.hooks"):
+    with caplog.at_level("WARNING", logger="hermes_core.calls.hooks"):
         for name in sorted(KNOWN_HOOKS):
             ctx.register_hook(name, lambda **kwargs: None)
     assert len(KNOWN_HOOKS) == 23 and caplog.records == []
 
-    with caplog.at_level("WARNING", logger="hermes_core.hooks"):
+    with caplog.at_level("WARNING", logger="hermes_core.calls.hooks"):
         runtime = user_plugins(isolated_home, "hook-styles")
     [warning] = [r.getMessage() for r in caplog.records]
     assert "unknown hook 'on_kanban_event'" in warning and "'hook-styles'" in warning

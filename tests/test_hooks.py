@@ -13,7 +13,8 @@ import time
 
 import pytest
 
-from hermes_core import HermesHome, Runtime, hookimpl, set_approval_callback
+from hermes_core import HermesHome, Runtime, set_approval_callback
+from hermes_core.plugin import hookimpl
 
 
 @pytest.fixture
@@ -148,8 +149,8 @@ def test_trylast_runs_after_the_others(runtime):
 @pytest.mark.parametrize("marker", ["wrapper", "hookwrapper"])
 def test_a_wrapper_implementation_is_refused_at_load_with_plugin_hook_and_signature(plugins, marker):
     plugins.folder("wrapping", manifest="name: wrapping\nprovides_hooks: [post_tool_call]\n", init=(
-        "import hermes_core\n\n"
-        f"@hermes_core.hookimpl({marker}=True)\n"
+        "from hermes_core.plugin import hookimpl\n\n"
+        f"@hookimpl({marker}=True)\n"
         "def post_tool_call(tool_name, result):\n"
         "    yield\n\n"
         "def register(ctx):\n"
@@ -168,8 +169,8 @@ def test_a_wrapper_implementation_is_refused_at_load_with_plugin_hook_and_signat
 
 def test_a_hookimpl_with_an_argument_the_hook_lacks_is_refused_naming_the_plugin(plugins):
     plugins.folder("typo", manifest="name: typo\nprovides_hooks: [pre_tool_call]\n", init=(
-        "import hermes_core\n\n"
-        "@hermes_core.hookimpl\n"
+        "from hermes_core.plugin import hookimpl\n\n"
+        "@hookimpl\n"
         "def pre_tool_call(tool_nme):\n"
         "    return None\n\n"
         "def register(ctx):\n"
@@ -311,7 +312,7 @@ def test_a_modify_then_an_approve_then_more_hooks_run_in_order(runtime):
 
 
 def test_a_call_still_running_late_is_not_started_again_but_other_calls_of_its_function_are():
-    from hermes_core.deadline import DeadlineExceeded, call_with_deadline
+    from hermes_core.calls.deadline import DeadlineExceeded, call_with_deadline
 
     never, started = threading.Event(), []
 

@@ -168,7 +168,7 @@ def test_a_billion_laughs_manifest_is_refused_at_once(isolated_home):
 
 
 def test_yaml_aliases_are_refused_in_manifests_but_not_in_the_users_config(isolated_home):
-    from hermes_core.manifest import ManifestError, parse_manifest
+    from hermes_core.plugins.manifest import ManifestError, parse_manifest
 
     with pytest.raises(ManifestError, match=r"plugin\.yaml:2: YAML aliases"):
         parse_manifest("name: x\ndescription: *d\n", "plugin.yaml")

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from hermes_core import HermesHome
 from hermes_core.cli.index import index, search_command
-from hermes_core.index import (
+from hermes_core.index.catalog import (
     INDEX_URL_ENV,
     IndexEntry,
     PluginIndex,

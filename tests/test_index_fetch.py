@@ -15,9 +15,9 @@ import yaml
 from click.testing import CliRunner
 
 from hermes_core.cli.index import index
-from hermes_core.index import INDEX_URL_ENV, index_document, load_index
-from hermes_core.indexbuild import IndexLayout, fetch, load_entry_file
-from hermes_core.wheelmeta import WheelError, read_wheel
+from hermes_core.index.build import IndexLayout, fetch, load_entry_file
+from hermes_core.index.catalog import INDEX_URL_ENV, index_document, load_index
+from hermes_core.index.wheelmeta import WheelError, read_wheel
 
 DEMO_MANIFEST = """\
 name: demo
@@ -107,7 +107,7 @@ def test_fetch_from_a_local_wheel_writes_the_expected_entry_and_imports_nothing(
 
 def test_fetch_never_runs_plugin_code_even_in_a_fresh_interpreter(tmp_path, layout):
     wheel = make_wheel(tmp_path / "links")
-    code = ("import sys; from pathlib import Path; from hermes_core.indexbuild import IndexLayout, fetch;"
+    code = ("import sys; from pathlib import Path; from hermes_core.index.build import IndexLayout, fetch;"
             f"fetch({str(wheel)!r}, IndexLayout(Path({str(layout.root)!r})));"
             "print(sorted(m for m in sys.modules if m.startswith('hermes_demo')))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from hermes_core.cli.index import index
-from hermes_core.index import PluginIndexError, entry_json_schema, parse_index
-from hermes_core.indexbuild import IndexLayout, build_index, find_layout, pack_entry, read_entries, validate_index
+from hermes_core.index.build import IndexLayout, build_index, find_layout, pack_entry, read_entries, validate_index
+from hermes_core.index.catalog import PluginIndexError, entry_json_schema, parse_index
 
 ROOT = Path(__file__).resolve().parent.parent
 REGISTRY = ROOT / "registry-index"

@@ -8,8 +8,8 @@ import shutil
 
 import pytest
 
-from hermes_core.index import IndexEntry, PluginIndex
-from hermes_core.installer import InstallRefused, frozen_plugins, install_target
+from hermes_core.index.catalog import IndexEntry, PluginIndex
+from hermes_core.index.installer import InstallRefused, frozen_plugins, install_target
 
 
 def entry(plugin_id: str, distribution: str) -> IndexEntry:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import hermes_core
-from hermes_core.manifest import ManifestError, manifest_json_schema, parse_manifest
+from hermes_core.plugins.manifest import ManifestError, manifest_json_schema, parse_manifest
 
 PUBLISHED = Path(hermes_core.__file__).parent / "schemas" / "plugin-manifest.schema.json"
 

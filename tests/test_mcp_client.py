@@ -58,7 +58,7 @@ def error_of(result: str) -> str:
 
 
 def status(runtime: Runtime, server: str) -> Any:
-    return runtime.mcp.server_status(server)
+    return support.server_status(runtime, server)
 
 
 # -- naming ----------------------------------------------------------------------------------
@@ -93,7 +93,7 @@ def test_tools_register_in_their_toolset_with_the_server_name_as_alias(hermes):
     assert "mcp__fault__hang" in runtime.resolve_toolset("fault")
     definitions = runtime.get_tool_definitions(enabled_toolsets=["fault"])
     assert {d["function"]["name"] for d in definitions} == set(runtime.resolve_toolset("fault"))
-    assert runtime.mcp.original_name("mcp__fault__add_tool") == ("fault", "add_tool")
+    assert support.registered_names(runtime, "fault")["mcp__fault__add_tool"] == "add_tool"
 
 
 def test_calls_return_the_servers_text_and_validate_arguments_first(hermes):
@@ -199,7 +199,7 @@ def test_long_tool_names_fit_in_64_characters_and_map_back(hermes):
     original = "a_tool_whose_name_is_much_too_long_for_a_function_name_" + "x" * 30
     call(runtime, "mcp__fault__add_tool", name=original)
     assert runtime.mcp.wait_for(lambda: len(status(runtime, "fault").tools) == 10, WAIT)
-    [registered] = [n for n in status(runtime, "fault").tools if runtime.mcp.original_name(n)[1] == original]
+    [registered] = [n for n, name in support.registered_names(runtime, "fault").items() if name == original]
     assert len(registered) == MAX_TOOL_NAME
     assert call(runtime, registered) == f"{original} ran"
 
@@ -455,7 +455,7 @@ EVERYTHING_TOOLS = {"echo", "get-sum", "get-tiny-image", "get-structured-content
 
 
 def _check_everything(runtime: Runtime, server: str) -> None:
-    names = {runtime.mcp.original_name(n)[1] for n in status(runtime, server).tools}
+    names = set(support.registered_names(runtime, server).values())
     assert names >= EVERYTHING_TOOLS
     assert call(runtime, f"mcp__{server}__echo", message="hi") == "Echo: hi"
     assert call(runtime, f"mcp__{server}__get-sum", a=2, b=40) == "The sum of 2 and 40 is 42."

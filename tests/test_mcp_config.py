@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from hermes_core import ConfigError, Runtime
 from hermes_core.cli import cli
-from hermes_core.config import load_config
+from hermes_core.config.model import load_config
 from hermes_core.mcp.interop import claude_desktop_config
 
 support = sys.modules["hermes_mcp_test_support"]  # loaded by conftest.py

@@ -271,9 +271,9 @@ def hermes_client(isolated_home: Path) -> Iterator[Callable[[dict], Runtime]]:
 
 
 def _round_trip(runtime: Runtime) -> None:
-    status = runtime.mcp.server_status("peer")
+    status = support.server_status(runtime, "peer")
     assert status.state == "ready", status.last_error
-    assert {runtime.mcp.original_name(name)[1] for name in status.tools} == SERVED
+    assert set(support.registered_names(runtime, "peer").values()) == SERVED
     assert runtime.handle_function_call("mcp__peer__add", {"a": 2, "b": 3}) == '{"sum": 5}'
     error = json.loads(runtime.handle_function_call("mcp__peer__boom", {}))["error"]
     assert "Tool 'boom' failed: ValueError: boom on purpose" in error and "mcp__peer__boom" in error

@@ -233,7 +233,7 @@ def register(ctx):
     runtime = loaded()
     assert state(runtime, "halfway") == ("error", "register() raised RuntimeError: config missing")
     assert "half_a" not in runtime.registry and "half_b" not in runtime.registry
-    assert not runtime.hooks.has("pre_tool_call") and "half" not in runtime.commands
+    assert runtime.hooks.implementations("pre_tool_call") == [] and "half" not in runtime.commands
 
 
 def test_rollback_restores_a_tool_the_failed_plugin_replaced(plugins):

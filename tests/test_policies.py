@@ -13,7 +13,8 @@ import anyio
 import pytest
 import yaml
 
-from hermes_core import ApprovalRequest, ConfigError, PolicyError, Runtime
+from hermes_core import ApprovalRequest, ConfigError, Runtime
+from hermes_core.errors import PolicyError
 
 FILE = ("hermes_plugin_file", "file")
 TERMINAL = ("hermes_plugin_terminal", "terminal")

@@ -7,8 +7,9 @@ import threading
 
 import pytest
 
-from hermes_core import HermesHome, Runtime, ToolEntry, ToolRegistry, tool_entry
-from hermes_core.registry import Availability, Requirements
+from hermes_core import HermesHome, Runtime, ToolEntry, ToolRegistry
+from hermes_core.calls.registry import Availability, Requirements
+from hermes_core.plugin import tool_entry
 
 
 def echo(args, **kwargs):
@@ -134,13 +135,28 @@ def test_generation_changes_with_the_set_of_tools():
     assert registry.generation == start + 2
 
 
-def test_deregister_plugin_removes_its_tools_only():
+def test_a_registration_returns_its_undo_which_puts_back_what_it_replaced():
     registry = ToolRegistry()
-    registry.register(entry("a1", plugin="p"))
-    registry.register(entry("a2", plugin="p"))
-    registry.register(entry("b1", plugin="q"))
-    assert sorted(registry.deregister_plugin("p")) == ["a1", "a2"]
-    assert registry.names() == ["b1"]
+    first, second = entry("a", plugin="p"), entry("a", plugin="p")
+    remove_first = registry.register(first)
+    undo = registry.register(second)
+    assert undo is not None and registry.get("a") is second
+    undo()
+    assert registry.get("a") is first
+    assert remove_first is not None
+    remove_first()
+    assert registry.names() == []
+
+
+def test_a_refused_registration_returns_no_undo_and_a_stale_undo_changes_nothing():
+    registry = ToolRegistry()
+    undo = registry.register(entry("a", plugin="p"))
+    assert registry.register(entry("a", plugin="q")) is None
+    newer = entry("a", plugin="p")
+    registry.register(newer)
+    assert undo is not None
+    undo()  # "a" was replaced since: the undo leaves the newer entry alone
+    assert registry.get("a") is newer
 
 
 def test_concurrent_dispatch_while_registering_loses_nothing():
@@ -192,7 +208,7 @@ def test_dispatch_calls_the_handler_directly_without_hooks():
 
 
 def test_a_check_fn_runs_in_its_plugins_tool_context(isolated_home):
-    from hermes_core import tool_context
+    from hermes_core.plugin import tool_context
 
     HermesHome.from_env().edit_config(lambda doc: doc.update({"plugins": {"entries": {"checked": {"enforce": True}}}}))
     runtime = Runtime()

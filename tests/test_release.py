@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from hermes_core._version import __version__
-from hermes_core.scaffold import render
+from hermes_core.authoring.scaffold import render
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKS = ("agent", "browser", "code", "file", "ssh", "terminal", "web")

@@ -12,7 +12,7 @@ import yaml
 #: Packages that must stay off the paths below (with their submodules); plugin code too: a first-party pack, or a
 #: directory plugin (under the loader's own namespace module ``hermes_plugins``).
 HEAVY = ("pydantic", "yaml", "packaging", "importlib.metadata", "mcp", "httpx", "jsonschema", "cookiecutter",
-         "ruamel", "asyncio", "hermes_core.manifest", "hermes_core.config", "hermes_core.index")
+         "ruamel", "asyncio", "hermes_core.plugins.manifest", "hermes_core.config.model", "hermes_core.index.catalog")
 
 #: Standard modules the listings and a runtime's start have no use for: each is imported where it is used
 #: (digests, file copies and which(), resolving a reference, a Tab's completion, a new session's or result's id).
@@ -20,8 +20,8 @@ HEAVY = ("pydantic", "yaml", "packaging", "importlib.metadata", "mcp", "httpx", 
 UNUSED = ("hashlib", "_hashlib", "shutil", "pkgutil", "click.shell_completion")
 RUNTIME_UNUSED = (*UNUSED, "uuid")
 #: The listings also import none of the call path (made by a runtime's first tool call).
-LISTING_UNUSED = (*UNUSED, "hermes_core.dispatch", "hermes_core.toolcalls", "hermes_core.arguments",
-                  "hermes_core.schema_patches")
+LISTING_UNUSED = (*UNUSED, "hermes_core.calls.dispatch", "hermes_core.calls.toolcalls", "hermes_core.calls.arguments",
+                  "hermes_core.calls.schema_patches")
 
 LISTING = """
 import json, sys
@@ -43,7 +43,7 @@ def test_import_hermes_core_imports_only_its_package_init():
     code = "import sys, json, hermes_core; print(json.dumps(sorted(sys.modules)))"
     modules = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                         check=True).stdout)
-    assert [m for m in modules if m.startswith("hermes_core")] == ["hermes_core", "hermes_core._version"]
+    assert [m for m in modules if m.startswith("hermes_core")] == ["hermes_core", "hermes_core._public"]
     assert heavy(modules) == [] and not {"click", "pluggy"} & set(modules)
 
 
@@ -81,7 +81,7 @@ def test_listings_and_a_runtime_from_warm_caches_import_no_module_they_do_not_us
         result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
         assert result.returncode == 0, result.stderr
     modules = json.loads(result.stdout)
-    assert "hermes_core.registry" in modules and heavy(modules, (*HEAVY, *RUNTIME_UNUSED)) == []
+    assert "hermes_core.calls.registry" in modules and heavy(modules, (*HEAVY, *RUNTIME_UNUSED)) == []
 
 
 def test_an_edited_config_is_validated_again_and_an_invalid_one_reported(isolated_home):
@@ -103,7 +103,7 @@ def test_a_check_reading_settings_and_a_section_from_warm_caches_builds_no_model
     seen = tmp_path / "seen.json"
     plugins.folder("reader", manifest="name: reader\ntools:\n  - {name: r_tool, toolset: r, description: x, "
                                       "handler: .tools:run, check_fn: .tools:check}\n", init="", files={
-        "tools.py": "import json\nfrom hermes_core import tool_context\n\ndef run(args, **kw):\n    return 'ok'\n\n"
+        "tools.py": "import json\nfrom hermes_core.plugin import tool_context\n\ndef run(args, **kw):\n    return 'ok'\n\n"
                     f"def check():\n    context = tool_context()\n    open({str(seen)!r}, 'w').write(json.dumps("
                     "[context.settings, context.section('web')]))\n    return True\n"})
     (isolated_home / "config.yaml").write_text(
@@ -114,4 +114,4 @@ def test_a_check_reading_settings_and_a_section_from_warm_caches_builds_no_model
     settings, web = json.loads(seen.read_text())
     assert settings == {"colour": "red", "size": 3}
     assert web == {"allow_private_networks": False, "search_backend": "searxng", "backend": None}
-    assert not [m for m in modules if m in ("pydantic", "hermes_core.config") or m.startswith("pydantic.")]
+    assert not [m for m in modules if m in ("pydantic", "hermes_core.config.model") or m.startswith("pydantic.")]

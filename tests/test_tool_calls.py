@@ -18,7 +18,7 @@ from openai.types.chat import ChatCompletionMessageFunctionToolCall
 from openai.types.responses import ResponseFunctionToolCall
 
 from hermes_core import Runtime
-from hermes_core.toolcalls import read_tool_call
+from hermes_core.calls.toolcalls import read_tool_call
 
 fakes = sys.modules["hermes_fake_provider"]  # loaded by conftest.py
 

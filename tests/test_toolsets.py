@@ -6,7 +6,8 @@ import logging
 
 import pytest
 
-from hermes_core import LEGACY_TOOLSETS, Runtime, Toolset, ToolsetCycleError, UnknownToolsetError
+from hermes_core import LEGACY_TOOLSETS, Runtime, Toolset
+from hermes_core.errors import ToolsetCycleError, UnknownToolsetError
 
 ALL_LEGACY_TOOLS = sorted({tool for tools in LEGACY_TOOLSETS.values() for tool in tools})
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..home import HermesHome
+from ..config.home import HermesHome
 
 if TYPE_CHECKING:
     from ..runtime import Runtime

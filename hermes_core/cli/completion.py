@@ -18,8 +18,8 @@ import click
 if TYPE_CHECKING:
     from click.shell_completion import CompletionItem
 
+    from ..plugins.selection import PluginSelection
     from ..runtime import Runtime
-    from ..selection import PluginSelection
 
 __all__ = ["enabled_plugin_ids", "index_ids", "installed_plugin_ids", "mcp_server_names", "plugin_ids",
            "switched_off_plugin_ids", "tool_names", "toolset_lists", "toolset_names"]
@@ -63,7 +63,7 @@ def _config() -> dict[str, Any]:
 
 
 def _selections() -> list[PluginSelection]:
-    from ..selection import SelectionPolicy, select
+    from ..plugins.selection import SelectionPolicy, select
 
     runtime = _runtime()
     return select(runtime.discover(), SelectionPolicy.of(_config(), runtime.environ))
@@ -122,7 +122,7 @@ def _tools(ctx: click.Context, param: click.Parameter) -> Values:
 
 
 def _toolsets(ctx: click.Context, param: click.Parameter) -> Values:
-    from ..toolsets import LEGACY_TOOLSETS, PRESETS
+    from ..calls.toolsets import LEGACY_TOOLSETS, PRESETS
 
     found = {toolset: "" for _, toolset, _ in _declared_tools() if toolset}
     for selection in _selections():
@@ -141,8 +141,8 @@ def _servers(ctx: click.Context, param: click.Parameter) -> Values:
 
 def _index_entries(ctx: click.Context, param: click.Parameter) -> Values:
     """The plugin index's ids, when the index is a local file (a Tab never waits for the network)."""
-    from ..home import HermesHome
-    from ..index import index_source, load_index
+    from ..config.home import HermesHome
+    from ..index.catalog import index_source, load_index
 
     source, _ = index_source(HermesHome.from_env())
     if "://" in str(source) and not str(source).startswith("file:"):

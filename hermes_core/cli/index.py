@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..index import IndexEntry, PluginIndex, PluginIndexError, load_index
+from ..index.catalog import IndexEntry, PluginIndex, PluginIndexError, load_index
 
 if TYPE_CHECKING:
-    from ..indexbuild import IndexLayout
+    from ..index.build import IndexLayout
 from ._common import UserError, echo_json, home
 from .completion import index_ids
 from .table import Column, clip, echo_table
@@ -120,7 +120,7 @@ _ROOT_OPTION = click.option("--root", type=click.Path(file_okay=False, path_type
 
 
 def _layout(root: Path | None) -> IndexLayout:
-    from ..indexbuild import find_layout
+    from ..index.build import find_layout
 
     try:
         return find_layout(root)
@@ -143,8 +143,8 @@ def fetch_command(packages: tuple[str, ...], root: Path | None, find_links: tupl
 
     PACKAGE is a requirement (NAME or NAME==VERSION), a .whl file, or a project folder (built with pip wheel).
     """
-    from ..indexbuild import fetch
-    from ..wheelmeta import WheelError
+    from ..index.build import fetch
+    from ..index.wheelmeta import WheelError
 
     layout = _layout(root)
     failed = 0
@@ -169,7 +169,7 @@ def fetch_command(packages: tuple[str, ...], root: Path | None, find_links: tupl
 @_ROOT_OPTION
 def validate_command(root: Path | None) -> None:
     """Check every entry file, unique ids, first-party entries against their packs, and the built files."""
-    from ..indexbuild import read_entries, validate_index
+    from ..index.build import read_entries, validate_index
 
     layout = _layout(root)
     problems = validate_index(layout)
@@ -185,7 +185,7 @@ def validate_command(root: Path | None) -> None:
 @_ROOT_OPTION
 def build_command(root: Path | None) -> None:
     """Write index.json (sorted and stable), its copy bundled with hermes-tools, and the entry schema."""
-    from ..indexbuild import build_index, read_entries
+    from ..index.build import build_index, read_entries
 
     layout = _layout(root)
     try:

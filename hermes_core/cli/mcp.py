@@ -13,9 +13,9 @@ from typing import Any
 
 import click
 
-from ..config import add_to_mapping, remove_from_mapping
+from ..config.model import add_to_mapping, remove_from_mapping
+from ..config.yamlmodel import round_trip_node
 from ..runtime import Runtime
-from ..yamlmodel import round_trip_node
 from ._common import UserError, echo_json, home, runtime
 from .completion import mcp_server_names, toolset_lists
 from .table import Column, echo_table, state_colour

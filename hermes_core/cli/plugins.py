@@ -15,9 +15,9 @@ from .completion import enabled_plugin_ids, index_ids, installed_plugin_ids, plu
 from .table import Column, echo_table, state_colour
 
 if TYPE_CHECKING:
-    from ..discovery import PluginCandidate
-    from ..installer import InstallTarget
-    from ..records import PluginRecord
+    from ..index.installer import InstallTarget
+    from ..plugins.discovery import PluginCandidate
+    from ..plugins.records import PluginRecord
     from ..runtime import Runtime
 
 __all__ = ["plugins"]
@@ -176,7 +176,7 @@ def info(plugin_id: str, as_json: bool) -> None:
 
 
 def _index_info(plugin_id: str, as_json: bool) -> None:
-    from ..index import load_index
+    from ..index.catalog import load_index
     from .index import show_entry
 
     entry = load_index(home=home()).get(plugin_id)
@@ -208,7 +208,7 @@ def install(spec: str, as_pip: bool, upgrade: bool, force_reinstall: bool, edita
     """
     from packaging.utils import canonicalize_name
 
-    from ..installer import InstallerError, changed, check_environment, describe_versions, snapshot
+    from ..index.installer import InstallerError, changed, check_environment, describe_versions, snapshot
     from ..runtime import Runtime
 
     try:
@@ -248,7 +248,7 @@ def _step(message: str) -> None:
 
 def _run_pip(args: list[str], verbose: bool, failure: str) -> None:
     """Run pip (its output shown only when ``verbose``, or when it fails); a failure is a user error."""
-    from ..installer import pip
+    from ..index.installer import pip
 
     run = pip(args, show_output=verbose)
     if run.returncode != 0:
@@ -258,11 +258,11 @@ def _run_pip(args: list[str], verbose: bool, failure: str) -> None:
 
 
 def _install_target(spec: str, as_pip: bool) -> InstallTarget:
-    from ..installer import install_target
+    from ..index.installer import install_target
 
     if as_pip:
         return install_target(spec, None, as_pip=True)
-    from ..index import PluginIndexError, load_index
+    from ..index.catalog import PluginIndexError, load_index
 
     try:
         return install_target(spec, load_index(home=home()))
@@ -272,7 +272,7 @@ def _install_target(spec: str, as_pip: bool) -> InstallTarget:
 
 def _roll_back(target: InstallTarget, before: dict[str, str], after: dict[str, str], verbose: bool) -> None:
     """Nothing pip installed provides a plugin: uninstall what this command added, and say so."""
-    from ..installer import changed, describe_versions, newly_installed, pip
+    from ..index.installer import changed, describe_versions, newly_installed, pip
 
     added = newly_installed(before, after)
     upgraded = [name for name in changed(before, after) if name in before]
@@ -317,7 +317,7 @@ def uninstall(plugin_ids: tuple[str, ...], yes: bool, verbose: bool) -> None:
     """
     from packaging.utils import canonicalize_name
 
-    from ..installer import InstallerError, check_environment, plugin_distributions
+    from ..index.installer import InstallerError, check_environment, plugin_distributions
 
     installed = plugin_distributions()
     chosen: dict[str, tuple[str, str, list[str]]] = {}  # distribution -> (name, version, plugin ids)
@@ -357,7 +357,7 @@ def _require_known(plugin_id: str) -> None:
 def enable(plugin_id: str) -> None:
     """Enable a plugin: drop it from plugins.disabled, and add it to an allow-list if one exists."""
     _require_known(plugin_id)
-    from ..config import remove_from_list
+    from ..config.model import remove_from_list
 
     def change(document: Any) -> None:
         section = document.setdefault("plugins", {})
@@ -393,7 +393,7 @@ def freeze(as_json: bool) -> None:
 
     Directory plugins (user, project) are folders, not distributions: they appear as comments.
     """
-    from ..installer import frozen_plugins
+    from ..index.installer import frozen_plugins
 
     frozen = frozen_plugins()
     folders = [r for r in runtime().plugins if r.source != "pip"]
@@ -435,16 +435,16 @@ def validate(target: str, imports: bool, as_json: bool) -> None:
                       or "no plugin.yaml")
         warnings = []
     else:
-        from ..manifest import unannotated_tools
+        from ..plugins.manifest import unannotated_tools
 
         warnings += [f"tool {name}: {missing}, so it counts as one that may change things (it asks under "
                      "approvals.policy `writes` and is left out under `read-only`); add e.g. `annotations: "
                      "{read_only: true}`" for name, missing in unannotated_tools(manifest).items()]
         if imports:
-            from ..loader import reference_problems
+            from ..plugins.loader import reference_problems
 
             errors += reference_problems(candidate)
-        from ..compile import manifest_drift
+        from ..authoring.compile import manifest_drift
 
         drift, late_warnings = manifest_drift(candidate, imports)
         errors += drift
@@ -469,7 +469,7 @@ def validate(target: str, imports: bool, as_json: bool) -> None:
 
 
 def _validation_candidate(target: str) -> PluginCandidate:
-    from ..discovery import candidate_for_validation
+    from ..plugins.discovery import candidate_for_validation
 
     path = Path(target)
     if path.exists():
@@ -495,8 +495,8 @@ def _runtime_despite_invalid_config() -> tuple[Runtime, str]:
 
     import yaml
 
-    from ..config import HermesConfig, PluginsConfig
-    from ..home import HermesHome
+    from ..config.home import HermesHome
+    from ..config.model import HermesConfig, PluginsConfig
     from ..runtime import Runtime
 
     @dataclass(frozen=True)
@@ -536,7 +536,7 @@ def compile_command(path: Path) -> None:
     file's comments, order and the fields the code does not give (check, emoji, ...); creates plugin.yaml
     next to the package's __init__.py when there is none.
     """
-    from ..compile import CompileError, compile_manifest
+    from ..authoring.compile import CompileError, compile_manifest
 
     try:
         result = compile_manifest(path)
@@ -564,7 +564,7 @@ def doctor(strict: bool, as_json: bool) -> None:
     --strict fails only on problems. An invalid config.yaml is reported first, and the report of every plugin
     still follows.
     """
-    from ..config import ConfigError
+    from ..config.model import ConfigError
 
     config_problem = fallback = None
     try:

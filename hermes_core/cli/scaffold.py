@@ -24,7 +24,7 @@ def new(name: str, no_input: bool, output_dir: Path, toolset: str | None, with_h
 
     NAME is the plugin's id, e.g. `weather`; the project is created in ./hermes-plugin-NAME.
     """
-    from ..scaffold import ScaffoldError, render
+    from ..authoring.scaffold import ScaffoldError, render
 
     try:
         project = render(name, output_dir, no_input=no_input, toolset=toolset, with_hook=with_hook,

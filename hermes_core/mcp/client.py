@@ -22,8 +22,8 @@ from dataclasses import asdict, dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from ..registry import ToolAnnotations, ToolEntry, ToolRegistry, tool_entry
-from ..toolsets import ALL_NAMES, LEGACY_TOOLSETS, PRESETS, Toolsets
+from ..calls.registry import ToolAnnotations, ToolEntry, ToolRegistry, tool_entry
+from ..calls.toolsets import ALL_NAMES, LEGACY_TOOLSETS, PRESETS, Toolsets
 from .listing import ListingCache
 from .naming import ToolNames, log_file_name, toolset_name
 
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
     from pathlib import Path
 
-    from ..config import McpServerConfig
+    from ..config.model import McpServerConfig
     from .session import ServerConnection
 
 __all__ = ["MAX_DEPTH", "McpManager", "ServerStatus"]
@@ -266,7 +266,7 @@ class McpManager:
             for server in servers:
                 server.disabled = f"the 'mcp' package is not installed ({exc}); pip install 'hermes-tools[mcp]'"
             return []
-        from ..config import McpServerConfig
+        from ..config.model import McpServerConfig
 
         for server in servers:
             if server.config.get("command") and nesting_depth() >= MAX_DEPTH:
@@ -364,24 +364,10 @@ class McpManager:
             statuses.append(status)
         return statuses
 
-    def server_status(self, name: str) -> ServerStatus:
-        for status in self.status():
-            if status.name == name:
-                return status
-        raise KeyError(f"no MCP server named {name!r} is configured")
-
     def wait_for(self, predicate: Callable[[], bool], timeout: float) -> bool:
         """Block until ``predicate()`` holds (re-checked after every state or tool change) or ``timeout``."""
         with self._changed:
             return self._changed.wait_for(predicate, timeout)
-
-    def original_name(self, registered: str) -> tuple[str, str] | None:
-        """``(server, tool)`` for a registry name of an MCP tool, else None."""
-        for server in self._servers.values():
-            original = server.names.original(registered)
-            if original is not None:
-                return server.name, original
-        return None
 
     def check(self, name: str) -> bool:
         """The ``check_fn`` of a server's tools: raises with the reason while it cannot answer. Tools listed

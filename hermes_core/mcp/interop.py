@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import HermesError
+from ..errors import InteropError
 
 __all__ = ["ForeignServer", "InteropError", "claude_desktop_config", "install_in_claude", "read_servers",
            "serve_entry"]
@@ -29,10 +29,6 @@ HTTP_TYPES = frozenset({"http", "streamable-http", "streamable_http", "streamabl
 #: Other clients' names of the URL (Windsurf's ``serverUrl``; Gemini CLI's ``httpUrl`` is streamable HTTP).
 URL_KEYS = {"serverUrl": None, "httpUrl": "http"}
 _INPUT = re.compile(r"\$\{input:[^}]*\}")
-
-
-class InteropError(HermesError):
-    """Another client's configuration file cannot be read or written; the message names it."""
 
 
 @dataclass

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..cachefile import write_json
+from ..config.cachefile import write_json
 from .naming import sanitize
 
 __all__ = ["ListingCache", "config_digest"]

@@ -27,13 +27,13 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._version import __version__
-from ..dispatch import AGENT_LOOP_TOOLS
-from ..toolcalls import is_error_result
-from ..toolsets import UnknownToolsetError
+from ..calls.dispatch import AGENT_LOOP_TOOLS
+from ..calls.toolcalls import is_error_result
+from ..calls.toolsets import UnknownToolsetError
 from .naming import PREFIX
 
 if TYPE_CHECKING:
-    from ..views import ToolApi
+    from ..calls.views import ToolApi
 
 __all__ = ["BearerAuth", "HermesMcpServer", "is_error_result"]
 

@@ -26,7 +26,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from .._version import __version__
-from ..config import McpServerConfig
+from ..config.model import McpServerConfig
+from ..errors import McpCallError
 
 __all__ = ["DEPTH_VARIABLE", "McpCallError", "ServerConnection", "result_text"]
 
@@ -51,10 +52,6 @@ BACKOFF_FIRST, BACKOFF_MAX = 0.5, 30.0
 STABLE_AFTER = 10.0
 #: ``${NAME}``, ``${NAME:-default}`` (Claude Code's spelling) and ``${env:NAME}`` (VS Code's).
 _ENV_REFERENCE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-
-
-class McpCallError(Exception):
-    """A remote tool call failed: the tool reported an error, the server refused, timed out or went away."""
 
 
 class Listener(Protocol):

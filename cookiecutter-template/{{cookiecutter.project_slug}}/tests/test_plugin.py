@@ -1,4 +1,4 @@
-"""The plugin as Hermes sees it, through the fixtures of ``hermes_core.testing`` (a pytest plugin
+"""The plugin as Hermes sees it, through the fixtures of ``hermes_core.authoring.testing`` (a pytest plugin
 that comes with hermes-tools): an isolated HERMES_HOME, a fresh runtime, loading, calling.
 
 These tests hold whatever tools and hooks the plugin gains, as long as plugin.yaml says what the

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hermes_core import ToolError
+from hermes_core.plugin import ToolError
 
 from {{ cookiecutter.package_name }}.tools import {{ cookiecutter.tool_name }}
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from .hooks import tidy_greetings
 
 if TYPE_CHECKING:
-    from hermes_core import PluginContext
+    from hermes_core.plugin import PluginContext
 
 
 def register(ctx: PluginContext) -> None:

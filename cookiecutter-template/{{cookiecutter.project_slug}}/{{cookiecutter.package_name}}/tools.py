@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from hermes_core import ToolError, tool
+from hermes_core.plugin import ToolError, tool
 from pydantic import Field
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from hermes_core import tool_error
+from hermes_core.plugin import tool_error
 
 AGENT_LOOP_TOOLS: Final = ("todo", "memory", "session_search", "delegate_task", "clarify")
 

@@ -88,7 +88,7 @@ def test_loop_handler_returns_a_json_error() -> None:
         ("memory", {"action": "add", "target": "user", "content": "Prefers short answers"}),
         ("session_search", {"query": "docker OR podman", "limit": 2}),
         ("session_search", {}),
-        ("delegate_task", {"goal": "Review hermes_core/dispatch.py", "toolsets": ["file"]}),
+        ("delegate_task", {"goal": "Review hermes_core/calls/dispatch.py", "toolsets": ["file"]}),
         ("delegate_task", {"tasks": [{"goal": "Research A"}, {"goal": "Research B", "context": "..."}]}),
         ("clarify", {"question": "Which database?", "choices": ["sqlite", "postgres"]}),
     ],
@@ -121,7 +121,7 @@ def test_distribution_ships_the_manifest_under_its_entry_point() -> None:
 
 
 def test_manifest_loads_with_the_core_model_without_warnings() -> None:
-    from hermes_core.manifest import load_manifest
+    from hermes_core.plugins.manifest import load_manifest
 
     loaded = load_manifest(PACK / "hermes_plugin_agent" / "plugin.yaml")
 

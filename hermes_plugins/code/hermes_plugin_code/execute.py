@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hermes_core import BackendError, tool_context, tool_error
+from hermes_core.backends import BackendError
+from hermes_core.plugin import tool_context, tool_error
 
 from .run import Limits, run_code
 from .stubs import callable_tool_names

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from hermes_core import BackendError, ExecutionBackend
+from hermes_core.backends import BackendError, ExecutionBackend
 
 from .rpc import Dispatcher, ToolCallServer
 from .stubs import render_tools_module

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from hermes_plugin_code.run import Limits, run_code
 
-from hermes_core import LocalBackend
+from hermes_core.backends import LocalBackend
 
 
 def stand_in(name: str, args: dict[str, Any]) -> str:

@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from hermes_core import tool_error
+from hermes_core.plugin import tool_error
 
 from .workspace import WorkspacePathError
 

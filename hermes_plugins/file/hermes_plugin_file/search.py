@@ -16,7 +16,7 @@ from typing import Any, Final
 
 import re2
 
-from hermes_core import tool_context
+from hermes_core.plugin import tool_context
 
 from .results import FileToolError, file_tool
 from .textfile import is_binary, max_file_bytes

@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Final
 
-from hermes_core import tool_context
+from hermes_core.plugin import tool_context
 
 from .results import FileToolError
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from hermes_core import tool_context
+from hermes_core.plugin import tool_context
 
 
 class WorkspacePathError(ValueError):

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from hermes_core import Runtime
-from hermes_core.discovery import candidate_from_module
+from hermes_core.plugins.discovery import candidate_from_module
 
 Call = Callable[..., dict[str, Any]]
 

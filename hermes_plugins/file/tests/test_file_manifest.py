@@ -68,7 +68,7 @@ def test_distribution_ships_the_manifest_under_its_entry_point() -> None:
 
 
 def test_manifest_loads_with_the_core_model_without_warnings() -> None:
-    from hermes_core.manifest import load_manifest
+    from hermes_core.plugins.manifest import load_manifest
 
     loaded = load_manifest(PACK / "hermes_plugin_file" / "plugin.yaml")
 

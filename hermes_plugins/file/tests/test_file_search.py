@@ -110,7 +110,7 @@ def test_unknown_target_is_refused(tree, call) -> None:
 HOSTILE_SEARCH = """
 import sys
 from hermes_core import Runtime
-from hermes_core.discovery import candidate_from_module
+from hermes_core.plugins.discovery import candidate_from_module
 runtime = Runtime(home=sys.argv[2], workspace=sys.argv[3], entry_points=())
 runtime.load_candidate(candidate_from_module("hermes_plugin_file", "file"))
 print(runtime.handle_function_call("search_files", {"pattern": sys.argv[1]}))

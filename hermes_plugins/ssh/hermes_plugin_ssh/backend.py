@@ -4,7 +4,7 @@ The first use opens a master connection (``ControlMaster``); every command after
 session over that connection, so it starts in milliseconds and authenticates once. Hosts are verified
 against ``known_hosts`` with ``StrictHostKeyChecking``: a key that does not match is always refused, an
 unknown host is refused unless ``host_key_policy: accept-new``. Commands run under the remote shell as the
-preamble of :mod:`hermes_core.shellbackend` wraps them (cwd carry-over, the pid for kills); a kill signals
+preamble of :mod:`hermes_core.backends.shell` wraps them (cwd carry-over, the pid for kills); a kill signals
 the remote process group through the master, then ends the local client.
 """
 
@@ -26,7 +26,7 @@ from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from hermes_core import BackendError, BackendSetup, BackendUnavailable, ShellBackend, ShellProcess, Staged
+from hermes_core.backends import BackendError, BackendSetup, BackendUnavailable, ShellBackend, ShellProcess, Staged
 
 __all__ = ["SshBackend", "SshSettings", "available"]
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from hermes_core import ApprovalRequest, tool_context
+from hermes_core import ApprovalRequest
+from hermes_core.plugin import tool_context
 
 from .danger import Level, classify
 

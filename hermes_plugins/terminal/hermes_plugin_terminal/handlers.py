@@ -7,7 +7,8 @@ import posixpath
 from collections.abc import Callable
 from typing import Any, Final
 
-from hermes_core import BackendError, ExecutionBackend, MissingDirectory, OutputBuffer, tool_context, tool_error
+from hermes_core.backends import BackendError, ExecutionBackend, MissingDirectory, OutputBuffer
+from hermes_core.plugin import tool_context, tool_error
 
 from .approvals import check_command
 from .processes import BackgroundProcess, ProcessTable

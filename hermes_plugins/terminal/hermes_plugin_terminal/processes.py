@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from hermes_core import Process
+from hermes_core.backends import Process
 
 __all__ = ["BackgroundProcess", "ProcessTable"]
 

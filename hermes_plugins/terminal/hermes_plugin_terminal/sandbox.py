@@ -21,7 +21,7 @@ from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from hermes_core import BackendError, BackendSetup, BackendUnavailable, ShellBackend, Staged
+from hermes_core.backends import BackendError, BackendSetup, BackendUnavailable, ShellBackend, Staged
 
 __all__ = ["SandboxBackend", "SandboxSettings", "available", "sandbox_problem"]
 

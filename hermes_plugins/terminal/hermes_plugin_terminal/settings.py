@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from hermes_core import tool_context
+from hermes_core.plugin import tool_context
 
 __all__ = ["SettingsError", "TerminalSettings", "load_settings"]
 

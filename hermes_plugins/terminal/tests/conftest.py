@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from hermes_core.approval import ApprovalRequest, set_approval_callback
+from hermes_core.calls.approval import ApprovalRequest, set_approval_callback
 
 Call = Callable[..., dict[str, Any]]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import hermes_plugin_terminal
 
-from hermes_core.manifest import load_manifest
+from hermes_core.plugins.manifest import load_manifest
 
 MANIFEST = Path(hermes_plugin_terminal.__file__).with_name("plugin.yaml")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hermes_core import tool_error
+from hermes_core.plugin import tool_error
 
 from .fetch import FetchError, fetch
 from .markdown import ConversionError, Markdown, html_to_markdown

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypedDict
 
-from hermes_core import tool_context
+from hermes_core.plugin import tool_context
 
 from .settings import SettingsError, WebSettings, load_settings
 
@@ -269,6 +269,6 @@ def _plain(value: Any) -> str:
 
 
 def _error(message: str) -> str:
-    from hermes_core import tool_error  # the call path's module: the check that lists tools needs none of it
+    from hermes_core.plugin import tool_error  # the call path's module: the check that lists tools needs none of it
 
     return tool_error(message)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hermes_core import ConfigError, tool_context
+from hermes_core import ConfigError
+from hermes_core.plugin import tool_context
 
 PLUGIN_ID = "web"
 BRAVE_BASE_URL = "https://api.search.brave.com"

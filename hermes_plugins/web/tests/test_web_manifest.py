@@ -47,7 +47,7 @@ def test_only_web_search_depends_on_configuration() -> None:
 def test_the_check_that_lists_tools_imports_neither_the_call_path_nor_html() -> None:
     """``hermes tools list`` runs ``search_available``: importing its module costs every listing."""
     code = ("import json, sys; import hermes_plugin_web.search; "
-            "print(json.dumps([m for m in sys.modules if m in ('html', 'httpx', 'hermes_core.dispatch')]))")
+            "print(json.dumps([m for m in sys.modules if m in ('html', 'httpx', 'hermes_core.calls.dispatch')]))")
     pack = str(Path(hermes_plugin_web.__file__).parent.parent)  # the tests import the pack from its source folder
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                             env={**os.environ, "PYTHONPATH": pack})

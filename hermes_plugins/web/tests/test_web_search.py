@@ -14,7 +14,8 @@ import pytest
 from hermes_plugin_web.search import SearchUnavailable, configured_provider, search_available, web_search
 from hermes_plugin_web.settings import WebSettings
 
-from hermes_core import Runtime, WebSearchProvider
+from hermes_core import Runtime
+from hermes_core.plugin import WebSearchProvider
 
 # The shape of SearXNG's /search?format=json answer (fields we do not use trimmed).
 SEARXNG_ANSWER = {

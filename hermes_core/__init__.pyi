@@ -1,0 +1,71 @@
+# The host API, each name once: the agent loop's side of Hermes. `hermes_core/__init__.py` reads this file.
+from ._version import __version__ as __version__
+from .calls.approval import (
+    ApprovalRequest as ApprovalRequest,
+)
+from .calls.approval import (
+    Approvals as Approvals,
+)
+from .calls.approval import (
+    request_approval as request_approval,
+)
+from .calls.approval import (
+    set_approval_callback as set_approval_callback,
+)
+from .calls.dispatch import AGENT_LOOP_TOOLS as AGENT_LOOP_TOOLS
+from .calls.formats import FORMATS as FORMATS
+from .calls.policies import POLICIES as POLICIES
+from .calls.policies import Policy as Policy
+from .calls.registry import ToolEntry as ToolEntry
+from .calls.registry import ToolRegistry as ToolRegistry
+from .calls.toolcalls import ToolCallLike as ToolCallLike
+from .calls.toolcalls import ToolReply as ToolReply
+from .calls.toolsets import LEGACY_TOOLSETS as LEGACY_TOOLSETS
+from .calls.toolsets import PRESETS as PRESETS
+from .calls.toolsets import Toolset as Toolset
+from .calls.views import ToolView as ToolView
+from .checks import Availability as Availability
+from .config.home import HermesHome as HermesHome
+from .config.home import hermes_home as hermes_home
+from .config.model import HermesConfig as HermesConfig
+from .config.model import load_config as load_config
+from .errors import ConfigError as ConfigError
+from .errors import HermesError as HermesError
+from .plugins.manifest import PluginManifest as PluginManifest
+from .plugins.records import PluginRecord as PluginRecord
+from .runtime import (
+    Runtime as Runtime,
+)
+from .runtime import (
+    aanswer_tool_calls as aanswer_tool_calls,
+)
+from .runtime import (
+    ahandle_function_call as ahandle_function_call,
+)
+from .runtime import (
+    answer_tool_calls as answer_tool_calls,
+)
+from .runtime import (
+    arun_tool_calls as arun_tool_calls,
+)
+from .runtime import (
+    default_runtime as default_runtime,
+)
+from .runtime import (
+    enforce_turn_budget as enforce_turn_budget,
+)
+from .runtime import (
+    get_tool_definitions as get_tool_definitions,
+)
+from .runtime import (
+    handle_function_call as handle_function_call,
+)
+from .runtime import (
+    reset_default_runtime as reset_default_runtime,
+)
+from .runtime import (
+    resolve_toolset as resolve_toolset,
+)
+from .runtime import (
+    run_tool_calls as run_tool_calls,
+)

@@ -1,0 +1,488 @@
+"""``ToolEntry`` and the thread-safe ``ToolRegistry``: one merged namespace of tools."""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import functools
+import importlib.util
+import inspect
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any, Final, Literal, NamedTuple, Protocol
+
+from ..checks import Availability
+from .deadline import DeadlineExceeded, call_with_deadline
+from .exitguard import refusing_exit
+from .references import LazyReference
+
+__all__ = [
+    "UNLIMITED",
+    "Availability",
+    "Refusal",
+    "Requirements",
+    "ResultLimit",
+    "ToolAnnotations",
+    "ToolEntry",
+    "ToolRegistry",
+    "Undo",
+    "acall_handler",
+    "as_text",
+    "async_handler",
+    "call_handler",
+    "env_names",
+    "tool_entry",
+]
+
+log = logging.getLogger(__name__)
+
+#: What a registration returns: calling it takes the registration back (npe2's disposers).
+Undo = Callable[[], None]
+
+
+class Unlimited(enum.Enum):
+    """The type of :data:`UNLIMITED`."""
+
+    UNLIMITED = "unlimited"
+
+
+#: A result size limit of "no limit at all" (``read_file`` pages its own output).
+UNLIMITED: Final = Unlimited.UNLIMITED
+#: Characters a tool's result may have: a number, :data:`UNLIMITED`, or ``None`` for the runtime's
+#: configured default (``tool_output.max_result_size_chars``).
+ResultLimit = int | Literal[Unlimited.UNLIMITED] | None
+
+
+class Requirements(NamedTuple):
+    """Declarative availability checks: environment variables, binaries on PATH, importable modules."""
+
+    env: tuple[str, ...] = ()
+    bins: tuple[str, ...] = ()
+    modules: tuple[str, ...] = ()
+
+    def missing(self) -> list[str]:
+        """What is missing, each as a phrase a user can act on."""
+        problems = [f"environment variable {name} is not set" for name in self.env if not os.environ.get(name)]
+        if self.bins:
+            import shutil
+
+            problems += [f"binary {name!r} is not on PATH" for name in self.bins if shutil.which(name) is None]
+        for module in self.modules:
+            try:
+                found = importlib.util.find_spec(module) is not None
+            except (ImportError, ValueError):
+                found = False
+            if not found:
+                problems.append(f"Python module {module!r} is not installed")
+        return problems
+
+
+NO_REQUIREMENTS = Requirements()
+
+
+#: MCP's name of each annotation (``readOnlyHint``, ...), by Hermes' name.
+MCP_HINTS: Final = {"read_only": "readOnlyHint", "destructive": "destructiveHint", "idempotent": "idempotentHint",
+                    "open_world": "openWorldHint"}
+
+
+class _Hints(NamedTuple):
+    #: It changes nothing: no files, processes, or state elsewhere (MCP ``readOnlyHint``).
+    read_only: bool | None = None
+    #: When not read-only: it may delete or overwrite what exists; ``False``: it only adds (``destructiveHint``).
+    destructive: bool | None = None
+    #: Calling it again with the same arguments has no further effect (``idempotentHint``).
+    idempotent: bool | None = None
+    #: It reaches an open world beyond the workspace: the web, other hosts, services (``openWorldHint``).
+    open_world: bool | None = None
+
+
+class ToolAnnotations(_Hints):
+    """What a tool may do, as its author declares it (MCP's tool annotations); ``None`` is "not said".
+
+    A tool that does not say it is read-only counts as one that may change things: it asks under the
+    ``writes`` policy and is left out under ``read-only``.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, read_only: bool | None = None, destructive: bool | None = None, idempotent: bool | None = None,
+                open_world: bool | None = None) -> ToolAnnotations:
+        self = super().__new__(cls, read_only, destructive, idempotent, open_world)
+        for name, value in zip(self._fields, self, strict=True):
+            if value is not None and type(value) is not bool:
+                raise ValueError(f"annotation {name!r} must be true, false or absent, not {value!r}")
+        if read_only and destructive:
+            raise ValueError("annotations read_only: true and destructive: true contradict each other (a read-only "
+                             "tool destroys nothing)")
+        return self
+
+    @classmethod
+    def of(cls, value: ToolAnnotations | Mapping[str, Any] | None) -> ToolAnnotations:
+        """Annotations from a mapping of Hermes' names (``read_only``) or MCP's (``readOnlyHint``); raises
+        ``ValueError`` naming an unknown key or a value that is not a boolean."""
+        if value is None:
+            return NO_ANNOTATIONS
+        if isinstance(value, ToolAnnotations):
+            return value
+        if not isinstance(value, Mapping):
+            raise ValueError(f"annotations must be a mapping such as {{'read_only': True}}, not "
+                             f"{type(value).__name__}")
+        names = {hint: name for name, hint in MCP_HINTS.items()}
+        known: dict[str, Any] = {}
+        for key, item in value.items():
+            name = key if key in MCP_HINTS else names.get(key)
+            if name is None:
+                raise ValueError(f"unknown annotation {key!r}; the annotations are {', '.join(MCP_HINTS)} "
+                                 f"(or MCP's {', '.join(MCP_HINTS.values())})")
+            known[name] = item
+        return cls(**known) if known else NO_ANNOTATIONS
+
+    @classmethod
+    def from_mcp(cls, hints: Any) -> ToolAnnotations:
+        """The annotations an MCP server sent: an ``mcp.types.ToolAnnotations``, or its wire form (a mapping of
+        ``readOnlyHint``, ...). Values that are not booleans are dropped, and a read-only tool's
+        ``destructiveHint`` means nothing (MCP says so)."""
+        if hints is None:
+            return NO_ANNOTATIONS
+        if isinstance(hints, Mapping):
+            values = {name: value for name, hint in MCP_HINTS.items() if type(value := hints.get(hint)) is bool}
+        else:
+            values = {name: value for name in MCP_HINTS if type(value := getattr(hints, f"{name}_hint", None)) is bool}
+        if values.get("read_only"):
+            values.pop("destructive", None)
+        return cls(**values) if values else NO_ANNOTATIONS
+
+    def as_dict(self) -> dict[str, bool]:
+        """The annotations that are set, by Hermes' names."""
+        return {name: value for name, value in zip(self._fields, self, strict=True) if value is not None}
+
+    def mcp(self) -> dict[str, bool]:
+        """The annotations that are set, by MCP's names (``readOnlyHint``, ...)."""
+        return {MCP_HINTS[name]: value for name, value in self.as_dict().items()}
+
+    def label(self) -> str:
+        """One word for listings: ``read-only``, ``destructive``, ``writes`` (neither), or ``-`` when unknown."""
+        if self.read_only:
+            return "read-only"
+        if self.destructive:
+            return "destructive"
+        return "writes" if self.read_only is False else "-"
+
+
+NO_ANNOTATIONS: Final = ToolAnnotations()
+
+
+class ToolEntry:
+    """One tool: its schema for the model, its handler (or a lazy reference) and its provenance.
+
+    Build entries with :func:`tool_entry`, which every source (manifests, ``register_tool``, MCP) uses. Entries
+    compare by identity.
+    """
+
+    def __init__(self, name: str, toolset: str, schema: dict[str, Any], handler: Callable[..., Any],
+                 check_fn: Callable[[], Any] | None = None, requirements: Requirements = NO_REQUIREMENTS,
+                 requires_env: list[Any] | None = None, is_async: bool = False, description: str = "",
+                 emoji: str = "", max_result_size_chars: ResultLimit = None, plugin: str | None = None,
+                 parallel_safe: bool = False, path_args: tuple[str, ...] = (),
+                 annotations: ToolAnnotations = NO_ANNOTATIONS) -> None:
+        self.name = name
+        self.toolset = toolset
+        #: ``{"name", "description", "parameters"}``, as the model sees it.
+        self.schema = schema
+        self.handler = handler
+        self.check_fn = check_fn
+        self.requirements = requirements
+        self.requires_env = [] if requires_env is None else requires_env
+        self.is_async = is_async
+        self.description = description
+        self.emoji = emoji
+        self.max_result_size_chars = max_result_size_chars
+        #: Provenance: the plugin id, ``mcp:<server>``, or None for the host program.
+        self.plugin = plugin
+        #: May run beside other calls (by default: when it is read-only).
+        self.parallel_safe = parallel_safe
+        self.path_args = path_args
+        self.annotations = annotations
+
+    def __repr__(self) -> str:
+        return f"ToolEntry(name={self.name!r}, toolset={self.toolset!r}, plugin={self.plugin!r})"
+
+    @property
+    def read_only(self) -> bool:
+        """Declared read-only (a tool that does not say counts as one that may change things)."""
+        return self.annotations.read_only is True
+
+    @property
+    def has_checks(self) -> bool:
+        """Its availability depends on something (requirements, environment variables, a check function); a
+        tool without checks is always available."""
+        return bool(self.check_fn is not None or self.requires_env or self.requirements != NO_REQUIREMENTS)
+
+    @property
+    def is_lazy(self) -> bool:
+        """The handler is a reference not imported yet."""
+        return isinstance(self.handler, LazyReference) and not self.handler.loaded
+
+    def definition(self) -> dict[str, Any]:
+        """The OpenAI function-calling definition of this tool."""
+        return {"type": "function", "function": dict(self.schema)}
+
+
+def env_names(requires_env: Iterable[Any]) -> list[str]:
+    """The variable names of a ``requires_env`` list: names, or ``{"name": ...}`` mappings as manifests write them."""
+    names = []
+    for item in requires_env:
+        name = item.get("name") if isinstance(item, dict) else getattr(item, "name", item)
+        if isinstance(name, str) and name.strip():
+            names.append(name.strip())
+    return names
+
+
+def tool_entry(name: str, toolset: str, handler: Callable[..., Any], *, description: str = "",
+               parameters: dict[str, Any] | None = None, check_fn: Callable[[], Any] | None = None,
+               requirements: Requirements | None = None, requires_env: Iterable[Any] = (), is_async: bool = False,
+               emoji: str = "", max_result_size_chars: ResultLimit = None, plugin: str | None = None,
+               parallel_safe: bool | None = None, path_args: Iterable[str] = (),
+               annotations: ToolAnnotations | Mapping[str, Any] | None = None) -> ToolEntry:
+    """The one way to make a :class:`ToolEntry`: the schema is built here, with the same defaults for every source.
+
+    ``annotations`` may be a mapping (``{"read_only": True}``, or MCP's ``readOnlyHint`` names); ``parallel_safe``
+    not given is whether the tool is read-only.
+    """
+    annotations = ToolAnnotations.of(annotations)
+    if parallel_safe is None:
+        parallel_safe = annotations.read_only is True
+    return ToolEntry(name=name, toolset=toolset,
+                     schema={"name": name, "description": description,
+                             "parameters": parameters or {"type": "object", "properties": {}}},
+                     handler=handler, check_fn=check_fn, requirements=requirements or Requirements(),
+                     requires_env=list(requires_env), is_async=is_async, description=description, emoji=emoji,
+                     max_result_size_chars=max_result_size_chars, plugin=plugin, parallel_safe=parallel_safe,
+                     path_args=tuple(path_args), annotations=annotations)
+
+
+class HandlerContext(Protocol):
+    """What a plugin's checks run inside: its :class:`~hermes_core.plugin.ToolContext`, made current while they run."""
+
+    def activate(self) -> contextlib.AbstractContextManager[Any]: ...
+
+
+class Refusal(NamedTuple):
+    """A registration the conflict policy turned down, kept for ``plugins list`` and ``doctor``."""
+
+    tool: str
+    plugin: str | None
+    toolset: str
+    existing_toolset: str
+    existing_plugin: str | None
+    reason: str
+
+
+class ToolRegistry:
+    """Tools by name; thread-safe; ``generation`` changes whenever the set of tools does."""
+
+    def __init__(self, check_ttl: float = 30.0, check_timeout: float | None = None,
+                 contexts: Callable[[str | None], HandlerContext] | None = None) -> None:
+        #: The handler context of a plugin; its checks run inside it, as its handlers do.
+        self.contexts = contexts
+        self._tools: dict[str, ToolEntry] = {}
+        self._lock = threading.RLock()
+        self._checks: dict[str, tuple[float, Availability]] = {}
+        self.check_ttl = check_ttl
+        #: Seconds one run of a ``check_fn`` may take (on a worker thread); ``None``: no limit, inline.
+        self.check_timeout = check_timeout
+        self.generation = 0
+        self.refusals: list[Refusal] = []
+
+    # -- changes ---------------------------------------------------------------------------
+
+    def register(self, entry: ToolEntry, *, override: bool = False, override_granted: bool = False) -> Undo | None:
+        """Add ``entry``; returns what undoes it (putting back the tool it replaced), or None when it is refused.
+
+        A plugin may replace its own tools; another owner's tool, whatever its toolset, only with
+        ``override=True`` and the grant (``plugins.entries.<id>.allow_tool_override``); else refused."""
+        with self._lock:
+            existing = self._tools.get(entry.name)
+            if existing is not None and existing.plugin != entry.plugin:
+                if not (override and override_granted):
+                    owner = f"toolset {existing.toolset!r}" + (f", plugin {existing.plugin!r}"
+                                                               if existing.plugin else "")
+                    how = (f"override=True needs plugins.entries.{entry.plugin}.allow_tool_override: true in "
+                           "config.yaml" if override else "pass override=True and grant allow_tool_override to "
+                                                          "replace it")
+                    reason = f"tool {entry.name!r} already belongs to {owner}; {how}"
+                    self.refusals.append(
+                        Refusal(entry.name, entry.plugin, entry.toolset, existing.toolset, existing.plugin, reason)
+                    )
+                    log.warning("refused tool %r from plugin %r: %s", entry.name, entry.plugin, reason)
+                    return None
+                log.info("tool %r of %r overridden by plugin %r", entry.name, existing.plugin, entry.plugin)
+            elif existing is not None:
+                log.info("tool %r replaced by its own plugin %r", entry.name, entry.plugin)
+            self._put(entry.name, entry)
+        return functools.partial(self._undo, entry, existing)
+
+    def _undo(self, entry: ToolEntry, previous: ToolEntry | None) -> None:
+        with self._lock:
+            if self._tools.get(entry.name) is entry:  # not replaced since: put back what it replaced
+                self._put(entry.name, previous)
+
+    def _put(self, name: str, entry: ToolEntry | None) -> None:
+        if entry is None:
+            del self._tools[name]
+        else:
+            self._tools[name] = entry
+        self._checks.pop(name, None)
+        self.generation += 1
+
+    def deregister(self, name: str) -> ToolEntry | None:
+        """Remove a tool by name; returns what was removed."""
+        with self._lock:
+            entry = self._tools.pop(name, None)
+            self._checks.pop(name, None)
+            if entry is not None:
+                self.generation += 1
+            return entry
+
+    # -- lookups ---------------------------------------------------------------------------
+
+    def get(self, name: str) -> ToolEntry | None:
+        return self._tools.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def entries(self) -> list[ToolEntry]:
+        with self._lock:
+            return list(self._tools.values())
+
+    def toolsets(self) -> dict[str, list[str]]:
+        """Toolset name to the names of its registered tools."""
+        grouped: dict[str, list[str]] = {}
+        for entry in self.entries():
+            grouped.setdefault(entry.toolset, []).append(entry.name)
+        return grouped
+
+    # -- availability ----------------------------------------------------------------------
+
+    def check(self, name: str) -> Availability:
+        """Run the tool's checks (cached for ``check_ttl`` seconds); an exception means unavailable."""
+        entry = self._tools.get(name)
+        if entry is None:
+            return Availability(False, f"no tool named {name!r}")
+        now = time.monotonic()
+        cached = self._checks.get(name)
+        if cached and cached[0] > now:
+            return cached[1]
+        result = self._evaluate(entry, self.check_timeout)
+        self._checks[name] = (now + self.check_ttl, result)
+        return result
+
+    def _evaluate(self, entry: ToolEntry, timeout: float | None) -> Availability:
+        missing = entry.requirements.missing()
+        if missing:
+            return Availability(False, "; ".join(missing))
+        unset = [f"environment variable {name} is not set" for name in env_names(entry.requires_env)
+                 if not os.environ.get(name)]
+        if entry.check_fn is None:
+            return Availability(False, "; ".join(unset)) if unset else Availability(True)
+        # A check_fn has the last word: a plugin may know another way to its credentials.
+        activation = self.contexts(entry.plugin).activate() if self.contexts is not None else contextlib.nullcontext()
+        # on a worker thread (with a deadline) anything the check raises is its own doing, KeyboardInterrupt too
+        caught = BaseException if timeout else Exception
+        try:
+            with activation:
+                ok = call_with_deadline(_checked, timeout, entry.check_fn)
+        except DeadlineExceeded:
+            return Availability(False, f"its check did not answer within {timeout:g} s (plugins.load_timeout)")
+        except caught as exc:
+            return Availability(False, str(exc) or f"check raised {type(exc).__name__}")
+        if ok:
+            return Availability(True)
+        return Availability(False, "; ".join(unset) if unset else "its check reported it unavailable")
+
+    def invalidate_checks(self) -> None:
+        """Forget cached check results (the next pass runs every check again)."""
+        self._checks.clear()
+
+    def is_toolset_available(self, toolset: str) -> bool:
+        """True when at least one tool of ``toolset`` is available."""
+        return any(self.check(e.name).available for e in self.entries() if e.toolset == toolset)
+
+    def get_available_tool_names(self, names: Iterable[str] | None = None) -> list[str]:
+        """Of ``names`` (default: all), those registered and available, in order."""
+        return [n for n in (self.names() if names is None else names) if n in self and self.check(n).available]
+
+    def get_definitions(self, names: Iterable[str] | None = None) -> list[dict[str, Any]]:
+        """OpenAI definitions of the available tools among ``names`` (default: all)."""
+        return [self._tools[n].definition() for n in self.get_available_tool_names(names)]
+
+    # -- calls -----------------------------------------------------------------------------
+
+    def dispatch(self, name: str, args: dict[str, Any], **kwargs: Any) -> str:
+        """Call a tool's handler directly (no hooks); raises ``KeyError`` for an unknown tool."""
+        return call_handler(self._tools[name], args, **kwargs)
+
+
+def _checked(check_fn: Callable[[], Any]) -> Any:
+    with refusing_exit():
+        return check_fn()
+
+
+def call_handler(entry: ToolEntry, args: dict[str, Any], **kwargs: Any) -> str:
+    """The handler's result as a string: ``async`` handlers are bridged, JSON-able values encoded."""
+    result = entry.handler(args, **kwargs)
+    return result if type(result) is str else handler_text(result)
+
+
+def handler_text(result: Any) -> str:
+    """What a handler returned as the call's text: an awaitable (an ``async`` handler's) is run to its end first."""
+    if hasattr(result, "__await__"):
+        from .asyncbridge import run_sync  # asyncio is imported only by the first async handler
+
+        result = run_sync(result)
+    return as_text(result)
+
+
+def async_handler(entry: ToolEntry) -> Callable[..., Awaitable[Any]] | None:
+    """The entry's handler as a coroutine function, or None when it is synchronous. A handler object may offer
+    an ``acall`` coroutine method beside its synchronous ``__call__`` (MCP tools do). Resolves a lazy handler
+    (an import), so call it off the event loop while ``entry.is_lazy``."""
+    handler = entry.handler
+    target = handler.resolve() if isinstance(handler, LazyReference) else handler
+    acall = getattr(target, "acall", None)
+    if acall is not None and inspect.iscoroutinefunction(acall):
+        return acall
+    if entry.is_async or inspect.iscoroutinefunction(target) or inspect.iscoroutinefunction(
+            getattr(target, "__call__", None)):  # noqa: B004 - an object whose __call__ is async
+        return target
+    return None
+
+
+async def acall_handler(entry: ToolEntry, args: dict[str, Any], **kwargs: Any) -> str:
+    """:func:`call_handler` for a coroutine: an async handler is awaited on the running loop."""
+    function = async_handler(entry) or entry.handler
+    result = function(args, **kwargs)
+    if hasattr(result, "__await__"):
+        result = await result
+    return as_text(result)
+
+
+def as_text(result: Any) -> str:
+    """A handler's result as the string a tool call returns (JSON for anything else JSON can encode)."""
+    if type(result) is str:
+        return result
+    try:
+        return json.dumps(result, ensure_ascii=False)
+    except (TypeError, ValueError):
+        raise TypeError(f"the handler returned {type(result).__name__}, not a string") from None

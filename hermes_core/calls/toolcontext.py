@@ -1,0 +1,155 @@
+"""``ToolContext``: what a tool handler sees of the runtime that calls it — its settings, workspace, approvals.
+
+Handlers reach it with :func:`tool_context` while they run; nothing else in a plugin needs globals, so
+several runtimes (with their own homes, configs and approvals) can call the same plugin in one process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ..config.data import plugin_settings
+from ..config.home import HermesHome
+from .approval import Approvals
+from .websearch import RegisteredWebSearchProvider
+
+if TYPE_CHECKING:
+    from ..backends.base import ExecutionBackend, ExecutionBackends
+    from ..config.model import HermesConfig
+
+__all__ = ["ToolContext", "tool_context"]
+
+T = TypeVar("T")
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, eq=False)
+class ToolContext:
+    """One plugin's view of one runtime, for its tool handlers (the host program's tools have one too)."""
+
+    #: The plugin whose tool is running (``None`` for a tool the host program registered).
+    plugin_id: str | None
+    #: The runtime's home: config, results, logs.
+    home: HermesHome
+    #: The folder file tools work in and commands start in.
+    workspace: Path
+    #: The runtime's approvals (callback, session and permanent approvals).
+    approvals: Approvals
+    _config: Callable[[], HermesConfig] = field(repr=False)
+    _config_data: Callable[[], dict[str, Any]] = field(repr=False)
+    _dispatch: Callable[..., str] = field(repr=False)
+    _available_tools: Callable[[], list[str]] = field(repr=False)
+    _backends: ExecutionBackends = field(repr=False)
+    _hooks: Callable[..., list[Any]] = field(repr=False)
+    _web_search_providers: Callable[[], list[RegisteredWebSearchProvider]] = field(default=list, repr=False)
+    _watch_sessions: Callable[[], None] = field(default=lambda: None, repr=False)
+    _state: dict[str, Any] = field(default_factory=dict, repr=False)
+    _state_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def config(self) -> HermesConfig:
+        """The runtime's ``config.yaml`` as its pydantic models (building them costs a first call a few hundred
+        milliseconds: :attr:`settings` and :meth:`section` read the same values without them)."""
+        return self._config()
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """This plugin's settings: ``plugins.entries.<id>.settings`` and the keys beside it."""
+        return plugin_settings(self._config_data(), self.plugin_id) if self.plugin_id else {}
+
+    def section(self, name: str) -> dict[str, Any]:
+        """A top-level section of ``config.yaml`` (``web``, ``terminal``, ...) as plain data, validated, with its
+        defaults filled in; a copy (empty when the section is absent and has no defaults)."""
+        value = self._config_data().get(name)
+        return dict(value) if isinstance(value, dict) else {}
+
+    def dispatch(self, tool_name: str, args: dict[str, Any] | str, **context: Any) -> str:
+        """Call another tool of the same runtime through the full call path (hooks included)."""
+        return self._dispatch(tool_name, args, **context)
+
+    def available_tools(self) -> list[str]:
+        """Names of the tools the runtime can call now."""
+        return self._available_tools()
+
+    def execution_backend(self, task_id: str | None = None) -> ExecutionBackend:
+        """The backend ``task_id``'s commands run on (``terminal.backend``, or the one the agent loop assigned
+        to the task); raises :class:`~hermes_core.backends.BackendError` when it is unavailable, saying why."""
+        return self._backends.get(task_id)
+
+    def invoke_hook(self, hook_name: str, **kwargs: Any) -> list[Any]:
+        """Call the plugins' ``hook_name`` implementations (isolated, with their deadline); their return values."""
+        return self._hooks(hook_name, **kwargs)
+
+    def web_search_providers(self) -> list[RegisteredWebSearchProvider]:
+        """The web search backends plugins registered in the runtime, in registration order."""
+        return self._web_search_providers()
+
+    @contextlib.contextmanager
+    def activate(self) -> Iterator[ToolContext]:
+        """Make this the current context for the block, as a runtime does around a handler (for calling a
+        handler function directly, e.g. in a unit test)."""
+        token = CURRENT.set(self)
+        try:
+            yield self
+        finally:
+            CURRENT.reset(token)
+
+    def state(self, key: str, factory: Callable[[], T]) -> T:
+        """This plugin's object ``key`` in this runtime, made by ``factory`` on first use (e.g. a process table).
+
+        An object with a ``close()`` method is closed when the runtime closes (e.g. a browser it started); one
+        with an ``end_session(session_id)`` method is told when a session of the runtime ends (``on_session_end``,
+        however it is fired: ``Runtime.session()``, the agent loop, ``invoke_hook``)."""
+        try:
+            return self._state[key]
+        except KeyError:
+            with self._state_lock:
+                value = self._state.setdefault(key, factory())
+            if callable(getattr(value, "end_session", None)):
+                self._watch_sessions()
+            return value
+
+    def end_session(self, session_id: str | None) -> None:
+        """Tell this plugin's state objects that have ``end_session`` that ``session_id`` ended (failures logged)."""
+        with self._state_lock:
+            objects = list(self._state.values())
+        for value in objects:
+            end = getattr(value, "end_session", None)
+            if callable(end):
+                try:
+                    end(session_id)
+                except Exception:
+                    log.exception("ending session %r in the state of plugin %r failed", session_id, self.plugin_id)
+
+    def close(self) -> None:
+        """Close this plugin's state objects that have a ``close()`` method, and forget them all (each failure is
+        logged with the plugin's name; the others are still closed)."""
+        with self._state_lock:
+            objects = list(self._state.values())
+            self._state.clear()
+        for value in objects:
+            close = getattr(value, "close", None)
+            if callable(close):
+                try:
+                    close()
+                except Exception:
+                    log.exception("closing the state of plugin %r failed", self.plugin_id)
+
+
+CURRENT: contextvars.ContextVar[ToolContext | None] = contextvars.ContextVar("hermes_tool_context", default=None)
+
+
+def tool_context() -> ToolContext:
+    """The context of the tool handler running now; raises ``RuntimeError`` outside a Hermes tool call."""
+    context = CURRENT.get()
+    if context is None:
+        raise RuntimeError("tool_context() is only available while a Hermes runtime is calling a tool handler")
+    return context

@@ -1,0 +1,216 @@
+"""The model-facing API over one tool scope — a ``Runtime``'s, or a filtered view's — and ``ToolView`` itself.
+
+A filtered view (:meth:`ToolApi.filtered`) shares its runtime's plugins, hooks, approvals, results and MCP
+sessions, and offers and dispatches only the tools its scope selects: for plan modes that may only look and
+for sub-agents that get fewer tools than their parent. The parent is never changed by a view.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import logging
+from abc import ABC, abstractmethod
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from .policies import Policy, ToolScope
+from .registry import ToolRegistry
+from .toolcontext import ToolContext
+from .toolsets import LEGACY_TOOLSETS, Toolsets
+
+if TYPE_CHECKING:  # the call path is imported by the first call: listing tools needs none of it
+    from .budget import ResultBudget
+    from .dispatch import Dispatcher
+    from .formats import DefinitionFormatter
+    from .toolcalls import ToolCallLike, ToolReply
+
+__all__ = ["ToolApi", "ToolView", "select_names"]
+
+log = logging.getLogger(__name__)
+
+_LEGACY_TOOL_NAMES = frozenset(tool for tools in LEGACY_TOOLSETS.values() for tool in tools)
+
+
+def select_names(registry: ToolRegistry, toolsets: Toolsets, enabled_toolsets: Iterable[str] | None = None,
+                 disabled_toolsets: Iterable[str] | None = None) -> tuple[list[str], list[str]]:
+    """Registered tool names after enabling and then disabling toolsets (whatever a scope offers), and the
+    unknown toolset names."""
+    unknown: list[str] = []
+    if enabled_toolsets is None:
+        names = registry.names()
+    else:
+        names, unknown = toolsets.resolve_many(enabled_toolsets)
+    if disabled_toolsets:
+        removed, unknown_disabled = toolsets.resolve_many(disabled_toolsets)
+        unknown += unknown_disabled
+        names = [n for n in names if n not in set(removed)]
+    return names, unknown
+
+
+class ToolApi(ABC):
+    """Definitions and every call path, sync and async, over the tools of :attr:`scope`."""
+
+    registry: ToolRegistry
+    toolsets: Toolsets
+    scope: ToolScope
+    formatter: DefinitionFormatter
+    budget: ResultBudget
+
+    @property
+    @abstractmethod
+    def dispatcher(self) -> Dispatcher:
+        """What runs the calls of this scope (made by the first call: listing tools imports no dispatch code)."""
+
+    @property
+    def policy(self) -> Policy:
+        """The approval policy calls run under: ``dangerous``, ``writes`` or ``read-only``."""
+        return self.scope.policy()
+
+    def filtered(self, tools: Iterable[str] | None = None, *, toolsets: Iterable[str] | None = None,
+                 read_only: bool = False, policy: str | None = None) -> ToolView:
+        """A view that offers and dispatches only some of these tools: those named in ``tools`` or belonging to
+        ``toolsets`` (all of them when both are None), only read-only ones with ``read_only``, under ``policy``
+        when that is stricter than this one's. A view of a view narrows it further.
+
+        The view shares this runtime's plugins, hooks, approvals and MCP sessions; this object is unchanged.
+        An unknown toolset raises :class:`~hermes_core.errors.UnknownToolsetError`, an unknown policy
+        :class:`~hermes_core.errors.PolicyError`.
+        """
+        return ToolView(self, self.scope.narrowed(tools, toolsets, read_only, policy))
+
+    @abstractmethod
+    def tool_context(self, plugin_id: str | None) -> ToolContext:
+        """What the tool handlers of ``plugin_id`` see while they run here."""
+
+    @abstractmethod
+    def list_new_mcp_servers(self) -> None:
+        """Connect, once and within its ``connect_timeout``, each MCP server whose tools were never listed."""
+
+    def select_tools(self, enabled_toolsets: Iterable[str] | None = None,
+                     disabled_toolsets: Iterable[str] | None = None) -> tuple[list[str], list[str]]:
+        """Tool names offered here after enabling and then disabling toolsets, and the unknown toolset names."""
+        names, unknown = select_names(self.registry, self.toolsets, enabled_toolsets, disabled_toolsets)
+        return self.scope.names(names), unknown
+
+    def available_tools(self) -> list[str]:
+        """Names of the tools offered here that are available now."""
+        return self.registry.get_available_tool_names(self.scope.names())
+
+    def get_tool_definitions(self, enabled_toolsets: Iterable[str] | None = None,
+                             disabled_toolsets: Iterable[str] | None = None,
+                             quiet_mode: bool = False, *, format: str = "openai",
+                             strict: bool = False) -> list[dict[str, Any]]:
+        """Definitions of the available tools selected by the toolset filters, in ``format``:
+
+        - ``"openai"``: Chat Completions, ``{"type": "function", "function": {name, description, parameters}}``;
+        - ``"openai-responses"``: ``{"type": "function", name, description, parameters, strict}``;
+        - ``"anthropic"``: ``{name, description, input_schema}``;
+        - ``"gemini"``: ``{name, description, parameters_json_schema}`` (a ``FunctionDeclaration``);
+        - ``"mcp"``: ``{name, description, inputSchema, annotations}`` (an ``mcp.types.Tool``; ``annotations``
+          holds the hints the tool declares, ``readOnlyHint`` and the like, and is left out when it declares none).
+
+        ``strict=True`` (the OpenAI formats) converts each schema to OpenAI strict mode; a tool whose schema
+        cannot be made strict is left out with a warning naming it. An unknown format raises ``ValueError``.
+        Only the tools this runtime or view offers are defined (policy ``read-only``: only read-only ones).
+        An MCP server never listed yet is connected first, once, within its ``connect_timeout``.
+        """
+        from .schema_patches import patch_definitions
+
+        self.list_new_mcp_servers()
+        names, unknown = self.select_tools(enabled_toolsets, disabled_toolsets)
+        if unknown and not quiet_mode:
+            known = ", ".join(self.toolsets.names())
+            log.warning("unknown toolset%s %s (known: %s)", "s" if len(unknown) > 1 else "",
+                        ", ".join(repr(u) for u in unknown), known)
+        entries = [entry for name in self.registry.get_available_tool_names(names)
+                   if (entry := self.registry.get(name)) is not None]
+        definitions = patch_definitions([entry.definition() for entry in entries], [entry.name for entry in entries],
+                                        _LEGACY_TOOL_NAMES.union(self.registry.names()))
+        return self.formatter.render(definitions, entries, format, strict)
+
+    def handle_function_call(self, function_name: str, function_args: Any, task_id: str | None = None,
+                             tool_call_id: str | None = None, session_id: str | None = None,
+                             user_task: str | None = None, enabled_tools: Iterable[str] | None = None) -> str:
+        """Run one tool call through hooks and the handler; always returns a string (``{"error": ...}`` JSON on
+        any failure). ``function_args`` is a dict or the JSON text the model sent."""
+        return self.dispatcher.handle_function_call(function_name, function_args, task_id, tool_call_id,
+                                                    session_id, user_task, enabled_tools)
+
+    async def ahandle_function_call(self, function_name: str, function_args: Any, task_id: str | None = None,
+                                    tool_call_id: str | None = None, session_id: str | None = None,
+                                    user_task: str | None = None, enabled_tools: Iterable[str] | None = None) -> str:
+        """``handle_function_call`` for async code: never blocks the running event loop (async handlers are
+        awaited on it, synchronous ones run on worker threads); cancelling the awaiting task cancels an async
+        handler, while a synchronous one runs to its end and its result is dropped."""
+        return await self.dispatcher.ahandle_function_call(function_name, function_args, task_id, tool_call_id,
+                                                           session_id, user_task, enabled_tools)
+
+    def run_tool_calls(self, calls: Iterable[ToolCallLike], **context: Any) -> list[str]:
+        """Run a model's tool calls (parallel when safe); one result string per call, in call order.
+
+        ``calls`` may mix OpenAI Chat Completions tool calls, OpenAI Responses ``function_call`` items, Anthropic
+        ``tool_use`` blocks, Gemini function calls and ``{"name", "arguments"}`` dicts, each as a dict or as the
+        provider SDK's object; a call that cannot be read is answered by an error in its place. ``context``:
+        ``task_id``, ``session_id``, ``user_task``, ``enabled_tools``.
+        """
+        return self.dispatcher.run_tool_calls(calls, **context)
+
+    def answer_tool_calls(self, calls: Iterable[ToolCallLike], **context: Any) -> list[ToolReply]:
+        """Run the calls as ``run_tool_calls`` does and return, in call order, the reply each provider expects:
+        a Chat Completions ``tool`` message, a Responses ``function_call_output`` item, an Anthropic ``tool_result``
+        block or a Gemini ``function_response`` Part."""
+        return self.dispatcher.answer_tool_calls(calls, **context)
+
+    async def arun_tool_calls(self, calls: Iterable[ToolCallLike], **context: Any) -> list[str]:
+        """``run_tool_calls`` for async code (parallel-safe batches run concurrently)."""
+        return await self.dispatcher.arun_tool_calls(calls, **context)
+
+    async def aanswer_tool_calls(self, calls: Iterable[ToolCallLike], **context: Any) -> list[ToolReply]:
+        """``answer_tool_calls`` for async code."""
+        return await self.dispatcher.aanswer_tool_calls(calls, **context)
+
+    def enforce_turn_budget(self, results: list[str], budget: int | None = None) -> list[str]:
+        """Keep one turn's results under the turn budget by saving the largest first."""
+        return self.budget.enforce_turn_budget(results, budget)
+
+
+class ToolView(ToolApi):
+    """A filtered view of a runtime's tools (made by :meth:`Runtime.filtered`): its own scope and dispatcher over
+    the runtime's registry, hooks, middleware, approvals and result budget.
+
+    Tool handlers that call other tools (``tool_context().dispatch``, ``ctx.dispatch_tool``) stay inside the view,
+    and ``tool_context().available_tools()`` lists the view's tools.
+    """
+
+    def __init__(self, parent: ToolApi, scope: ToolScope) -> None:
+        #: The runtime, or the view, this view was made from.
+        self.parent = parent
+        self.scope = scope
+        self.registry = parent.registry
+        self.toolsets = parent.toolsets
+        self.formatter = parent.formatter
+        self.budget = parent.budget
+        self._tool_contexts: dict[str | None, ToolContext] = {}
+
+    @functools.cached_property
+    def dispatcher(self) -> Dispatcher:
+        """The parent's dispatcher, scoped to this view."""
+        return self.parent.dispatcher.scoped(self.scope, self.tool_context)
+
+    def tool_context(self, plugin_id: str | None) -> ToolContext:
+        """The runtime's context for ``plugin_id``'s handlers (its settings and per-runtime state), dispatching
+        and listing tools through this view."""
+        context = self._tool_contexts.get(plugin_id)
+        if context is None:
+            context = self._tool_contexts.setdefault(plugin_id, dataclasses.replace(
+                self.parent.tool_context(plugin_id), _dispatch=self.handle_function_call,
+                _available_tools=self.available_tools))
+        return context
+
+    def list_new_mcp_servers(self) -> None:
+        """The runtime's MCP servers are the view's."""
+        self.parent.list_new_mcp_servers()
+
+    def __repr__(self) -> str:
+        return f"<ToolView offering {len(self.scope.names())} tools, policy {self.policy!r}>"

@@ -1,0 +1,397 @@
+"""``config.yaml``: its models, typed loading and comment-preserving edits (the home decides the path)."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import functools
+import os
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ..errors import ConfigError
+from .yamlmodel import validate_yaml
+
+__all__ = [
+    "ConfigError",
+    "HermesConfig",
+    "add_to_mapping",
+    "edit_config",
+    "load_config",
+    "parse_config",
+    "remove_from_list",
+    "remove_from_mapping",
+]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+
+class PluginEntryConfig(BaseModel):
+    """``plugins.entries.<id>``: our keys, and any others a plugin written for Hermes Agent 0.19 reads there."""
+
+    model_config = ConfigDict(extra="allow", defer_build=True)
+
+    allow_tool_override: bool = Field(
+        False, description="Let this plugin replace a tool that another toolset already owns."
+    )
+    settings: dict[str, Any] = Field(default_factory=dict, description="The plugin's own settings.")
+
+    def plugin_settings(self) -> dict[str, Any]:
+        """What the plugin reads as its settings: the keys beside ours, then ``settings`` over them."""
+        return {**(self.model_extra or {}), **self.settings}  # configdata.plugin_settings, on plain data
+
+
+class PluginsConfig(_Section):
+    enabled: list[str] | None = Field(None, description="An allow-list of plugin ids; absent = all.")
+    disabled: list[str] = Field(default_factory=list, description="Plugin ids never loaded; always wins.")
+    entries: dict[str, PluginEntryConfig] = Field(default_factory=dict)
+    hook_timeout: float = Field(30.0, ge=0, description="Seconds a hook implementation may take; 0 for no deadline "
+                                                        "(implementations then run inline, in the caller's thread).")
+    load_timeout: float = Field(30.0, ge=0, description="Seconds a plugin's import and register(), or one run "
+                                                        "of a tool's check_fn, may take; 0 = no limit.")
+    post_hooks: Literal["wait", "background"] = Field(
+        "wait", description="`background`: a call returns without waiting for its post_tool_call observers, which "
+                            "run on the calling thread's hook worker before its next hook call (and before close "
+                            "and exit); not while a transform_tool_result hook is implemented.")
+
+
+class ApprovalsConfig(_Section):
+    mode: Literal["ask", "deny", "approve"] = "ask"
+    timeout: float = Field(60.0, gt=0)
+    policy: Literal["dangerous", "writes", "read-only"] = Field(
+        "dangerous", description="What asks first: `dangerous` (dangerous commands and hooks that ask), `writes` "
+                                 "(also every tool that is not read-only), `read-only` (only read-only tools run).")
+
+
+class ToolOutputConfig(_Section):
+    max_result_size_chars: int = Field(100_000, gt=0, description="Default per-tool result budget.")
+    turn_budget_chars: int = Field(200_000, gt=0, description="Budget for all results of one turn.")
+
+
+class WebConfig(BaseModel):
+    """``web:``; keys of Hermes Agent's ``web`` section (``search_backend``, ``gemini_model``, ...) are kept for
+    the plugins that read them."""
+
+    model_config = ConfigDict(extra="allow")
+
+    allow_private_networks: bool = False
+    search_backend: str | None = Field(None, description="The web search provider `web_search` uses (Hermes "
+                                                         "Agent's key; the web pack's `search_provider` wins).")
+    backend: str | None = Field(None, description="Hermes Agent's shared fallback for `search_backend`.")
+
+
+class IndexConfig(_Section):
+    url: str | None = None
+
+
+class TerminalConfig(BaseModel):
+    """``terminal:``: the execution backend commands run on, and one settings section per backend."""
+
+    model_config = ConfigDict(extra="allow", defer_build=True)
+
+    backend: str = Field("local", min_length=1, description="`local`, `sandbox`, `ssh` or a plugin's backend name.")
+
+    @model_validator(mode="after")
+    def _sections_are_mappings(self) -> TerminalConfig:
+        for name, value in (self.model_extra or {}).items():
+            if not isinstance(value, dict):
+                raise ValueError(f"terminal.{name} must be a mapping of the {name!r} backend's settings, "
+                                 f"not {type(value).__name__}")
+        return self
+
+    def section(self, name: str) -> dict[str, Any]:
+        """``terminal.<name>``: the settings of backend ``name`` (empty when absent)."""
+        value = (self.model_extra or {}).get(name)
+        return dict(value) if isinstance(value, dict) else {}
+
+
+class McpToolFilter(_Section):
+    include: list[str] | None = None
+    exclude: list[str] = Field(default_factory=list)
+
+
+class McpServerConfig(_Section):
+    """One ``mcp_servers`` entry; Claude Desktop's, Claude Code's and VS Code's entries are valid as they are."""
+
+    type: Literal["stdio", "http", "sse"] | None = Field(
+        None, description="`stdio` (a `command`), `http` (streamable HTTP at `url`) or `sse` (the older HTTP+SSE "
+                          "transport at `url`); absent: `http` when there is a `url`, else `stdio`.")
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    timeout: float = Field(300.0, gt=0)
+    connect_timeout: float = Field(60.0, gt=0)
+    enabled: bool = True
+    tools: McpToolFilter = Field(default_factory=McpToolFilter)
+    trust_annotations: bool = Field(
+        True, description="Take the server's tool annotations (readOnlyHint, ...) as its tools' annotations; false: "
+                          "its tools count as unannotated (not read-only).")
+
+    @property
+    def transport(self) -> Literal["stdio", "http", "sse"]:
+        return self.type or ("http" if self.url else "stdio")
+
+
+class HermesConfig(BaseModel):
+    """The whole of ``config.yaml``; unknown top-level keys are kept for plugins."""
+
+    model_config = ConfigDict(extra="allow", defer_build=True)
+
+    plugins: PluginsConfig = Field(default_factory=PluginsConfig)
+    toolsets: list[str] | None = Field(None, description="Default toolsets for `hermes mcp serve`.")
+    mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+    mcpServers: dict[str, McpServerConfig] = Field(  # the key as Claude's configurations spell it
+        default_factory=dict, description="Claude Desktop's and Claude Code's name for `mcp_servers`, read as a "
+                                          "synonym so that their configuration can be pasted as it is.")
+    command_allowlist: list[str] = Field(default_factory=list)
+    approvals: ApprovalsConfig = Field(default_factory=ApprovalsConfig)
+    tool_output: ToolOutputConfig = Field(default_factory=ToolOutputConfig)
+    web: WebConfig = Field(default_factory=WebConfig)
+    index: IndexConfig = Field(default_factory=IndexConfig)
+    terminal: TerminalConfig = Field(default_factory=TerminalConfig)
+
+    @model_validator(mode="after")
+    def _claude_spelling(self) -> HermesConfig:
+        both = sorted(self.mcp_servers.keys() & self.mcpServers.keys())
+        if both:
+            raise ValueError(f"MCP server {both[0]!r} is configured under both mcp_servers and mcpServers; keep one")
+        if self.mcpServers:
+            self.mcp_servers = {**self.mcp_servers, **self.mcpServers}
+        return self
+
+    def plugin_settings(self, plugin_id: str) -> dict[str, Any]:
+        """The settings of ``plugin_id``: ``plugins.entries.<id>.settings`` and the keys beside it."""
+        entry = self.plugins.entries.get(plugin_id)
+        return entry.plugin_settings() if entry else {}
+
+
+_cache: dict[Path, tuple[tuple[int, int], HermesConfig]] = {}
+_cache_lock = threading.Lock()
+
+
+def load_config(path: Path) -> HermesConfig:
+    """Load and validate ``config.yaml`` at ``path`` (a missing file means defaults); cached by mtime."""
+    try:
+        stat = path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return _defaults()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    key = (stat.st_mtime_ns, stat.st_size)
+    with _cache_lock:
+        cached = _cache.get(path)
+        if cached and cached[0] == key:
+            return cached[1]
+    config = parse_config(path.read_text(encoding="utf-8"), path)
+    with _cache_lock:
+        _cache[path] = (key, config)
+    return config
+
+
+@functools.cache
+def _defaults() -> HermesConfig:
+    return HermesConfig()
+
+
+def parse_config(text: str, path: Path) -> HermesConfig:
+    """Validate the text of ``config.yaml``; raises :class:`ConfigError` naming ``path``, the line and the key."""
+    return validate_yaml(text, path, HermesConfig, ConfigError, "the top level")
+
+
+_edit_lock = threading.Lock()
+
+
+def edit_config(mutate: Callable[[Any], None], path: Path) -> HermesConfig:
+    """Apply ``mutate`` to the round-trip document of config.yaml, validate it, and write it back.
+
+    Comments, key order and quoting of the user's file are kept (ruamel.yaml round-trip mode). The
+    read-modify-write holds a lock on ``config.yaml.lock`` beside the file, so edits from several
+    processes at once are all kept. Nothing is written unless the result is valid YAML of a valid config.
+    """
+    from io import StringIO
+
+    from ruamel.yaml import YAML
+    from ruamel.yaml.comments import CommentedMap
+
+    rt = YAML()
+    rt.preserve_quotes = True
+    with _edit_lock, _file_lock(path):
+        try:
+            original = path.read_text(encoding="utf-8") if path.exists() else ""
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+        parse_config(original, path)  # a problem with the user's file is reported as one, before any edit
+        document = rt.load(original) if original.strip() else None
+        # a file of nothing but comments loads as None: keep them above what the edit adds
+        preamble = original if document is None and original.strip() else ""
+        if document is None:
+            document = CommentedMap()
+        mutate(document)
+        _flow_style_for_empty(document)
+        buffer = StringIO()
+        rt.dump(document, buffer)
+        text = preamble + buffer.getvalue()
+        try:
+            rt.load(text)
+        except Exception as exc:  # ruamel wrote what it cannot read back: keep the user's file as it is
+            raise ConfigError(f"{path}: the edit could not be written without breaking the file's layout "
+                              f"({type(exc).__name__}); nothing was changed — edit the file by hand") from None
+        config = parse_config(text, path)
+        try:
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise ConfigError(
+                f"{path}: cannot write the configuration ({exc.strerror}); check the folder's permissions"
+            ) from None
+    return config
+
+
+def remove_from_list(mapping: Any, key: str, value: Any) -> None:
+    """Remove ``value`` from the list ``mapping[key]`` of a round-trip document, keeping the comments that
+    stand on the lines after it (ruamel attaches them to the item above, so a plain ``remove`` loses them)."""
+    from ruamel.yaml.comments import CommentedSeq
+    from ruamel.yaml.error import CommentMark
+    from ruamel.yaml.tokens import CommentToken
+
+    items = mapping[key]
+    index = items.index(value)
+    slot = items.ca.items.pop(index, None) if isinstance(items, CommentedSeq) else None
+    del items[index]
+    token = slot[0] if slot else None
+    following = token.value.split("\n", 1)[1] if token is not None and "\n" in token.value else ""
+    if not following:
+        return
+    if index > 0:  # to the item above
+        above = items.ca.items.setdefault(index - 1, [None, None, None, None])
+        if above[0] is None:
+            above[0] = CommentToken("\n" + following, CommentMark(0), None)
+        else:
+            above[0].value = above[0].value.rstrip("\n") + "\n" + following
+    else:  # to the key that holds the list
+        if not items:
+            items.fa.set_flow_style()
+        holder = mapping.ca.items.setdefault(key, [None, None, None, None])
+        if holder[2] is None:
+            holder[2] = CommentToken("\n" + following, CommentMark(0), None)
+        else:
+            holder[2].value = holder[2].value.rstrip("\n") + "\n" + following
+
+
+def remove_from_mapping(mapping: Any, key: str, item: str) -> None:
+    """Remove ``item`` (and its value, however nested) from the mapping ``mapping[key]`` of a round-trip
+    document, with the comment lines that stand above it, keeping those that stand below it (they belong to
+    what follows). ruamel attaches the lines between two entries to the last value of the entry above, so a
+    plain ``del`` would take the next entry's heading with it and leave the removed entry's own behind."""
+    from ruamel.yaml.error import CommentMark
+    from ruamel.yaml.tokens import CommentToken
+
+    items = mapping[key]
+    keys = list(items)
+    index = keys.index(item)
+    removed = _last_comment(items, item)
+    following = removed.value.split("\n", 1)[1] if removed is not None and "\n" in removed.value else ""
+    items.ca.items.pop(item, None)
+    del items[item]
+    if index > 0:
+        above = _last_comment(items, keys[index - 1], create=True)
+        # its first line ends the entry above; the lines after it were the removed entry's heading
+        above.value = above.value.split("\n", 1)[0] + "\n" + following
+        return
+    # the first entry's heading is the mapping's own comment, and the holder's slot of ``key`` holds it too
+    holder = mapping.ca.items.setdefault(key, [None, None, None, None])
+    items.ca.comment = None
+    holder[3] = None
+    if items and following.strip():
+        token = CommentToken(following.lstrip(" "), CommentMark(2), None)  # its column indents the first line
+        items.ca.comment = [None, [token]]
+        holder[3] = [token]
+    elif not items:
+        items.fa.set_flow_style()  # `key: {}`, what followed the removed entry after it
+        if following.strip():
+            holder[2] = CommentToken("\n" + following, CommentMark(0), None)
+
+
+def add_to_mapping(mapping: Any, key: str, item: str, value: Any) -> None:
+    """Set ``mapping[key][item] = value`` in a round-trip document (``mapping[key]`` is made if missing). A new
+    item goes last, and the comment lines that followed the previous last item (a heading of what comes after
+    the mapping) move below it, where they stood."""
+    from ruamel.yaml.comments import CommentedMap
+
+    items = mapping.get(key)
+    if not isinstance(items, CommentedMap):
+        items = mapping[key] = CommentedMap()
+    if item in items or not items:
+        items[item] = value
+        return
+    last = list(items)[-1]
+    trailing = _last_comment(items, last)
+    following = trailing.value.split("\n", 1)[1] if trailing is not None and "\n" in trailing.value else ""
+    if following:
+        trailing.value = trailing.value.split("\n", 1)[0] + "\n"
+    items[item] = value
+    if following:
+        moved = _last_comment(items, item, create=True)
+        moved.value = (moved.value.split("\n", 1)[0] or "") + "\n" + following
+
+
+def _last_comment(mapping: Any, key: Any, create: bool = False) -> Any:
+    """The comment token after the last line of ``mapping[key]`` (the deepest last item of a block collection)."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+    from ruamel.yaml.error import CommentMark
+    from ruamel.yaml.tokens import CommentToken
+
+    node, slot_key, position = mapping, key, 2
+    while True:
+        value = node[slot_key]
+        if isinstance(value, CommentedMap | CommentedSeq) and value and not value.fa.flow_style():
+            node, slot_key = value, (list(value)[-1] if isinstance(value, CommentedMap) else len(value) - 1)
+            position = 2 if isinstance(value, CommentedMap) else 0
+            continue
+        break
+    slot = node.ca.items.get(slot_key)
+    if slot is None or slot[position] is None:
+        if not create:
+            return None
+        slot = node.ca.items.setdefault(slot_key, [None, None, None, None])
+        slot[position] = CommentToken("", CommentMark(0), None)
+    return slot[position]
+
+
+def _flow_style_for_empty(node: Any) -> None:
+    """Empty sequences and mappings in flow style (``[]``, ``{}``): in block style ruamel writes an empty one
+    that carries a comment where YAML cannot read it."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    if isinstance(node, CommentedMap | CommentedSeq):
+        if not node:
+            node.fa.set_flow_style()
+        for child in node.values() if isinstance(node, CommentedMap) else node:
+            _flow_style_for_empty(child)
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    """An exclusive lock on ``<path>.lock`` for the read-modify-write of ``path`` (across processes)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock = open(path.with_name(path.name + ".lock"), "a")  # noqa: SIM115 - held for the whole block
+    except OSError as exc:
+        raise ConfigError(
+            f"{path}: cannot write the configuration ({exc.strerror}); check the folder's permissions") from None
+    with lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)

@@ -1,0 +1,127 @@
+"""YAML documents validated into pydantic models, with errors that name the file, the line and the key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+__all__ = ["describe_validation_error", "load_untrusted_yaml", "round_trip_node", "validate_yaml",
+           "yaml_line_of"]
+
+M = TypeVar("M", bound=BaseModel)
+_Loader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _AliasesRefused(yaml.YAMLError):
+    """An untrusted document uses YAML anchors and aliases (``&a`` / ``*a``), which could expand it without bound."""
+
+    def __init__(self, line: int) -> None:
+        super().__init__(f"line {line}: YAML aliases (*name) are not allowed here")
+        self.line = line
+
+
+def load_untrusted_yaml(text: str) -> Any:
+    """``yaml.safe_load`` for a document from someone else (a plugin's manifest, an index entry): aliases are
+    refused, so a "billion laughs" document cannot expand into gigabytes."""
+    if "*" in text:
+        for event in yaml.parse(text, Loader=_Loader):
+            if isinstance(event, yaml.AliasEvent):
+                raise _AliasesRefused(event.start_mark.line + 1 if event.start_mark else 0)
+    return yaml.load(text, Loader=_Loader)
+
+
+def validate_yaml(text: str, source: Path | str, model: type[M], error: type[Exception], what: str,
+                  *, trusted: bool = True) -> M:
+    """Parse ``text`` and validate it as ``model``; any problem raises ``error`` naming file and line.
+
+    ``what`` names the document in the message for a non-mapping ("a manifest", "the top level");
+    ``trusted=False`` refuses YAML aliases (see :func:`load_untrusted_yaml`).
+    """
+    try:
+        data = yaml.load(text, Loader=_Loader) if trusted else load_untrusted_yaml(text)
+    except _AliasesRefused as exc:
+        raise error(f"{source}:{exc.line}: YAML aliases (*name) are not allowed in {what}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark else ""
+        raise error(f"{source}{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise error(f"{source}:1: {what} must be a mapping of keys, not {type(data).__name__}")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise error(describe_validation_error(Path(source), text, exc)) from None
+
+
+def describe_validation_error(path: Path, text: str, exc: ValidationError) -> str:
+    """One message naming the file, the line and the key of every problem."""
+    problems = []
+    for error in exc.errors():
+        loc = [part for part in error["loc"] if not str(part).startswith(("function-", "union["))]
+        line = yaml_line_of(text, loc)
+        where = f"{path}:{line}" if line else str(path)
+        key = ".".join(str(part) for part in loc) or "(top level)"
+        problems.append(f"{where}: {key}: {error['msg']}")
+    return "; ".join(problems)
+
+
+def yaml_line_of(text: str, loc: list[Any]) -> int | None:
+    """The 1-based line of the node at ``loc`` in a YAML document (the closest existing parent)."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return None
+    line = node.start_mark.line + 1 if node else None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            match = next((v for k, v in node.value if k.value == str(part)), None)
+            key_node = next((k for k, _ in node.value if k.value == str(part)), None)
+            if match is None or key_node is None:
+                break
+            line, node = key_node.start_mark.line + 1, match
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line
+
+
+def round_trip_node(value: Any, *, flow_mappings: bool = False) -> Any:
+    """``value`` as a ruamel round-trip node that reads back as ``value`` with PyYAML too.
+
+    ruamel writes YAML 1.2, where ``on``, ``no`` or ``0o7`` are text, but Hermes reads its files with PyYAML
+    (YAML 1.1), where they are not: such text is quoted. Lists of scalars (and, with ``flow_mappings``,
+    mappings of scalars) are written on one line (``[a, b]``); text of several lines as a ``|`` block.
+    """
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+    from ruamel.yaml.scalarstring import LiteralScalarString, SingleQuotedScalarString
+
+    def scalar(item: Any) -> bool:
+        return not isinstance(item, dict | list)
+
+    if isinstance(value, dict):
+        mapping = CommentedMap((round_trip_node(key), round_trip_node(item, flow_mappings=flow_mappings))
+                               for key, item in value.items())
+        if not value or (flow_mappings and all(map(scalar, value.values()))):
+            mapping.fa.set_flow_style()
+        return mapping
+    if isinstance(value, list):
+        sequence = CommentedSeq(round_trip_node(item, flow_mappings=flow_mappings) for item in value)
+        if all(map(scalar, value)):
+            sequence.fa.set_flow_style()
+        return sequence
+    if isinstance(value, str):
+        if "\n" in value:
+            return LiteralScalarString(value)
+        try:
+            same = yaml.load(value, Loader=_Loader) == value
+        except yaml.YAMLError:
+            same = False
+        return value if same else SingleQuotedScalarString(value)
+    return value

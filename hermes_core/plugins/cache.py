@@ -1,0 +1,130 @@
+"""The discovery cache in a home's ``cache/`` folder: candidates with validated manifests, as plain data.
+
+A hit reads JSON and builds :class:`PluginCandidate` records holding that plain data: no YAML parser,
+no pydantic model and no ``importlib.metadata`` scan (a miss does all three).
+
+The cache is valid while the interpreter, ``sys.path``, the folders on it, the ``entry_points.txt`` files
+and every manifest and plugin folder it saw keep their paths and modification times: installing,
+removing or editing a plugin changes one of those, so it is seen at once. A cache file that cannot be
+read, or holds anything but what this module wrote, is ignored and rewritten.
+
+A cache file is named by a CRC-32 of its key (the interpreter, ``sys.path``, the folders, the entry-point source)
+and holds the key itself: a hit compares the key whole, so two keys sharing a checksum only take turns at one
+file. (A CRC needs ``zlib``, which loads in a fraction of the time ``hashlib`` takes: OpenSSL's library.)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import sys
+import zlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .._version import __version__
+from ..config.cachefile import write_json
+from .discovery import PluginCandidate, Source, discover
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
+__all__ = ["DiscoveryCache"]
+
+log = logging.getLogger(__name__)
+
+FORMAT = 7
+
+
+class DiscoveryCache:
+    """Discovery results of one home, keyed by the interpreter, ``sys.path``, the plugin folders and the
+    entry-point source."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def candidates(self, folders: Sequence[tuple[Path, Source]], entry_points: Callable[[], Sequence[EntryPoint]],
+                   source_key: Any = "installed") -> list[PluginCandidate]:
+        """Like :func:`~hermes_core.plugins.discovery.discover`, from the cache when nothing it depends on changed.
+
+        ``source_key`` identifies the entry-point source (``"installed"``, or the injected entry points).
+        """
+        roots = [str(root) for root, _ in folders]
+        key = json.dumps([FORMAT, __version__, sys.executable, sys.path, roots, source_key], default=str)
+        path = self.folder / f"discovery-{zlib.crc32(key.encode()):08x}.json"
+        cached = _load(path, key)
+        if cached is not None:
+            return cached
+        eps = entry_points()
+        candidates = discover(folders, eps)
+        watched = _watched(candidates, roots, eps if source_key != "installed" else None)
+        _write(path, {"format": FORMAT, "key": key, "stamps": _stamps(watched), "watched": watched,
+                      "records": [_plain(candidate) for candidate in candidates]})
+        return candidates
+
+
+def _watched(candidates: list[PluginCandidate], roots: list[str], eps: Sequence[EntryPoint] | None) -> list[str]:
+    from importlib.metadata import distributions
+
+    files = [p for p in sys.path if p] + roots
+    dists = distributions() if eps is None else [ep.dist for ep in eps if ep.dist is not None]
+    files += [str(Path(dist._path) / "entry_points.txt")
+              for dist in dists if hasattr(dist, "_path") and dist.read_text("entry_points.txt")]
+    for candidate in candidates:
+        files += [p for p in (candidate.manifest_path, candidate.path) if p]
+        if candidate.path:
+            files.append(str(Path(candidate.path) / "__init__.py"))
+    return sorted(set(files))
+
+
+def _stamps(paths: list[str]) -> list[int | None]:
+    stamps: list[int | None] = []
+    for path in paths:
+        try:
+            stamps.append(os.stat(path).st_mtime_ns)
+        except OSError:
+            stamps.append(None)
+    return stamps
+
+
+def _plain(candidate: PluginCandidate) -> dict[str, Any]:
+    data = dataclasses.asdict(candidate)
+    data["warnings"] = list(candidate.warnings)
+    return data
+
+
+def _load(path: Path, key: str) -> list[PluginCandidate] | None:
+    """The cached candidates of ``key``, or None when the file is missing, stale, another key's, or not what
+    this module writes."""
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    try:
+        if stored["format"] != FORMAT or stored["key"] != key or not isinstance(stored["watched"], list) \
+                or stored["stamps"] != _stamps([str(p) for p in stored["watched"]]):
+            return None
+        return [_candidate(dict(data)) for data in stored["records"]]
+    except Exception as exc:  # any shape but ours: ignore it, the caller rewrites it
+        log.debug("discovery cache %s ignored: %s: %s", path, type(exc).__name__, exc)
+        return None
+
+
+def _candidate(data: dict[str, Any]) -> PluginCandidate:
+    data["warnings"] = tuple(data["warnings"])
+    candidate = PluginCandidate(**data)
+    manifest = candidate.manifest_data
+    plain_manifest = manifest is None or (isinstance(manifest, dict) and isinstance(manifest.get("tools"), list | None))
+    if not isinstance(candidate.id, str) or candidate.source not in ("pip", "user", "project") or not plain_manifest:
+        raise ValueError("not a plugin candidate")
+    return candidate
+
+
+def _write(path: Path, data: dict[str, Any]) -> None:
+    try:
+        write_json(path, data)
+    except OSError as exc:
+        log.debug("discovery cache not written: %s", exc)

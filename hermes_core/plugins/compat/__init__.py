@@ -1,0 +1,228 @@
+"""Compatibility shims: the Hermes Agent internals published plugins import most, served to plugin code only.
+
+Some plugins import Hermes Agent's own modules (``from agent.web_search_provider import WebSearchProvider``,
+``from tools.registry import registry``). When Hermes Agent itself is not installed, the loader's import
+hook answers those imports with shims that talk to the runtime loading or calling the plugin: it sits
+at the end of ``sys.meta_path`` (so a real module always wins) and answers only imports made by plugin
+code (a module under a loaded plugin's package). Everything else a plugin imports from Hermes Agent
+fails as usual; :func:`import_problem` turns that failure into a reason naming the import, file and line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import importlib
+import importlib.machinery
+import sys
+import threading
+import types
+import weakref
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+from ...calls.toolcontext import CURRENT
+
+if TYPE_CHECKING:
+    import importlib.abc
+
+    from ..context import PluginContext
+
+__all__ = ["HERMES_AGENT_INTERNALS", "SHIMS", "claim", "host", "import_problem", "install_shims", "loading"]
+
+#: Top-level modules of Hermes Agent itself; plugins that import them rely on internals, not the contract.
+HERMES_AGENT_INTERNALS = frozenset({"tools", "hermes_cli", "agent", "gateway", "run_agent", "model_tools",
+                                    "toolsets", "hermes_state", "cron", "hermes_constants", "acp_adapter"})
+#: Shimmed module -> the Hermes module whose ``__all__`` it serves (``None``: an empty package).
+SHIMS: dict[str, str | None] = {
+    "agent": None,
+    "agent.web_search_provider": "hermes_core.plugins.compat.agent_web_search_provider",
+    "tools": None,
+    "tools.registry": "hermes_core.plugins.compat.tools_registry",
+    "tools.interrupt": "hermes_core.plugins.compat.tools_interrupt",
+    "hermes_cli": None,
+    "hermes_cli.config": "hermes_core.plugins.compat.hermes_cli_config",
+    "hermes_constants": "hermes_core.plugins.compat.hermes_constants",
+}
+_TOPS = frozenset(name.split(".")[0] for name in SHIMS)
+
+#: The plugin context whose plugin is being imported or registered right now.
+LOADING: contextvars.ContextVar[PluginContext | None] = contextvars.ContextVar("hermes_plugin_loading",
+                                                                               default=None)
+_claims: dict[str, list[weakref.ref[PluginContext]]] = {}
+_claims_lock = threading.Lock()
+
+
+def claim(prefix: str, context: PluginContext) -> None:
+    """Code in module ``prefix`` (and its submodules) belongs to the plugin of ``context``."""
+    with _claims_lock:
+        refs = [ref for ref in _claims.get(prefix, []) if ref() is not None and ref() is not context]
+        _claims[prefix] = [*refs, weakref.ref(context)]
+
+
+@contextlib.contextmanager
+def loading(context: PluginContext) -> Iterator[None]:
+    """While the block runs, shims answer for the plugin of ``context`` (its import and ``register``)."""
+    token = LOADING.set(context)
+    try:
+        yield
+    finally:
+        LOADING.reset(token)
+
+
+def host() -> PluginContext:
+    """The plugin context a shim acts for: the plugin being loaded, else the one whose tool is running, else
+    the one whose code called the shim. Raises ``RuntimeError`` when none applies."""
+    context = LOADING.get()
+    if context is not None:
+        return context
+    tool = CURRENT.get()
+    if tool is not None and tool.plugin_id is not None:
+        for candidate in reversed(_live()):
+            if candidate.plugin_id == tool.plugin_id and candidate.home is tool.home:
+                return candidate
+    context = _caller_context()
+    if context is None:
+        raise RuntimeError("a Hermes Agent compatibility shim was used outside a plugin that Hermes loaded")
+    return context
+
+
+def _live() -> list[PluginContext]:
+    with _claims_lock:
+        return [context for refs in _claims.values() for ref in refs if (context := ref()) is not None]
+
+
+def _owner(module_name: str) -> PluginContext | None:
+    """The latest live context that claimed ``module_name``'s package."""
+    with _claims_lock:
+        for prefix, refs in _claims.items():
+            if module_name == prefix or module_name.startswith(prefix + "."):
+                for ref in reversed(refs):
+                    if (context := ref()) is not None:
+                        return context
+    return None
+
+
+_SKIPPED = ("importlib", "_frozen_importlib", "hermes_core.plugins.compat")
+
+
+def _caller_context() -> PluginContext | None:
+    """The plugin that owns the nearest frame outside the import machinery and these shims."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_globals.get("__name__") or ""
+        if not (name == _SKIPPED[0] or name.startswith(_SKIPPED)):
+            return _owner(name)
+        frame = frame.f_back  # type: ignore[assignment]
+    return None
+
+
+class _ShimLoader:
+    """The loader of a shim module (an ``importlib.abc.Loader`` by protocol: importing ``importlib.abc`` would
+    cost every command, since loading any plugin installs the shims)."""
+
+    def __init__(self, source: str | None) -> None:
+        self.source = source
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType | None:
+        return None
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        module.__doc__ = f"Hermes' compatibility shim of Hermes Agent's {module.__name__!r}."
+        if self.source is None:
+            return
+        implementation = importlib.import_module(self.source)
+        module.__file__ = implementation.__file__
+        for name in implementation.__all__:
+            setattr(module, name, getattr(implementation, name))
+        module.__all__ = list(implementation.__all__)  # type: ignore[attr-defined]
+
+
+class ShimFinder:
+    """Serves :data:`SHIMS` to plugin code when no real module of that name exists (it is the last finder; a
+    meta path finder by protocol, not derived from ``importlib.abc``)."""
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None = None,
+                  target: types.ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname.split(".")[0] not in _TOPS or fullname not in SHIMS or _caller_context() is None:
+            return None
+        package = SHIMS[fullname] is None
+        loader = cast("importlib.abc.Loader", _ShimLoader(SHIMS[fullname]))
+        spec = importlib.machinery.ModuleSpec(fullname, loader, is_package=package)
+        if package:
+            spec.submodule_search_locations = []
+        return spec
+
+
+_finder = ShimFinder()
+
+
+def install_shims() -> None:
+    """Put the shim finder at the end of ``sys.meta_path`` (once)."""
+    if _finder not in sys.meta_path:
+        sys.meta_path.append(_finder)
+
+
+# -- why a plugin's import failed -----------------------------------------------------------------
+
+
+def import_problem(exc: ImportError, prefix: str, root: str | None) -> str | None:
+    """The reason for a plugin whose code (module ``prefix``) imports a Hermes Agent internal that is not
+    shimmed: the full dotted import, and the file and line relative to ``root``; ``None`` for other imports."""
+    missing = exc.name or ""
+    if missing.split(".")[0] not in HERMES_AGENT_INTERNALS:
+        return None
+    filename, line = _plugin_frame(exc, prefix)
+    dotted = _dotted_import(filename, line, missing, exc) if filename and line else None
+    where = f" ({_relative(filename, root)}:{line})" if filename else ""
+    if isinstance(exc, ModuleNotFoundError):
+        dotted = dotted or missing
+        return (f"imports {dotted!r}{where}, a Hermes Agent internal module that is not part of the plugin "
+                "contract and has no compatibility shim; the plugin must use only what register(ctx) is given")
+    dotted = dotted or missing
+    provided = ", ".join(getattr(sys.modules.get(missing), "__all__", ()) or ()) or "nothing"
+    return (f"imports {dotted!r}{where}, which Hermes' compatibility shim of Hermes Agent's {missing!r} does not "
+            f"provide (it has {provided}); the plugin must use only what register(ctx) is given")
+
+
+def _plugin_frame(exc: BaseException, prefix: str) -> tuple[str | None, int | None]:
+    """File and line of the deepest traceback frame that is the plugin's own code."""
+    found: tuple[str | None, int | None] = (None, None)
+    tb = exc.__traceback__
+    while tb is not None:
+        name = tb.tb_frame.f_globals.get("__name__") or ""
+        if name == prefix or name.startswith(prefix + "."):
+            found = (tb.tb_frame.f_code.co_filename, tb.tb_lineno)
+        tb = tb.tb_next
+    return found
+
+
+def _dotted_import(filename: str, line: int, missing: str, exc: ImportError) -> str | None:
+    """The dotted name the import statement at ``filename:line`` asked for, e.g. ``gateway.platforms.base``."""
+    import ast
+
+    try:
+        tree = ast.parse(Path(filename).read_bytes(), filename)
+    except (OSError, SyntaxError, ValueError):
+        return None
+    top = missing.split(".")[0]
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Import | ast.ImportFrom) or not node.lineno <= line <= (node.end_lineno or line):
+            continue
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names if alias.name.split(".")[0] == top]
+            return max(names, key=len) if names else None
+        if node.level == 0 and node.module and node.module.split(".")[0] == top:
+            if isinstance(exc, ModuleNotFoundError) and exc.name != node.module:
+                return node.module
+            absent = [alias.name for alias in node.names if f"'{alias.name}'" in str(exc)]
+            return f"{node.module}.{absent[0]}" if absent else node.module
+    return None
+
+
+def _relative(filename: str, root: str | None) -> str:
+    if root:
+        with contextlib.suppress(ValueError):
+            return str(Path(filename).relative_to(root))
+    return filename

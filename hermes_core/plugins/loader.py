@@ -1,0 +1,334 @@
+"""Load a selected plugin: declared tools behind lazy handlers, otherwise import it and call ``register(ctx)``.
+
+The loader sees a candidate, the contributions it writes into (through the plugin's context) and
+nothing else of the runtime; what happened is returned as a :class:`LoadResult`, never raised.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+import time
+import types
+import weakref
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+
+from .._version import __version__
+from ..calls.deadline import DeadlineExceeded, call_with_deadline
+from ..calls.exitguard import refusing_exit
+from ..calls.hooks import KNOWN_HOOKS
+from ..calls.references import LazyReference, ReferenceImportError
+from ..calls.registry import UNLIMITED, Requirements, ToolEntry, tool_entry
+from ..calls.toolsets import Toolset
+from ..errors import HermesError
+from .compat import HERMES_AGENT_INTERNALS, claim, import_problem, install_shims, loading
+from .discovery import PluginCandidate, core_satisfies
+
+if TYPE_CHECKING:
+    import importlib.machinery
+
+    from .context import PluginContext
+    from .contributions import Contributions
+
+__all__ = ["HERMES_AGENT_INTERNALS", "NAMESPACE", "LoadResult", "declared_entry", "importable_package",
+           "load_plugin", "mount_directory_plugin", "reference_problems"]
+
+#: The ``@tool`` module: looked up in ``sys.modules``, never imported here (it costs pydantic).
+_TOOL_MODULE = f"{__package__}.tool"
+
+NAMESPACE = "hermes_plugins"
+
+
+class LoadResult(NamedTuple):
+    """What loading one plugin did."""
+
+    #: ``loaded`` (register ran), ``declared`` (manifest only, not imported) or ``error``.
+    state: Literal["loaded", "declared", "error"]
+    reason: str = ""
+    #: The package its code imports as (directory plugins: ``hermes_plugins.<slug>``).
+    module: str = ""
+    tools: tuple[str, ...] = ()
+    hooks: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    imported: bool = False
+    import_ms: float | None = None
+    register_ms: float | None = None
+
+
+class _DirectoryPluginFinder:
+    """Maps ``hermes_plugins.<slug>`` to a plugin folder, so its relative imports work (a meta path finder;
+    not derived from ``importlib.abc``, whose import costs every command a few milliseconds)."""
+
+    def __init__(self) -> None:
+        #: module name -> (folder, the owner that mounted it: a runtime's contributions)
+        self.mounts: dict[str, tuple[Path, weakref.ref[object]]] = {}
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None = None,
+                  target: types.ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        mount = self.mounts.get(fullname)
+        if mount is None:
+            return None
+        return importlib.util.spec_from_file_location(fullname, mount[0] / "__init__.py",
+                                                      submodule_search_locations=[str(mount[0])])
+
+
+_finder = _DirectoryPluginFinder()
+
+
+def mount_directory_plugin(candidate: PluginCandidate, owner: object) -> str:
+    """Make a directory plugin importable from its folder; returns the package name it imports as.
+
+    That is ``hermes_plugins.<slug>``, unless another live runtime mounted a different folder under that
+    name: then the folder gets a name of its own, so neither runtime runs the other's code.
+    """
+    if NAMESPACE not in sys.modules:
+        namespace = types.ModuleType(NAMESPACE, "Runtime namespace of directory plugins (owned by the loader).")
+        namespace.__path__ = []
+        sys.modules[NAMESPACE] = namespace
+    if _finder not in sys.meta_path:
+        sys.meta_path.insert(0, _finder)
+    folder = Path(candidate.path or "")
+    name = candidate.module
+    mounted = _finder.mounts.get(name)
+    if mounted is not None and mounted[0] != folder:
+        other = mounted[1]()
+        if other is not None and other is not owner:
+            import hashlib  # off the start-up path: only a clash of two runtimes' folders needs it
+
+            name = f"{name}_{hashlib.sha256(str(folder).encode()).hexdigest()[:10]}"
+            mounted = _finder.mounts.get(name)
+    if mounted is None or mounted[0] != folder:
+        for stale in [n for n in sys.modules if n == name or n.startswith(name + ".")]:
+            del sys.modules[stale]
+    _finder.mounts[name] = (folder, weakref.ref(owner))
+    return name
+
+
+class _LoadError(Exception):
+    pass
+
+
+def load_plugin(candidate: PluginCandidate, contributions: Contributions, context: PluginContext,
+                timeout: float | None = None) -> LoadResult:
+    """Bring one selected plugin into ``contributions`` through ``context``; failures are returned, not raised.
+
+    ``timeout`` bounds the plugin's import and ``register()`` (``None`` or 0: no bound).
+    """
+    if candidate.error:
+        return LoadResult("error", candidate.error, candidate.module)
+    manifest = candidate.manifest_data  # plain data: loading a declared plugin builds no pydantic model
+    # a foreign (Hermes Agent) manifest's requires_hermes names a Hermes Agent version: shown, not checked
+    required = manifest.get("requires_hermes") if manifest is not None and not candidate.foreign_manifest else None
+    if required and not (candidate.requires_hermes_met if candidate.requires_hermes_met is not None
+                         else core_satisfies(required)):
+        return LoadResult("error", f"requires hermes-tools {required}, but this is {__version__}", candidate.module)
+    module = candidate.module if candidate.source == "pip" else mount_directory_plugin(candidate, contributions)
+    install_shims()
+    claim(_code_prefix(candidate, module), context)
+    timings: dict[str, float] = {}
+    try:
+        if manifest is not None and manifest["tools"] is not None:
+            _register_declared(contributions, context, candidate, manifest, module)
+        if manifest is not None:
+            _register_backends(context, candidate, manifest, module)
+        # not all declared (PluginManifest.declarative), or the package has a register() to run
+        if manifest is None or manifest["tools"] is None or manifest["provides_hooks"] or candidate.defines_register:
+            with loading(context):
+                _import_and_register(contributions, context, candidate, module, timings, timeout)
+            state: Literal["loaded", "declared"] = "loaded"
+        else:
+            state = "declared"
+    except _LoadError as exc:
+        context.rollback()
+        return LoadResult("error", str(exc), module, imported="import_ms" in timings,
+                          import_ms=timings.get("import_ms"), register_ms=timings.get("register_ms"))
+    registry = contributions.registry
+    tools = tuple(name for name in dict.fromkeys(context.registered_tools)
+                  if (entry := registry.get(name)) is not None and entry.plugin == candidate.id)
+    hooks = tuple(contributions.hooks.hooks_of(candidate.id))
+    warnings = tuple([*(f"hook {hook!r} is not a Hermes hook; kept, but nothing calls it unless the agent loop does"
+                        for hook in hooks if hook not in KNOWN_HOOKS), *context.warnings])
+    return LoadResult(state, "", module, tools, hooks, warnings, imported="import_ms" in timings,
+                      import_ms=timings.get("import_ms"), register_ms=timings.get("register_ms"))
+
+
+def _register_declared(contributions: Contributions, context: PluginContext, candidate: PluginCandidate,
+                       manifest: dict[str, Any], module: str) -> None:
+    for tool in manifest["tools"] or ():
+        context.add_entry(declared_entry(tool, candidate, module))
+    source = f"plugin:{candidate.id}"
+    for toolset in manifest["toolsets"]:
+        contributions.toolsets.define(Toolset(toolset["name"], toolset["description"], tuple(toolset["tools"]),
+                                              tuple(toolset["includes"]), source=source))
+    context.on_rollback(lambda: contributions.toolsets.remove_source(source))
+
+
+def _register_backends(context: PluginContext, candidate: PluginCandidate, manifest: dict[str, Any],
+                       module: str) -> None:
+    """The manifest's execution backends (the plain manifest's ``backends``), behind lazy factories (imported
+    when a task first uses one)."""
+    for backend in manifest["backends"]:
+        try:
+            context.register_execution_backend(
+                backend["name"], LazyReference(backend["factory"], module, candidate.id),
+                description=backend["description"],
+                check_fn=LazyReference(backend["check_fn"], module, candidate.id) if backend["check_fn"] else None)
+        except ValueError as exc:
+            raise _LoadError(str(exc)) from None
+
+
+def declared_entry(tool: dict[str, Any], candidate: PluginCandidate, package: str) -> ToolEntry:
+    """A registry entry for a manifest-declared tool (an item of the plain manifest's ``tools``); its handler
+    is imported (from ``package``) on first call."""
+    check = tool["check"]
+    limit = tool["max_result_size_chars"]  # the plain manifest holds the result limit
+    origin = candidate.path if candidate.source == "pip" else None
+    return tool_entry(
+        tool["name"], tool["toolset"], LazyReference(tool["handler"], package, candidate.id, origin, adapt=_handler),
+        description=tool["description"], parameters=tool["parameters"],
+        check_fn=LazyReference(tool["check_fn"], package, candidate.id, origin) if tool["check_fn"] else None,
+        requirements=Requirements(tuple(check["env"]), tuple(check["bins"]), tuple(check["modules"]))
+        if check else None,
+        is_async=tool["is_async"], emoji=tool["emoji"],
+        max_result_size_chars=UNLIMITED if limit == "unlimited" else limit,
+        plugin=candidate.id, parallel_safe=tool["parallel_safe"], path_args=tool["path_args"],
+        annotations=tool["annotations"],
+    )
+
+
+def _handler(target: Any) -> Any:
+    """What a declared ``handler`` calls: a ``@tool`` function's adapter (``tool.tool_handler``), anything
+    else as it is — without importing ``authoring`` when nothing has (then nothing was decorated)."""
+    authoring = sys.modules.get(_TOOL_MODULE)
+    return authoring.tool_handler(target) if authoring is not None else target
+
+
+def _code_prefix(candidate: PluginCandidate, module: str) -> str:
+    """The module name under which all of a plugin's code lives: a pip plugin's top-level package, or the
+    name a directory plugin is mounted as."""
+    return module.split(".")[0] if candidate.source == "pip" else module
+
+
+def _code_root(candidate: PluginCandidate) -> str | None:
+    """The folder file names in a plugin's messages are relative to (its package's parent folder)."""
+    return str(Path(candidate.path).parent) if candidate.path else None
+
+
+def _import_and_register(contributions: Contributions, context: PluginContext, candidate: PluginCandidate,
+                         module_name: str, timings: dict[str, float], timeout: float | None) -> None:
+    """Import the plugin and call its ``register(ctx)`` on a worker thread, within ``timeout`` seconds.
+
+    Whatever the plugin raises there — ``KeyboardInterrupt`` and ``SystemExit`` included, and an
+    ``os._exit`` call, which is turned into an exception on that thread — is a load error; only a real
+    Ctrl-C of the user, which reaches the waiting thread, aborts. A plugin that does not finish in time is
+    left running, abandoned: its context is closed, so nothing it registers later takes effect.
+    """
+    failure: list[str] = []
+
+    def body() -> None:
+        try:
+            with refusing_exit():
+                _run_plugin_code(contributions, context, candidate, module_name, timings)
+        except _LoadError as exc:
+            failure.append(str(exc))
+
+    try:
+        call_with_deadline(body, timeout or None)
+    except DeadlineExceeded:
+        context.close()
+        raise _LoadError(f"import and register() did not finish within {timeout:g} s (plugins.load_timeout); "
+                         "the plugin is skipped") from None
+    if failure:
+        raise _LoadError(failure[0])
+
+
+def _run_plugin_code(contributions: Contributions, context: PluginContext, candidate: PluginCandidate,
+                     module_name: str, timings: dict[str, float]) -> None:
+    prefix, root = _code_prefix(candidate, module_name), _code_root(candidate)
+    started = time.perf_counter()
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise _LoadError(import_problem(exc, prefix, root) or _import_message(module_name, exc)) from None
+    except BaseException as exc:  # a plugin's import may raise anything, SystemExit included
+        where = f" ({exc.filename}:{exc.lineno})" if isinstance(exc, SyntaxError) else ""
+        raise _LoadError(f"import of {module_name!r} failed: {type(exc).__name__}: {exc}{where}") from None
+    finally:
+        timings["import_ms"] = (time.perf_counter() - started) * 1000
+    misplaced = misplaced_module(module, candidate)
+    if misplaced:
+        raise _LoadError(misplaced)
+    register = getattr(module, candidate.attr or "register", None)
+    if not callable(register):
+        raise _LoadError(f"module {module_name!r} has no callable `{candidate.attr or 'register'}`; a plugin "
+                         "module defines register(ctx)")
+    try:
+        undo = contributions.hooks.add_module(candidate.id, module)
+    except HermesError as exc:
+        raise _LoadError(str(exc)) from None
+    if undo is not None:
+        context.on_rollback(undo)
+    started = time.perf_counter()
+    try:
+        register(context)
+    except ImportError as exc:
+        problem = import_problem(exc, prefix, root)
+        if problem is None and not isinstance(exc, ModuleNotFoundError):
+            problem = f"register() raised ImportError: {exc}"
+        raise _LoadError(problem or _import_message(module_name, exc)) from None
+    except BaseException as exc:  # on this thread, even KeyboardInterrupt is the plugin's own doing
+        raise _LoadError(f"register() raised {type(exc).__name__}: {exc}") from None
+    finally:
+        timings["register_ms"] = (time.perf_counter() - started) * 1000
+
+
+def misplaced_module(module: types.ModuleType, candidate: PluginCandidate) -> str | None:
+    """Why ``module`` is not the plugin's own code: a pip plugin's package must come from its distribution's
+    folder, not from a folder of the same name that stands earlier on ``sys.path`` (the working directory)."""
+    if candidate.source != "pip" or not candidate.path:
+        return None
+    origin = getattr(module, "__file__", None)
+    expected = Path(candidate.path).resolve()
+    if origin and not Path(origin).resolve().is_relative_to(expected):
+        return (f"module {candidate.module!r} was imported from {Path(origin).parent}, not from the folder its "
+                f"distribution installed ({expected}): a folder of that name earlier on sys.path shadows the "
+                "plugin, and its code is not run")
+    return None
+
+
+def importable_package(candidate: PluginCandidate) -> str:
+    """Make the candidate's package importable outside a runtime (``validate --imports``, ``compile``) and
+    return its name: a pip plugin's package from its folder's parent (a project that is not installed imports
+    from its project), a directory plugin as ``hermes_plugins.<slug>``."""
+    if candidate.source != "pip":
+        return mount_directory_plugin(candidate, candidate)
+    root = str(Path(candidate.path or ".").parent)
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    return candidate.module
+
+
+def reference_problems(candidate: PluginCandidate) -> list[str]:
+    """Import every ``handler`` and ``check_fn`` the manifest declares (this runs plugin code) and say which
+    do not resolve to a callable."""
+    package = importable_package(candidate)
+    problems = []
+    for tool in (candidate.manifest.tools if candidate.manifest else None) or []:
+        for reference in filter(None, (tool.handler, tool.check_fn)):
+            try:
+                target = LazyReference(reference, package, candidate.id).resolve()
+            except ReferenceImportError as exc:
+                problems.append(f"tool {tool.name}: {exc}")
+                continue
+            if not callable(target):
+                problems.append(f"tool {tool.name}: {reference!r} is not callable")
+    return problems
+
+
+def _import_message(module: str, exc: ImportError) -> str:
+    if isinstance(exc, ModuleNotFoundError):
+        return f"import of {module!r} failed: module {exc.name or ''!r} is not installed"
+    return f"import of {module!r} failed: ImportError: {exc}"
