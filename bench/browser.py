@@ -121,7 +121,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from hermes_core import Runtime
-    from hermes_core.discovery import candidate_from_module
+    from hermes_core.plugins.discovery import candidate_from_module
 
     url = serve()
     with tempfile.TemporaryDirectory() as folder:

@@ -1,6 +1,7 @@
-"""The address policy: which IP addresses a model-chosen URL may reach, shared by every pack that fetches.
+"""The address policy: which IP addresses a model-chosen URL may reach, shared by every pack that fetches
+(plugins import it from ``hermes_core.plugin``).
 
-Standard library only (``ipaddress`` and ``socket``), so any pack can use it without a client library.
+Standard library only (``ipaddress`` and ``socket``), and nothing of the core: any part, and any pack, can use it.
 An address is judged by ``ipaddress``'s properties and by the IPv4 address embedded in it by a
 transition form (IPv4-mapped, IPv4-compatible, IPv4-translated, 6to4, Teredo, NAT64), since a packet
 to ``2002:7f00:1::`` or ``64:ff9b::a9fe:a9fe`` can end up at the IPv4 address inside it.
@@ -17,7 +18,7 @@ import socket
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["ALWAYS_REFUSED", "AddressRefusal", "address_kind", "refusal", "resolve"]
+__all__ = ["ALWAYS_REFUSED", "AddressRefusal", "address_kind", "address_refusal", "resolve_addresses"]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -60,12 +61,12 @@ class AddressRefusal:
         return f"{self.address} is not a public address ({self.kind}{via})"
 
 
-def resolve(host: str, port: int) -> list[str]:
+def resolve_addresses(host: str, port: int) -> list[str]:
     """Every address ``host`` resolves to (what a connection attempt could end up using)."""
     return [str(info[4][0]) for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)]
 
 
-def refusal(address: str, *, allow_private: bool = False) -> AddressRefusal | None:
+def address_refusal(address: str, *, allow_private: bool = False) -> AddressRefusal | None:
     """Why ``address`` may not be reached under the policy, or None when it may.
 
     Raises ``ValueError`` for text that is not an IP address."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hermes_core.addresses import address_kind, refusal
+from hermes_core.plugin import address_kind, address_refusal
 
 
 @pytest.mark.parametrize(
@@ -25,7 +25,7 @@ from hermes_core.addresses import address_kind, refusal
     ],
 )
 def test_embedded_ipv4_addresses_decide(address: str, kind: str, via: str) -> None:
-    found = refusal(address)
+    found = address_refusal(address)
     assert found is not None
     assert (found.kind, found.via) == (kind, via)
 
@@ -51,19 +51,19 @@ def test_address_kinds(address: str, kind: str | None) -> None:
 @pytest.mark.parametrize("address", ["127.0.0.1", "::1", "10.0.0.1", "fc00::1", "fec0::1", "2002:7f00:1::",
                                      "100.64.0.1", "0.0.0.0"])
 def test_allow_private_opens_local_and_private_addresses(address: str) -> None:
-    assert refusal(address) is not None
-    assert refusal(address, allow_private=True) is None
+    assert address_refusal(address) is not None
+    assert address_refusal(address, allow_private=True) is None
 
 
 @pytest.mark.parametrize("address", ["169.254.169.254", "169.254.1.1", "fe80::1", "fd00:ec2::254",
                                      "::ffff:169.254.169.254", "2002:a9fe:a9fe::", "64:ff9b::a9fe:a9fe",
                                      "::a9fe:a9fe", "100.100.100.200"])
 def test_link_local_and_metadata_are_refused_even_with_allow_private(address: str) -> None:
-    found = refusal(address, allow_private=True)
+    found = address_refusal(address, allow_private=True)
     assert found is not None and found.always
     assert "not a public address" in str(found)
 
 
 def test_text_that_is_not_an_address_raises() -> None:
     with pytest.raises(ValueError, match="does not appear to be an IPv4 or IPv6 address"):
-        refusal("example.com")
+        address_refusal("example.com")

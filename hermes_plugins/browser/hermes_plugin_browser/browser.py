@@ -231,8 +231,9 @@ class BrowserService:
             # loopback unless told not to).
             proxy={"server": f"socks5://127.0.0.1:{self._proxy.port}", "bypass": "<-loopback>"},
             # WebRTC would reach addresses over UDP beside the proxy: it may use only what goes through the proxy.
-            args=["--force-webrtc-ip-handling-policy=disable_non_proxied_udp", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                  "--disable-domain-reliability", "--no-pings", "--disable-client-side-phishing-detection",
+            args=["--force-webrtc-ip-handling-policy=disable_non_proxied_udp", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--disable-domain-reliability", "--no-pings",
+                  "--disable-client-side-phishing-detection",
                   "--disable-features=MediaRouter,AutofillServerCommunication,OptimizationHints,Translate"])
         self.sandbox = plan.sandbox
         return self._browser

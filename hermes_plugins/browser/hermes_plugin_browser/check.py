@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 
-from hermes_core import tool_context
+from hermes_core.plugin import tool_context
 
 from .chromium import INSTALL_COMMAND, ChromiumNotFound, bwrap_problem, euid, find_chromium
 from .settings import parse_settings

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Final
 from urllib.parse import urlsplit
 
-from hermes_core.addresses import refusal
+from hermes_core.plugin import address_refusal
 
 __all__ = ["NAVIGABLE_SCHEMES", "PinningProxy", "check_navigation", "check_request"]
 
@@ -65,7 +65,7 @@ async def _resolve_and_judge(host: str, port: int, allow_private: bool) -> tuple
     if not addresses:
         return [], f"{host!r} resolves to no address"
     for address in addresses:
-        found = refusal(address, allow_private=allow_private)
+        found = address_refusal(address, allow_private=allow_private)
         if found:
             what = str(found) if _same_address(address, host) else f"{host} resolves to {found}"
             hint = "never reachable, whatever the configuration" if found.always else ALLOW_HINT

@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from hermes_core import tool_context
+from hermes_core.plugin import tool_context
 
 from .browser import STATE_KEY, BrowserError, BrowserService, Session
 from .chromium import ChromiumNotFound

@@ -13,7 +13,7 @@ from hermes_plugin_browser.chromium import INSTALL_COMMAND, ChromiumNotFound, bw
 from hermes_plugin_browser.settings import BrowserSettings
 
 from hermes_core import Runtime, set_approval_callback
-from hermes_core.discovery import candidate_from_module
+from hermes_core.plugins.discovery import candidate_from_module
 
 from .conftest import chromium_or_skip, scaled, write_config
 

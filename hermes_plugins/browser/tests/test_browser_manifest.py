@@ -63,7 +63,7 @@ def test_listing_the_tools_imports_neither_playwright_nor_the_handlers(tmp_path)
     code = """if True:
         import json, sys
         from hermes_core import Runtime
-        from hermes_core.discovery import candidate_from_module
+        from hermes_core.plugins.discovery import candidate_from_module
         runtime = Runtime(home=sys.argv[1], entry_points=())
         runtime.load_candidate(candidate_from_module("hermes_plugin_browser"))
         names = [d["function"]["name"] for d in runtime.get_tool_definitions(enabled_toolsets=["browser_tools"])]

@@ -82,7 +82,7 @@ def test_the_interpreters_exit_closes_the_browser_and_removes_its_files(pages, t
     code = """if True:
         import json, sys
         from hermes_core import Runtime
-        from hermes_core.discovery import candidate_from_module
+        from hermes_core.plugins.discovery import candidate_from_module
         runtime = Runtime(home=sys.argv[1], entry_points=())
         runtime.load_candidate(candidate_from_module("hermes_plugin_browser"))
         print(json.loads(runtime.handle_function_call("browser_navigate", {"url": sys.argv[2]}))["title"])

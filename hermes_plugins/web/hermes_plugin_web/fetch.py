@@ -9,9 +9,11 @@ from dataclasses import dataclass
 
 import httpx
 
+from hermes_core.plugin import address_refusal, resolve_addresses
+
 from .body import ACCEPT_ENCODING, BodyTooLarge, UnsupportedEncoding, read_limited
 from .deadline import FetchDeadline
-from .guard import Judge, Resolver, URLRefusedError, check_url, refusal, resolve
+from .guard import Judge, Resolver, URLRefusedError, check_url
 from .settings import WebSettings
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
@@ -46,7 +48,8 @@ def is_text(media_type: str) -> bool:
     )
 
 
-def fetch(url: str, settings: WebSettings, *, resolver: Resolver = resolve, judge: Judge = refusal) -> Page:
+def fetch(url: str, settings: WebSettings, *, resolver: Resolver = resolve_addresses,
+          judge: Judge = address_refusal) -> Page:
     """GET ``url``, following redirects by hand so that the guard checks every hop before connecting.
 
     ``settings.timeout`` bounds the whole fetch, however slowly the server answers.

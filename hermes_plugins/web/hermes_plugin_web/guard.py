@@ -6,14 +6,14 @@ from collections.abc import Callable, Iterable
 
 import httpx
 
-from hermes_core.addresses import AddressRefusal, refusal, resolve
+from hermes_core.plugin import AddressRefusal, address_refusal, resolve_addresses
 
-__all__ = ["ALLOWED_SCHEMES", "Judge", "Resolver", "URLRefusedError", "check_url", "refusal", "resolve"]
+__all__ = ["ALLOWED_SCHEMES", "Judge", "Resolver", "URLRefusedError", "check_url"]
 
 ALLOWED_SCHEMES = frozenset({"http", "https"})
 ALLOW_HINT = "set web.allow_private_networks: true in config.yaml to allow it"
 
-#: ``(host, port) -> IP addresses``; the default is :func:`hermes_core.addresses.resolve`. Tests inject their own.
+#: ``(host, port) -> IP addresses``; the default is ``hermes_core.plugin.resolve_addresses``. Tests inject theirs.
 Resolver = Callable[[str, int], Iterable[str]]
 #: ``(address, allow_private=...) -> why it may not be reached, or None``; the default is the core's policy.
 Judge = Callable[..., AddressRefusal | None]
@@ -23,7 +23,8 @@ class URLRefusedError(ValueError):
     """The URL may not be fetched; the message says why."""
 
 
-def check_url(url: str, *, allow_private: bool, resolver: Resolver = resolve, judge: Judge = refusal) -> list[str]:
+def check_url(url: str, *, allow_private: bool, resolver: Resolver = resolve_addresses,
+              judge: Judge = address_refusal) -> list[str]:
     """Refuse ``url`` unless it is http(s) and every address its host resolves to may be reached: public ones,
     and with ``allow_private`` also loopback and private ones, never link-local or cloud metadata.
     Raises :class:`URLRefusedError`.

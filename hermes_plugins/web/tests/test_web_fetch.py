@@ -12,14 +12,14 @@ import pytest
 from hermes_plugin_web.fetch import FetchError, fetch
 from hermes_plugin_web.settings import WebSettings
 
-from hermes_core.addresses import AddressRefusal, refusal
+from hermes_core.plugin import AddressRefusal, address_refusal
 
 DISALLOWED = WebSettings(allow_private_networks=False)
 
 
 def first_hop_public(address: str, *, allow_private: bool) -> AddressRefusal | None:
     """127.0.0.1 passes as public; every other address is judged as in production."""
-    return None if address == "127.0.0.1" else refusal(address, allow_private=allow_private)
+    return None if address == "127.0.0.1" else address_refusal(address, allow_private=allow_private)
 
 
 def test_allowed_first_hop_is_fetched(local_server) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from hermes_plugin_web.guard import URLRefusedError, check_url
 
-from hermes_core.addresses import address_kind
+from hermes_core.plugin import address_kind
 
 
 def resolves_to(*addresses: str):
