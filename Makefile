@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 DEMO_VENV ?= .demo-venv
 BENCH_VENV ?= .bench-venv
 HERMES_AGENT_VENV ?= .hermes-agent-venv
-PACKS := file terminal web code agent ssh browser
+PACKS := file terminal web code agent ssh skills browser
 
 .PHONY: install demo test lint bench bench-vs-hermes-agent docs dist clean
 
@@ -49,6 +49,8 @@ bench: install $(BENCH_VENV)/bin/python
 	$(BENCH_VENV)/bin/python bench/startup.py
 	$(BIN)/python bench/mcp.py
 	$(BIN)/python bench/agent_loop.py
+	$(BIN)/python bench/frameworks.py
+	$(BIN)/python bench/skills.py
 
 # The same benchmarks beside Hermes Agent 0.19 (installed in a venv of its own, only for the comparison).
 $(HERMES_AGENT_VENV)/bin/hermes:

@@ -29,6 +29,7 @@ __all__ = [
     "PolicyError",
     "ReferenceImportError",
     "ScaffoldError",
+    "SkillError",
     "ToolCallCancelled",
     "ToolError",
     "ToolsetCycleError",
@@ -161,6 +162,12 @@ class CompileError(HermesError):
 
 class ScaffoldError(HermesError, ValueError):
     """A project that cannot be rendered: an invalid answer, or a directory in the way."""
+
+
+# -- Skills ----------------------------------------------------------------------------------------------
+
+class SkillError(HermesError):
+    """A skill cannot be found, read, written or installed: a bad name or path, an invalid ``SKILL.md``."""
 
 
 # -- MCP -------------------------------------------------------------------------------------------------

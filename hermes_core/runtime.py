@@ -40,6 +40,8 @@ if TYPE_CHECKING:
     from .calls.toolcalls import ToolCallLike, ToolReply
     from .config.model import HermesConfig
     from .mcp.client import McpManager
+    from .skills.catalog import SkillCatalog
+    from .skills.sources import SkillSource
 
 __all__ = [
     "Runtime",
@@ -275,7 +277,8 @@ class Runtime(ToolApi):
                 _dispatch=self.handle_function_call, _available_tools=self.available_tools,
                 _backends=self.backends, _hooks=self._invoke_hook,
                 _web_search_providers=lambda: list(self.web_search_providers.values()),
-                _watch_sessions=self._watch_sessions))
+                _watch_sessions=self._watch_sessions,
+                _skills=self.skill_catalog))
         return context
 
     def _watch_sessions(self) -> None:
@@ -360,6 +363,21 @@ class Runtime(ToolApi):
         return session(self.hooks, platform, model, session_id)
 
     # -- commands and skills ---------------------------------------------------------------------
+
+    def skill_roots(self) -> list[tuple[Path, SkillSource]]:
+        """The skill folders this runtime reads, in precedence order: ``$HERMES_HOME/skills`` (``user``), and
+        ``./.hermes/skills`` (``project``) only when ``HERMES_ENABLE_PROJECT_PLUGINS`` is on."""
+        from .skills.roots import skill_roots
+
+        project = truthy(self.environ.get("HERMES_ENABLE_PROJECT_PLUGINS"))
+        return skill_roots(self.home.root, (self.cwd or Path.cwd()) if project else None)
+
+    def skill_catalog(self) -> SkillCatalog:
+        """Every skill of this runtime: its plugins', the user's and (only when opted in) the project's."""
+        from .skills.catalog import SkillCatalog
+
+        return SkillCatalog(list(self.skills.values()), self.skill_roots(),
+                            None if truthy(self.environ.get("HERMES_NO_CACHE")) else self.home.cache_dir)
 
     def run_command(self, name: str, raw_args: str = "") -> str | None:
         """Run a plugin's slash command ``/name``."""

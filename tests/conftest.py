@@ -41,6 +41,7 @@ def _load_support(name: str, path: Path) -> None:
 
 _load_support("hermes_mcp_test_support", FIXTURES / "mcp" / "support.py")
 _load_support("hermes_fake_provider", FIXTURES / "providers" / "fake_provider.py")
+_load_support("hermes_adapter_test_support", FIXTURES / "adapters" / "support.py")
 
 
 def pip(*args: str, python: str = sys.executable, **kwargs) -> subprocess.CompletedProcess[str]:

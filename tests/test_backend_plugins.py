@@ -88,8 +88,8 @@ def test_a_declared_backend_is_imported_only_when_a_task_uses_it(plugins, isolat
     manifest = ("name: lazyback\ntools: []\nbackends:\n"
                 "  - {name: lazy, description: imported late, factory: lazyback_pkg.impl:Lazy}\n")
     plugins.distribution("lazyback", "lazyback_pkg", manifest=manifest,
-                         files={"impl.py": "from hermes_core.backends import LocalBackend\n\n\nclass Lazy(LocalBackend):\n"
-                                           "    name = 'lazy'\n"})
+                         files={"impl.py": "from hermes_core.backends import LocalBackend\n\n\n"
+                                           "class Lazy(LocalBackend):\n    name = 'lazy'\n"})
     runtime = with_terminal(plugins.runtime())
     runtime.load_plugins()
     record = runtime.plugin("lazyback")

@@ -32,6 +32,8 @@ NOT_LISTINGS = {
     "hermes index fetch": "an action: writes index entry files",
     "hermes index build": "an action: writes index.json",
     "hermes index validate": "a check of the repository's index files, for its CI: problems on stderr, exit status",
+    "hermes skills install": "an action: one line per installed skill",
+    "hermes skills new": "an action: writes a skill's folder and says where",
 }
 
 

@@ -37,7 +37,8 @@ DOCS = ROOT / "docs"
 MKDOCS_YML = ROOT / "mkdocs.yml"
 #: Pages whose examples run somewhere else than in this process, and where.
 RUN_ELSEWHERE = {"getting-started.md": "test_getting_started_runs_as_written (in a fresh venv)",
-                 "agent-loops.md": "tests/test_agent_loop_examples.py (against a fake provider endpoint)"}
+                 "agent-loops.md": "tests/test_agent_loop_examples.py (against a fake provider endpoint)",
+                 "frameworks.md": "tests/test_frameworks_docs.py (each framework's offline model, in a venv)"}
 FENCE = re.compile(r"^```(?P<info>[^\n`]*)\n(?P<body>.*?)^```$", re.S | re.M)
 
 
@@ -320,9 +321,12 @@ JSON_COMMANDS = {
     "hermes toolsets show NAME --json": ["toolsets", "show", "demo-all", "--json"],
     "hermes plugins search --json": ["plugins", "search", "web", "--json", "--limit", "1"],
     "hermes mcp list --json": None,  # needs a live server: compared with ServerStatus instead
+    "hermes skills list --json": ["skills", "list", "--json"],
 }
 #: Listings whose shape another section gives.
-JSON_ELSEWHERE = {"hermes index show": "hermes plugins search --json"}
+JSON_ELSEWHERE = {"hermes index show": "hermes plugins search --json",
+                  "hermes skills show": "hermes skills list --json",
+                  "hermes skills validate": "hermes skills list --json"}
 
 DEMO_MANIFEST = """\
 name: demo
@@ -393,6 +397,9 @@ def test_json_examples_have_the_keys_the_commands_print(isolated_home: Path, mon
     (folder / "tools.py").write_text("def echo(args, **kwargs):\n    return args['text']\n")
     monkeypatch.setenv("HERMES_LOAD_PLUGINS", "demo")
     monkeypatch.setenv("DEMO_KEY", "set")  # `tools show` shows an available tool
+    skill = isolated_home / "skills" / "devops" / "deploy"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: deploy\ndescription: Deploy the service\n---\n# Deploy\n")
     part = (DOCS / "cli.md").read_text().split("\n## JSON output\n", 1)[1]
     in_tables = {key for cell in re.findall(r"^\| ([^|]*) \|", part, re.M) for key in re.findall(r"`([^`]+)`", cell)}
     problems = []

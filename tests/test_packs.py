@@ -12,6 +12,7 @@ PACK_TOOLS = {
     "web": {"web_extract", "web_search"},
     "code": {"execute_code"},
     "agent": {"todo", "memory", "session_search", "delegate_task", "clarify"},
+    "skills": {"skills_list", "skill_view", "skill_manage"},
 }
 
 
@@ -50,6 +51,7 @@ def everything(make_venv):
     ("file_tools", {"read_file", "write_file", "patch", "search_files"}),
     ("terminal_tools", {"terminal"}),
     ("web_tools", {"web_search", "web_extract"}),
+    ("skills_tools", {"skills_list", "skill_view", "skill_manage"}),
 ])
 def test_legacy_names_select_the_packs(everything, home, legacy, expected):
     assert tool_names(everything, home, "--toolsets", legacy) == expected

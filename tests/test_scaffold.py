@@ -281,8 +281,8 @@ def test_new_renders_with_its_options_and_says_what_next(tmp_path: Path) -> None
 
 
 def test_new_asks_for_what_was_not_given(tmp_path: Path) -> None:
-    # project slug, package, description, author, email, toolset, tool, license (2 = Apache-2.0), hook, version
-    answers = ["", "", "Forecasts for agents", "Ada", "ada@example.com", "", "forecast", "2", "", ""]
+    # project slug, package, description, author, email, toolset, tool, license (2 = Apache-2.0), hook, skill, version
+    answers = ["", "", "Forecasts for agents", "Ada", "ada@example.com", "", "forecast", "2", "", "", ""]
     result = CliRunner().invoke(new, ["weather", "-o", str(tmp_path)], input="\n".join(answers) + "\n")
 
     assert result.exit_code == 0, result.output

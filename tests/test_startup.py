@@ -103,7 +103,8 @@ def test_a_check_reading_settings_and_a_section_from_warm_caches_builds_no_model
     seen = tmp_path / "seen.json"
     plugins.folder("reader", manifest="name: reader\ntools:\n  - {name: r_tool, toolset: r, description: x, "
                                       "handler: .tools:run, check_fn: .tools:check}\n", init="", files={
-        "tools.py": "import json\nfrom hermes_core.plugin import tool_context\n\ndef run(args, **kw):\n    return 'ok'\n\n"
+        "tools.py": "import json\nfrom hermes_core.plugin import tool_context\n\n"
+                    "def run(args, **kw):\n    return 'ok'\n\n"
                     f"def check():\n    context = tool_context()\n    open({str(seen)!r}, 'w').write(json.dumps("
                     "[context.settings, context.section('web')]))\n    return True\n"})
     (isolated_home / "config.yaml").write_text(

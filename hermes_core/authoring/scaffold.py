@@ -19,7 +19,7 @@ __all__ = ["ScaffoldError", "naming_problems", "render", "requires_hermes", "tem
 
 def template_dir() -> Path:
     """The template: inside the installed package (``hermes_core/_template``), else next to it in a checkout."""
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parent.parent  # hermes_core: the template sits beside (or in) it
     for candidate in (package / "_template", package.parent / "cookiecutter-template"):
         if (candidate / "cookiecutter.json").is_file():
             return candidate
@@ -51,11 +51,12 @@ def requires_hermes() -> str:
 
 
 def render(name: str, output_dir: Path | str = ".", *, no_input: bool = False, toolset: str | None = None,
-           with_hook: bool = False, overwrite: bool = False, context: Mapping[str, Any] | None = None,
+           with_hook: bool = False, with_skill: bool = False, overwrite: bool = False,
+           context: Mapping[str, Any] | None = None,
            template: Path | None = None) -> Path:
     """Render the plugin project ``name`` into ``output_dir`` and return its directory.
 
-    ``toolset``, ``with_hook`` and ``context`` (any other template variable) answer questions up
+    ``toolset``, ``with_hook``, ``with_skill`` and ``context`` (any other template variable) answer questions up
     front; the others are asked, unless ``no_input`` takes their defaults. Every answer is checked,
     and an existing project directory refused unless ``overwrite``, before anything is written.
     """
@@ -69,6 +70,8 @@ def render(name: str, output_dir: Path | str = ".", *, no_input: bool = False, t
         given["toolset"] = toolset
     if with_hook:
         given["with_hook"] = True
+    if with_skill:
+        given["with_skill"] = True
     _check(given, template)  # a bad name fails before any question is asked
     try:
         user_config = get_user_config()

@@ -23,6 +23,7 @@ from .websearch import RegisteredWebSearchProvider
 if TYPE_CHECKING:
     from ..backends.base import ExecutionBackend, ExecutionBackends
     from ..config.model import HermesConfig
+    from ..skills.catalog import SkillCatalog
 
 __all__ = ["ToolContext", "tool_context"]
 
@@ -51,6 +52,7 @@ class ToolContext:
     _hooks: Callable[..., list[Any]] = field(repr=False)
     _web_search_providers: Callable[[], list[RegisteredWebSearchProvider]] = field(default=list, repr=False)
     _watch_sessions: Callable[[], None] = field(default=lambda: None, repr=False)
+    _skills: Callable[[], SkillCatalog] | None = field(default=None, repr=False)
     _state: dict[str, Any] = field(default_factory=dict, repr=False)
     _state_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -91,6 +93,12 @@ class ToolContext:
     def web_search_providers(self) -> list[RegisteredWebSearchProvider]:
         """The web search backends plugins registered in the runtime, in registration order."""
         return self._web_search_providers()
+
+    def skills(self) -> SkillCatalog:
+        """The runtime's skills: its plugins', the user's and (only when opted in) the project's."""
+        if self._skills is None:
+            raise RuntimeError("this tool context belongs to no runtime with skills")
+        return self._skills()
 
     @contextlib.contextmanager
     def activate(self) -> Iterator[ToolContext]:

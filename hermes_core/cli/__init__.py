@@ -23,6 +23,7 @@ _GROUPS = {
     "toolsets": ("hermes_core.cli.toolsets", "List toolsets and what they resolve to."),
     "mcp": ("hermes_core.cli.mcp", "Use MCP servers' tools; serve Hermes tools over MCP."),
     "index": ("hermes_core.cli.index", "Maintain the plugin index."),
+    "skills": ("hermes_core.cli.skills", "List, show, validate, create and install skills."),
 }
 
 

@@ -62,6 +62,10 @@ def describe_entry(entry: IndexEntry) -> list[str]:
         lines.append(f"  tools ({len(entry.tools)}):")
         width = max(len(tool.name) for tool in entry.tools)
         lines += [f"    {tool.name:<{width}}  {clip(tool.description, 100)}".rstrip() for tool in entry.tools]
+    if entry.skills:
+        lines.append(f"  skills ({len(entry.skills)}; hermes skills install {entry.id}):")
+        width = max(len(skill.name) for skill in entry.skills)
+        lines += [f"    {skill.name:<{width}}  {clip(skill.description, 100)}" for skill in entry.skills]
     if entry.requires_env:
         lines.append("  environment:")
         for env in entry.requires_env:

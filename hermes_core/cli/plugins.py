@@ -134,6 +134,7 @@ def info(plugin_id: str, as_json: bool) -> None:
     data["tool_availability"] = {name: {"available": a.available, "reason": a.reason or None}
                                  for name in record.tools for a in [rt.registry.check(name)]}
     data["backend_availability"] = backend_report(rt, record)
+    data["skill_descriptions"] = {name: rt.skills[name].description for name in data["skills"]}
     data["requires_env"] = [{"name": env.name, "set": bool(os.environ.get(env.name)), "secret": env.secret,
                              "description": env.description}
                             for env in (record.manifest.requires_env if record.manifest else [])]
@@ -157,8 +158,10 @@ def info(plugin_id: str, as_json: bool) -> None:
         click.echo(f"  tool {name}: {status}")
     for hook in record.hooks:
         click.echo(f"  hook {hook}")
-    for line in _contribution_lines(data):
+    for line in _contribution_lines({**data, "skills": []}):
         click.echo(f"  {line}")
+    for name, description in data["skill_descriptions"].items():
+        click.echo(f"  skill {name}{': ' + description if description else ''}")
     if manifest and manifest.requires_hermes:
         checked = "not checked: a Hermes Agent version" if record.candidate.foreign_manifest else "checked"
         click.echo(f"  requires_hermes: {manifest.requires_hermes} ({checked})")
@@ -448,6 +451,7 @@ def validate(target: str, imports: bool, as_json: bool) -> None:
 
         drift, late_warnings = manifest_drift(candidate, imports)
         errors += drift
+        errors += skill_problems(candidate)
         drifted = bool(drift or late_warnings)
     tools = len(manifest.tools or []) if manifest else 0
     toolsets = len(manifest.toolsets) if manifest else 0
@@ -466,6 +470,23 @@ def validate(target: str, imports: bool, as_json: bool) -> None:
                        f"{toolsets} toolset{'s' if toolsets != 1 else ''})")
     if errors:
         raise click.exceptions.Exit(1)
+
+
+def skill_problems(candidate: PluginCandidate) -> list[str]:
+    """What is wrong with the skills the manifest's ``skills:`` lists, each naming its file and line."""
+    from ..errors import SkillError
+    from ..skills.files import resolve_inside
+    from ..skills.validation import validate_skill
+
+    problems = []
+    for relative in (candidate.manifest_data or {}).get("skills") or ():
+        try:
+            folder = resolve_inside(Path(candidate.path or "."), relative)
+        except SkillError as exc:
+            problems.append(f"skill {relative!r}: {exc}")
+            continue
+        problems += [str(problem) for problem in validate_skill(folder).errors]
+    return problems
 
 
 def _validation_candidate(target: str) -> PluginCandidate:

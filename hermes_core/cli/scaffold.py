@@ -18,8 +18,10 @@ __all__ = ["new"]
               show_default=True, help="Where to create the project's directory.")
 @click.option("--toolset", metavar="T", help="Toolset of the example tool (default: the plugin's name).")
 @click.option("--with-hook", is_flag=True, help="Include a pre_tool_call hook example.")
+@click.option("--with-skill", is_flag=True, help="Ship a skill (SKILL.md) declared in plugin.yaml.")
 @click.option("--overwrite", is_flag=True, help="Render into the project's directory even if it exists.")
-def new(name: str, no_input: bool, output_dir: Path, toolset: str | None, with_hook: bool, overwrite: bool) -> None:
+def new(name: str, no_input: bool, output_dir: Path, toolset: str | None, with_hook: bool, with_skill: bool,
+        overwrite: bool) -> None:
     """Create the plugin project NAME: a pip-installable package with a tool, tests, CI and a README.
 
     NAME is the plugin's id, e.g. `weather`; the project is created in ./hermes-plugin-NAME.
@@ -28,7 +30,7 @@ def new(name: str, no_input: bool, output_dir: Path, toolset: str | None, with_h
 
     try:
         project = render(name, output_dir, no_input=no_input, toolset=toolset, with_hook=with_hook,
-                         overwrite=overwrite)
+                         with_skill=with_skill, overwrite=overwrite)
     except ScaffoldError as exc:
         raise UserError(str(exc)) from None
     shown = _relative(project)

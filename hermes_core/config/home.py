@@ -40,6 +40,11 @@ class HermesHome:
         return self.root / "plugins"
 
     @property
+    def skills_dir(self) -> Path:
+        """The user's own skills (``<name>/SKILL.md``, in category folders or not)."""
+        return self.root / "skills"
+
+    @property
     def cache_dir(self) -> Path:
         return self.root / "cache"
 

@@ -29,6 +29,7 @@ from .catalog import (
     PLUGIN_ID,
     TAG,
     IndexEntry,
+    IndexSkill,
     IndexTool,
     PluginIndexError,
     entry_json_schema,
@@ -273,6 +274,27 @@ def _manifest_of(wheel: WheelInfo, ep: EntryPoint) -> tuple[ManifestFacts, list[
     return facts, [*notes, *facts.notes]
 
 
+def _skills_of(wheel: WheelInfo, ep: EntryPoint) -> tuple[list[IndexSkill], list[str]]:
+    """The skills in the package of ``ep``: each folder holding a ``SKILL.md``, described by its front matter; one
+    that does not validate as an index skill is left out with a note."""
+    from ..skills.document import parse_front_matter
+
+    package = ep.module.split(".")[0]
+    skills, notes = [], []
+    for member in sorted(wheel.members):
+        if not member.endswith("/SKILL.md") or f"/{package}/" not in f"/{member}":
+            continue
+        folder = member.removesuffix("/SKILL.md")
+        try:
+            fields = parse_front_matter(wheel.read_text(member), member).fields
+            description = fields.get("description")
+            skills.append(IndexSkill(name=fields.get("name"), path=folder,
+                                     description=" ".join(description.split()) if isinstance(description, str) else ""))
+        except (WheelError, ValidationError) as exc:
+            notes.append(f"skill {folder} left out: {_collapse(str(exc))[:NOTE_LIMIT]}")
+    return skills, notes
+
+
 def entries_from_wheel(wheel: WheelInfo, *, first_party: bool = False) -> list[IndexEntry]:
     """One entry per Hermes entry point of ``wheel``, from its metadata and manifests; nothing is imported."""
     plugin_eps = wheel.plugin_entry_points()
@@ -285,15 +307,16 @@ def entries_from_wheel(wheel: WheelInfo, *, first_party: bool = False) -> list[I
         if not PLUGIN_ID.match(ep.name):
             raise WheelError(f"{wheel.path.name}: entry-point name {ep.name!r} cannot be a plugin id")
         facts, notes = _manifest_of(wheel, ep)
+        skills, skill_notes = _skills_of(wheel, ep)
         entries.append(IndexEntry(
             id=ep.name, distribution=wheel.name, requirement=str(canonicalize_name(wheel.name)),
             version=wheel.version, summary=_collapse(wheel.field("summary")) or facts.description,
             homepage=homepage or facts.homepage, repository=repository,
             license=_license(wheel) or facts.license, author=_author(wheel),
             tags=tags_from_keywords(", ".join(wheel.metadata.get("keywords", []))), first_party=first_party,
-            toolsets=facts.toolsets, tools=facts.tools, hooks=facts.hooks, requires_env=facts.requires_env,
-            requires_hermes=facts.requires_hermes, entry_point=ep.value, entry_point_group=ep.group,
-            notes=[*_entry_point_notes(ep), *notes]))
+            toolsets=facts.toolsets, tools=facts.tools, hooks=facts.hooks, skills=skills,
+            requires_env=facts.requires_env, requires_hermes=facts.requires_hermes, entry_point=ep.value,
+            entry_point_group=ep.group, notes=[*_entry_point_notes(ep), *notes, *skill_notes]))
     return entries
 
 

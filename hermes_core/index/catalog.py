@@ -31,6 +31,7 @@ __all__ = [
     "INDEX_FORMAT",
     "INDEX_URL_ENV",
     "IndexEntry",
+    "IndexSkill",
     "IndexTool",
     "PluginIndex",
     "PluginIndexError",
@@ -98,6 +99,34 @@ class IndexTool(_Model):
     description: str = Field("", description="What the tool does (empty when the manifest only names it).")
 
 
+def _skill_name(value: str) -> str:
+    from ..skills.validation import name_problems
+
+    problems = name_problems(value)
+    if problems:
+        raise ValueError("; ".join(problems))
+    return value
+
+
+def _wheel_folder(value: str) -> str:
+    parts = value.split("/")
+    if not value or value.startswith("/") or any(part in ("", ".", "..") or ":" in part for part in parts):
+        raise ValueError(f"{value!r} is not a relative folder inside the wheel")
+    return value
+
+
+class IndexSkill(_Model):
+    """A skill the plugin ships: a folder of its wheel with a ``SKILL.md`` (the Agent Skills standard)."""
+
+    name: Annotated[str, AfterValidator(_skill_name)] = Field(
+        description="The skill's name under the standard's rules; Hermes offers it as `<plugin id>:<name>`.")
+    description: str = Field(min_length=1, max_length=1024, description="What the skill is for, from its front "
+                                                                        "matter.")
+    path: Annotated[str, AfterValidator(_wheel_folder)] = Field(
+        description="Its folder inside the wheel, e.g. `my_plugin/skills/guide`: what `hermes skills install ID` "
+                    "copies.")
+
+
 class IndexEntry(_Model):
     """One plugin in the index: facts read from its published wheel, without installing or importing it."""
 
@@ -119,6 +148,8 @@ class IndexEntry(_Model):
     toolsets: list[str] = Field(default_factory=list, description="Toolsets it contributes to or defines.")
     tools: list[IndexTool] = Field(default_factory=list, description="Tools it provides.")
     hooks: list[str] = Field(default_factory=list, description="Hooks it implements.")
+    skills: list[IndexSkill] = Field(default_factory=list, description="Skills it ships (`hermes skills install "
+                                                                       "ID` installs them without the plugin).")
     requires_env: list[Annotated[EnvRequirement, BeforeValidator(_env_requirement)]] = Field(
         default_factory=list, description="Environment variables it uses (information, not a gate).")
     requires_hermes: Annotated[str, AfterValidator(_specifier)] | None = Field(

@@ -31,6 +31,7 @@ from ..calls.dispatch import AGENT_LOOP_TOOLS
 from ..calls.toolcalls import is_error_result
 from ..calls.toolsets import UnknownToolsetError
 from .naming import PREFIX
+from .prompts import SkillPrompts
 
 if TYPE_CHECKING:
     from ..calls.views import ToolApi
@@ -91,7 +92,9 @@ class HermesMcpServer:
         self._names: tuple[int, frozenset[str]] = (-1, frozenset())
         self.server = _Server("hermes", version=__version__, title="Hermes tools", instructions=INSTRUCTIONS,
                               on_list_tools=self._list_tools, on_call_tool=self._call_tool,
+                              on_list_prompts=self._list_prompts, on_get_prompt=self._get_prompt,
                               on_subscriptions_listen=ListenHandler(self.bus))
+        self.prompts = SkillPrompts(runtime, self._selected)
         self.server.middleware.append(self._track_connection)
 
     # -- the tool list ------------------------------------------------------------------------
@@ -141,6 +144,12 @@ class HermesMcpServer:
         text = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
                                     is_error=is_error_result(text))
+
+    async def _list_prompts(self, ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=await anyio.to_thread.run_sync(self.prompts.list))
+
+    async def _get_prompt(self, ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        return await anyio.to_thread.run_sync(self.prompts.get, params.name)
 
     # -- change notifications -----------------------------------------------------------------
 

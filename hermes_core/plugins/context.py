@@ -46,20 +46,12 @@ def normalize_command_name(name: str) -> str:
 
 
 def _frontmatter_description(document: Path) -> str:
-    """The ``description`` of a skill document's YAML front matter, or ``""``."""
-    import yaml
+    """The ``description`` of a skill document's YAML front matter, or ``""`` (front matter only, capped: a
+    plugin's skill may point anywhere, a FIFO or a device included)."""
+    from ..skills.document import read_front_matter
 
-    from ..config.yamlmodel import load_untrusted_yaml
-
-    try:
-        text = document.read_text(encoding="utf-8")
-        if not text.startswith("---"):
-            return ""
-        data = load_untrusted_yaml(text[3:].split("\n---", 1)[0])
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return ""
-    description = data.get("description") if isinstance(data, dict) else None
-    return str(description).strip() if description else ""
+    description = read_front_matter(document, follow_symlinks=True).fields.get("description")
+    return " ".join(str(description).split()) if description else ""
 
 
 def _keywords_filtered(function: Callable[..., Any]) -> Callable[..., Any]:

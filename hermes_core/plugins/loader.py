@@ -134,6 +134,10 @@ def load_plugin(candidate: PluginCandidate, contributions: Contributions, contex
             _register_declared(contributions, context, candidate, manifest, module)
         if manifest is not None:
             _register_backends(context, candidate, manifest, module)
+            if manifest.get("skills"):  # off the start-up path unless a manifest lists skills
+                from .declared_skills import register_declared_skills
+
+                register_declared_skills(context, candidate)
         # not all declared (PluginManifest.declarative), or the package has a register() to run
         if manifest is None or manifest["tools"] is None or manifest["provides_hooks"] or candidate.defines_register:
             with loading(context):

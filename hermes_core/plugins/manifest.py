@@ -202,6 +202,10 @@ class PluginManifest(BaseModel):
         None, description="Declared tools. A plugin whose tools are all declared and that provides no hooks "
                           "is not imported until one of its tools is called.")
     toolsets: list[ToolsetDeclaration] = Field(default_factory=list, description="Toolsets it defines.")
+    skills: list[str] = Field(
+        default_factory=list, description="Skill folders inside the package, each holding a `SKILL.md` (the Agent "
+                                          "Skills standard): offered as `<plugin>:<name>` without importing the "
+                                          "plugin.")
     backends: list[BackendDeclaration] = Field(
         default_factory=list, description="Execution backends it provides (where `terminal`, `process` and "
                                           "`execute_code` run commands).")

@@ -1,0 +1,100 @@
+"""``hermes mcp serve`` offers skills as MCP prompts when it serves the skills pack: the MCP SDK's own client lists
+them and gets their bodies over stdio."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+support = sys.modules["hermes_mcp_test_support"]  # loaded by conftest.py
+PACK = Path(__file__).resolve().parent.parent / "hermes_plugins" / "skills"
+
+
+def serve_home(tmp_path: Path, *, with_pack: bool) -> Path:
+    """A home with a user skill and a plugin shipping one; with the skills pack's manifest as a plugin folder when
+    ``with_pack`` (its handlers import ``hermes_plugin_skills`` from the repository: the pack need not be
+    installed in the test environment)."""
+    home = tmp_path / "server-home"
+    skill = home / "skills" / "brew"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: brew\ndescription: How to brew coffee\n---\n"
+                                    "# Brew\nGrind, then pour.\n")
+    (skill / "references").mkdir()
+    (skill / "references" / "beans.md").write_text("# Beans\n")
+    shipper = home / "plugins" / "howto"
+    (shipper / "skills" / "tea").mkdir(parents=True)
+    (shipper / "plugin.yaml").write_text("manifest_version: 1\nname: howto\ntools: []\nskills: [skills/tea]\n")
+    (shipper / "skills" / "tea" / "SKILL.md").write_text("---\nname: tea\ndescription: Steep tea\n---\nSteep.\n")
+    if with_pack:
+        (home / "plugins" / "skills").mkdir()
+        shutil.copy(PACK / "hermes_plugin_skills" / "plugin.yaml", home / "plugins" / "skills" / "plugin.yaml")
+    return home
+
+
+async def session_on(stack: AsyncExitStack, home: Path) -> Any:
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    command = [*support.hermes_command(), "mcp", "serve"]
+    params = StdioServerParameters(command=command[0], args=command[1:],
+                                   env={"HERMES_HOME": str(home), "PYTHONPATH": str(PACK)})
+    errlog = stack.enter_context(open(home / "serve-stderr.log", "a"))  # noqa: SIM115
+    read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
+    session = await stack.enter_async_context(ClientSession(read, write))
+    await session.initialize()
+    return session
+
+
+def test_skills_are_prompts_and_their_tools_are_tools(tmp_path: Path) -> None:
+    home = serve_home(tmp_path, with_pack=True)
+
+    async def main() -> Any:
+        async with AsyncExitStack() as stack:
+            session = await session_on(stack, home)
+            tools = sorted(tool.name for tool in (await session.list_tools()).tools)
+            prompts = {p.name: p.description for p in (await session.list_prompts()).prompts}
+            brew = await session.get_prompt("brew")
+            tea = await session.get_prompt("howto:tea")
+            called = await session.call_tool("skill_view", {"name": "brew", "file_path": "references/beans.md"})
+            return tools, prompts, brew, tea, called
+
+    tools, prompts, brew, tea, called = anyio.run(main)
+    assert tools == ["skill_manage", "skill_view", "skills_list"]
+    assert prompts == {"brew": "How to brew coffee", "howto:tea": "Steep tea"}
+    [message] = brew.messages
+    assert message.role == "user" and message.content.text.startswith("# Brew\nGrind, then pour.\n")
+    assert "references/beans.md" in message.content.text and brew.description == "How to brew coffee"
+    assert tea.messages[0].content.text.strip() == "Steep."
+    assert "# Beans" in called.content[0].text and not called.is_error
+
+
+def test_an_unknown_prompt_is_an_error_not_a_crash(tmp_path: Path) -> None:
+    from mcp.shared.exceptions import MCPError
+
+    home = serve_home(tmp_path, with_pack=True)
+
+    async def main() -> Any:
+        async with AsyncExitStack() as stack:
+            session = await session_on(stack, home)
+            with pytest.raises(MCPError, match="no skill 'nothing'"):
+                await session.get_prompt("nothing")
+            return [p.name for p in (await session.list_prompts()).prompts]
+
+    assert anyio.run(main) == ["brew", "howto:tea"]  # the server is still there
+
+
+def test_without_the_skills_pack_no_prompts_are_offered(tmp_path: Path) -> None:
+    home = serve_home(tmp_path, with_pack=False)
+
+    async def main() -> Any:
+        async with AsyncExitStack() as stack:
+            session = await session_on(stack, home)
+            return (await session.list_prompts()).prompts
+
+    assert anyio.run(main) == []
