@@ -3,6 +3,7 @@ WebSockets through the guard; the interpreter's exit closes the browser."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -31,15 +32,22 @@ def remote_chromium(tmp_path: Path) -> Iterator[str]:
     process = subprocess.Popen([plan.executable, *flags], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     port_file = scratch / "profile" / "DevToolsActivePort"
     deadline = time.monotonic() + scaled(60)
-    while not port_file.exists() and time.monotonic() < deadline and process.poll() is None:
+    port = ""
+    while not port and time.monotonic() < deadline and process.poll() is None:
         time.sleep(0.1)
+        with contextlib.suppress(OSError):  # Chromium creates the file, then writes the port into it
+            port = next(iter(port_file.read_text().split()), "")
     try:
-        if not port_file.exists():
-            pytest.fail("the remote Chromium did not start")
-        yield f"http://127.0.0.1:{port_file.read_text().split()[0]}"
+        if not port:
+            pytest.fail(f"the remote Chromium did not start (exit code {process.poll()})")
+        yield f"http://127.0.0.1:{port}"
     finally:
         process.terminate()
-        process.wait(scaled(30))
+        try:
+            process.wait(scaled(30))
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(scaled(30))
 
 
 def test_a_remote_browser_gets_the_same_guard_and_per_session_contexts(browser, browser_config, pages,
