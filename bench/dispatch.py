@@ -1,11 +1,13 @@
-"""Per-call overhead of ``handle_function_call`` over calling the handler directly: without hooks, with 1 no-op
-``pre_tool_call`` + 1 no-op ``post_tool_call``, and with 3 + 3 (each implementation with its deadline, the
-default; with ``post_hooks: background``, the post hooks riding on the next call's hand-off; and with
-``hook_timeout: 0``, inline). Anchors in the same run: pluggy calling 3 no-op
-implementations; a bare round trip to another thread and back (the floor of each hook phase with deadlines,
-which hands its implementations to a worker thread and waits for it); and, when ``HERMES_AGENT_PYTHON`` names
-an interpreter with ``hermes-agent==0.19.0`` installed (``make bench-vs-hermes-agent``), Hermes Agent's own
-``handle_function_call``.
+"""Per-call overhead of ``handle_function_call`` over calling the handler directly, and the figures issue 26 sets:
+
+- without hooks: the overhead (target ≤ 2 µs);
+- with 3 no-op ``pre_tool_call`` + 3 no-op ``post_tool_call`` under deadlines, against a floor measured in the same
+  run: one bare ``ThreadPoolExecutor`` submit+result round trip plus the same six hooks called inline (target ≤ 2 ×);
+- with ``hook_timeout: 0`` (inline), against pluggy calling six no-op implementations (target ≤ 3 ×);
+- the line count of the hook executor (``hermes_core/calls/executor.py``).
+
+Also 1 + 1 hooks, ``post_hooks: background``, and, when ``HERMES_AGENT_PYTHON`` names an interpreter with
+``hermes-agent==0.19.0`` installed (``make bench-vs-hermes-agent``), Hermes Agent's own ``handle_function_call``.
 
 Run: python bench/dispatch.py   (prints figures; asserts nothing)
 """
@@ -14,13 +16,13 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import subprocess
 import sys
 import tempfile
-import threading
+import time
 import timeit
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pluggy
@@ -36,13 +38,16 @@ def add(args, **kwargs):
     return json.dumps({"sum": args["a"] + args["b"]})
 
 
-def best_of(statements: dict[str, tuple[Callable[[], object], int]], rounds: int = ROUNDS) -> dict[str, float]:
+def best_of(statements: dict[str, tuple[Callable[[], object], int]], rounds: int = ROUNDS,
+            timer: Callable[[], float] = time.perf_counter) -> dict[str, float]:
     """Seconds per call of each statement: the best of several rounds, run interleaved so that a busy
-    moment of the machine falls on all of them alike."""
+    moment of the machine falls on all of them alike. Work done in one thread is timed in the process's CPU
+    time (``timer=time.process_time``), which other processes on a busy machine do not inflate; a hand-off to
+    another thread only in wall time."""
     times: dict[str, list[float]] = {name: [] for name in statements}
     for _ in range(rounds):
         for name, (statement, number) in statements.items():
-            times[name].append(timeit.timeit(statement, number=number) / number)
+            times[name].append(timeit.Timer(statement, timer=timer).timeit(number=number) / number)
     return {name: min(slot) for name, slot in times.items()}
 
 
@@ -59,8 +64,8 @@ def runtime_with_hooks(pairs: int, hook_timeout: float = 30, post_hooks: str = "
     return runtime
 
 
-def pluggy_three() -> Callable[[], object]:
-    """pluggy itself calling 3 no-op implementations of one hook (no deadline, no isolation)."""
+def pluggy_six() -> Callable[[], object]:
+    """pluggy itself calling 6 no-op implementations of one hook (no deadline, no isolation)."""
     mark, spec = pluggy.HookimplMarker("bench"), pluggy.HookspecMarker("bench")
 
     class Spec:
@@ -70,31 +75,29 @@ def pluggy_three() -> Callable[[], object]:
 
     manager = pluggy.PluginManager("bench")
     manager.add_hookspecs(Spec)
-    for index in range(3):
+    for index in range(6):
         manager.register(type(f"P{index}", (), {"post_tool_call": staticmethod(mark(lambda tool_name, result: None))}),
                          name=f"p{index}")
     return lambda: manager.hook.post_tool_call(tool_name="add", result="{}")
 
 
-def thread_round_trip() -> Callable[[], object]:
-    """One byte to a waiting thread through a pipe and one back, as a hook phase's hand-off does (no work)."""
-    go_r, go_w = os.pipe()
-    done_r, done_w = os.pipe()
+def floor() -> tuple[Callable[[], object], Callable[[], object]]:
+    """The floor of 3 + 3 hooks under deadlines: one bare ``ThreadPoolExecutor`` round trip (submit and wait for the
+    result of a no-op), and the six no-op hooks called inline (each with the keywords it takes, as Hermes calls
+    them)."""
+    pool = ThreadPoolExecutor(max_workers=1)
+    pool.submit(int).result()
+    pre = [lambda tool_name, args: None] * 3
+    post = [lambda tool_name, result: None] * 3
+    args = {"a": 2, "b": 3}
 
-    def echo() -> None:
-        while os.read(go_r, 1):
-            os.write(done_w, b"d")
+    def six() -> None:
+        for hook in pre:
+            hook(tool_name="add", args=args)
+        for hook in post:
+            hook(tool_name="add", result="{}")
 
-    threading.Thread(target=echo, daemon=True).start()
-    poller = select.poll()
-    poller.register(done_r, select.POLLIN)
-
-    def round_trip() -> None:
-        os.write(go_w, b"g")
-        poller.poll(30_000)
-        os.read(done_r, 1)
-
-    return round_trip
+    return (lambda: pool.submit(int).result()), six
 
 
 HERMES_AGENT_PROBE = """
@@ -139,42 +142,56 @@ def main() -> None:
     runtimes = (plain, one, three, inline, background)
     for runtime in runtimes:
         runtime.handle_function_call("add", args)  # warm: validators compiled, hook workers started
-    times = best_of({
+    round_trip, six_inline = floor()
+    times = best_of({  # in one thread: CPU time
         "direct": (lambda: add(args), 20_000),
         "dict": (lambda: plain.handle_function_call("add", args), 20_000),
         "json": (lambda: plain.handle_function_call("add", text), 20_000),
         "decode": (lambda: json.loads(text), 20_000),
+        "3+3 inline": (lambda: inline.handle_function_call("add", args), 5_000),
+        "pluggy": (pluggy_six(), 20_000),
+    }, timer=time.process_time)
+    times |= best_of({  # hand-offs to another thread: wall time, the direct call again as their baseline
+        "direct wall": (lambda: add(args), 20_000),
         "1+1": (lambda: one.handle_function_call("add", args), 2_000),
         "3+3": (lambda: three.handle_function_call("add", args), 2_000),
-        "3+3 inline": (lambda: inline.handle_function_call("add", args), 5_000),
         "3+3 background": (lambda: background.handle_function_call("add", args), 2_000),
-        "pluggy": (pluggy_three(), 20_000),
-        "round trip": (thread_round_trip(), 2_000),
+        "round trip": (round_trip, 2_000),
+        "six inline": (six_inline, 20_000),
     })
     direct = times["direct"]
 
-    def row(label: str, key: str) -> None:
-        print(f"{label:<52} {times[key] * 1e6:8.2f} µs/call  overhead {(times[key] - direct) * 1e6:7.2f} µs")
+    def row(label: str, key: str, baseline: str = "direct") -> None:
+        print(f"{label:<52} {times[key] * 1e6:8.2f} µs/call  overhead {(times[key] - times[baseline]) * 1e6:7.2f} µs")
 
+    print("CPU time for the work of one thread; wall time for the hand-offs to a hook thread")
     print(f"{'handler called directly (baseline)':<52} {direct * 1e6:8.2f} µs/call")
     row("handle_function_call, no hooks, dict args", "dict")
     row("handle_function_call, no hooks, JSON args", "json")
     print(f"  of which json.loads of the arguments: {times['decode'] * 1e6:5.2f} µs")
-    row("with 1 pre_tool_call + 1 post_tool_call (deadlines)", "1+1")
-    row("with 3 pre_tool_call + 3 post_tool_call (deadlines)", "3+3")
-    row("with 3 + 3, post_hooks: background (one hand-off)", "3+3 background")
+    row("with 1 pre_tool_call + 1 post_tool_call (deadlines)", "1+1", "direct wall")
+    row("with 3 pre_tool_call + 3 post_tool_call (deadlines)", "3+3", "direct wall")
+    row("with 3 + 3, post_hooks: background", "3+3 background", "direct wall")
     row("with 3 + 3, hook_timeout: 0 (inline, no deadline)", "3+3 inline")
-    print(f"{'anchor: pluggy calling 3 no-op implementations':<52} {times['pluggy'] * 1e6:8.2f} µs/call")
-    trip = times["round trip"]
-    print(f"{'anchor: a bare round trip to another thread':<52} {trip * 1e6:8.2f} µs  (a call with both hook phases "
-          f"under deadlines makes two: {2 * trip * 1e6:.1f} µs; 3 + 3 costs "
-          f"{(times['3+3'] - direct - 2 * trip) * 1e6:.1f} µs beyond them)")
+    print(f"{'anchor: pluggy calling 6 no-op implementations':<52} {times['pluggy'] * 1e6:8.2f} µs/call")
+    print(f"{'anchor: a bare ThreadPoolExecutor round trip':<52} {times['round trip'] * 1e6:8.2f} µs")
+    print(f"{'anchor: the same six hooks called inline':<52} {times['six inline'] * 1e6:8.2f} µs")
+    hooked = times["3+3"] - times["direct wall"]
+    floor_time = times["round trip"] + times["six inline"]
+    inline_over = times["3+3 inline"] - direct
+    executor = Path(__file__).resolve().parent.parent / "hermes_core" / "calls" / "executor.py"
+    lines = len(executor.read_text().splitlines())
+    print()
+    print(f"no-hook overhead:                      {(times['dict'] - direct) * 1e6:6.2f} µs   (target ≤ 2 µs)")
+    print(f"3 + 3 hooks with deadlines vs floor:   {hooked / floor_time:6.2f} ×   (target ≤ 2 ×; the floor: one "
+          f"round trip + six inline hooks, {floor_time * 1e6:.1f} µs)")
+    print(f"hook_timeout: 0 vs pluggy, six hooks:  {inline_over / times['pluggy']:6.2f} ×   (target ≤ 3 ×)")
+    print(f"hook executor (hermes_core/calls/executor.py): {lines} lines")
     agent = hermes_agent()
     if agent is not None:
         overhead = agent["via"] - agent["direct"]
         print(f"{'Hermes Agent 0.19 handle_function_call, no hooks':<52} {agent['via'] * 1e6:8.2f} µs/call  "
               f"overhead {overhead * 1e6:7.2f} µs  ({overhead / max(times['dict'] - direct, 1e-9):.1f} × ours)")
-    print("targets: overhead ≤ 2 µs without hooks; ≤ 25 µs with 3 + 3 no-op hooks and their deadlines")
     for runtime in runtimes:
         runtime.close()
 

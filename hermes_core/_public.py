@@ -90,7 +90,7 @@ MOVED_MODULES = {
     "arguments": "calls.arguments",
     "dispatch": "calls.dispatch",
     "hooks": "calls.hooks",
-    "deadline": "calls.deadline",
+    "deadline": "calls.executor",
     "budget": "calls.budget",
     "approval": "calls.approval",
     "policies": "calls.policies",

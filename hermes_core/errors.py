@@ -25,6 +25,7 @@ __all__ = [
     "McpCallError",
     "MissingDirectory",
     "NotStrictError",
+    "PluginFault",
     "PluginIndexError",
     "PolicyError",
     "ReferenceImportError",
@@ -94,6 +95,20 @@ class HookImplementationError(HermesError):
             signature = hook
         super().__init__(f"Plugin {plugin!r} for hook {hook!r}\nhookimpl definition: {signature}\n{problem}")
         self.plugin, self.hook = plugin, hook
+
+
+class PluginFault(HermesError):
+    """Plugin code raised something that is not an ``Exception`` (``SystemExit``, its own ``KeyboardInterrupt``...):
+    the tool call it ran for fails, naming the plugin, instead of its caller. Never raised out of a tool call."""
+
+    def __init__(self, plugin: str | None, part: str, error: BaseException) -> None:
+        try:
+            detail = str(error)
+        except Exception:
+            detail = ""
+        owner = f"{part} of plugin '{plugin}'" if plugin else part
+        super().__init__(f"{owner} raised {type(error).__name__}" + (f": {detail}" if detail else ""))
+        self.plugin, self.error = plugin, error
 
 
 class ToolCallCancelled(HermesError):

@@ -92,7 +92,8 @@ class Runtime(ToolApi):
         self.registry = ToolRegistry(check_timeout=self._load_timeout(), contexts=self.tool_context)
         self.toolsets = Toolsets(self.registry)
         self.hooks = HookRunner(lambda: self._config_data()["plugins"]["hook_timeout"],
-                                lambda: self._config_data()["plugins"]["post_hooks"] == "background")
+                                lambda: self._config_data()["plugins"]["post_hooks"] == "background",
+                                lambda: self._config_data()["plugins"]["max_abandoned_hooks"])
         self.contributions = Contributions(self.registry, self.toolsets, self.hooks)
         self.middleware = self.contributions.middleware
         self.commands = self.contributions.commands
@@ -328,9 +329,9 @@ class Runtime(ToolApi):
 
     def flush_hooks(self) -> bool:
         """Wait until the ``post_tool_call`` observers of the calls made so far, from any thread, have run (each
-        within ``plugins.hook_timeout``). With ``plugins.post_hooks: background`` a call returns without waiting
-        for them: they run on the calling thread's hook worker before that thread's next hook call, and before
-        :meth:`close` and the interpreter's exit. False when one ran past its deadline (logged)."""
+        phase within ``plugins.hook_timeout``). With ``plugins.post_hooks: background`` a call returns without
+        waiting for them: the calling thread's next hook phase waits for them, and so do :meth:`close` and the
+        interpreter's exit. False when one posted since the last flush missed its deadline (logged)."""
         return self.hooks.flush()
 
     def close(self) -> None:

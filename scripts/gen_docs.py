@@ -242,7 +242,6 @@ def block_index_entry() -> str:
 
 #: What each hook argument means. A new argument without an entry here stops the generator.
 HOOK_ARGUMENTS: dict[str, str] = {
-    "ctx": "The plugin's `PluginContext` (see [PluginContext](context.md)).",
     "tool_name": "The name of the tool being called.",
     "args": "The call's arguments, parsed, coerced and validated against the tool's schema.",
     "task_id": "The agent's task the call belongs to, as the caller passed it (else `None`).",
@@ -287,9 +286,7 @@ def block_hooks() -> str:
                 raise GenerationError(f"hook {name}: argument {parameter.name!r} has no entry in HOOK_ARGUMENTS "
                                       "of scripts/gen_docs.py; say what it means there")
             rows.append([code(parameter.name), code(_annotation(parameter.annotation)), meaning])
-        if name == "register":
-            calling = "Called once per plugin, when it loads (the plugin's own `register(ctx)`)."
-        elif options.get("firstresult"):
+        if options.get("firstresult"):
             calling = "Implementations are called in order until one returns something other than `None`."
         else:
             calling = "Every implementation is called, in registration order."

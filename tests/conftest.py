@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import pwd
 import shutil
 import socket
 import subprocess
@@ -353,6 +352,8 @@ def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
             time.sleep(0.05)
     known_hosts = folder / "known_hosts"
     known_hosts.write_text(f"[127.0.0.1]:{port} {' '.join(host_key.with_suffix('.pub').read_text().split()[:2])}\n")
+    import pwd  # (Unix-only, like sshd)
+
     yield SshServer(port, pwd.getpwuid(os.geteuid()).pw_name, user_key, known_hosts, host_key)
     server.terminate()
     server.wait(10)

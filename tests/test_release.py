@@ -139,10 +139,23 @@ def test_workflows_pass_actionlint(project: str, tmp_path: Path) -> None:
 def test_ci_runs_the_readme_test_command_on_every_supported_python() -> None:
     ci = workflows(ROOT)["ci.yml"]
     assert set(ci[True]) == {"push", "pull_request"}  # YAML 1.1 reads the key `on` as True
-    [job] = ci["jobs"].values()
+    job = ci["jobs"]["test"]
+    assert job["runs-on"] == "ubuntu-latest"
     assert job["strategy"]["matrix"]["python-version"] == ["3.11", "3.12", "3.13"]
     assert [step["run"] for step in job["steps"] if "run" in step] == ["make test"]
     assert "make test" in (ROOT / "README.md").read_text()
+
+
+def test_ci_runs_the_core_tests_on_linux_macos_and_windows() -> None:
+    job = workflows(ROOT)["ci.yml"]["jobs"]["portable"]
+    assert job["strategy"]["matrix"]["os"] == ["ubuntu-latest", "macos-latest", "windows-latest"]
+    command = [step["run"] for step in job["steps"] if "run" in step][-1].split()
+    files = [arg for arg in command if arg.startswith("tests/")]
+    assert {"tests/test_dispatch_containment.py", "tests/test_hook_executor.py", "tests/test_hooks.py"} <= set(files)
+    for file in files:  # a test file run there imports nothing Unix-only (or that only the dev extra installs)
+        text = (ROOT / file).read_text()
+        assert not any(f"\nimport {name}\n" in text for name in ("fcntl", "termios", "pty", "pwd", "resource",
+                                                                   "anyio", "mcp", "openai", "yaml")), file
 
 
 @pytest.mark.parametrize("project", ["repository", "template"])

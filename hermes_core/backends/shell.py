@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import codecs
 import contextlib
-import fcntl
 import os
 import re
 import select
@@ -23,7 +22,6 @@ import struct
 import subprocess
 import sys
 import tempfile
-import termios
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -102,6 +100,9 @@ class ShellProcess:
         self._signal_tree = signal_tree
         master = slave = None
         if pty:
+            import fcntl  # (Unix-only, like pseudo-terminals: imported here so the core imports everywhere)
+            import termios
+
             master, slave = os.openpty()
             attributes = termios.tcgetattr(slave)
             attributes[1] &= ~termios.ONLCR  # "\n" stays "\n", as in a pipe

@@ -22,6 +22,10 @@ def parse_arguments(raw: Any) -> dict[str, Any]:
         except json.JSONDecodeError as exc:
             raise ArgumentError([f"arguments are not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"]) \
                 from None
+        except UnicodeDecodeError as exc:
+            raise ArgumentError([f"arguments are not valid UTF-8: {exc.reason} at byte {exc.start}"]) from None
+        except RecursionError:
+            raise ArgumentError(["arguments are nested too deeply"]) from None
         if isinstance(value, dict):
             return value
         raise ArgumentError([f"arguments must be a JSON object, got {_json_type(value)}"])

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 from ..errors import ToolCallCancelled
 
-__all__ = ["CallerLoop", "ToolCallCancelled", "WorkerThreads", "in_worker", "run_sync"]
+__all__ = ["CALLER_LOOP", "CallerLoop", "ToolCallCancelled", "WorkerThreads", "awaited", "in_worker", "run_sync"]
 
 T = TypeVar("T")
 
@@ -143,3 +143,16 @@ def run_sync(awaitable: Awaitable[T]) -> T:
     except RuntimeError:
         return _thread_loop().run_until_complete(_await(awaitable))
     return WORKERS.submit(lambda: _thread_loop().run_until_complete(_await(awaitable))).result()
+
+
+#: The loop of the coroutine a tool call's synchronous steps run for, if any (set on the worker running them).
+CALLER_LOOP: contextvars.ContextVar[CallerLoop | None] = contextvars.ContextVar("hermes_caller_loop", default=None)
+
+
+def awaited(awaitable: Awaitable[T]) -> T:
+    """The result of ``awaitable`` (a hook's or a handler's), from synchronous code: on the caller's loop when the
+    call came from the async API, else as :func:`run_sync` gives it."""
+    loop = CALLER_LOOP.get()
+    if loop is not None:
+        return loop.run(_await(awaitable))
+    return run_sync(awaitable)

@@ -3,6 +3,7 @@ async twins, which never block the caller's event loop."""
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -14,10 +15,12 @@ from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from ..errors import PluginFault
 from .approval import ApprovalRequest, Approvals, approved_call
 from .arguments import ArgumentError, ArgumentValidator, parse_arguments
 from .budget import ResultBudget
-from .hooks import HookImpl, HookRunner
+from .exitguard import sigints, user_interrupted, watch_sigint
+from .hooks import HookImpl, HookRunner, answer_problem, quoted
 from .middleware import Middleware
 from .policies import ToolScope
 from .registry import (
@@ -28,7 +31,6 @@ from .registry import (
     acall_handler,
     as_text,
     async_handler,
-    call_handler,
     handler_text,
 )
 from .toolcalls import ToolCall, ToolCallLike, ToolReply, read_tool_call, tool_reply
@@ -46,8 +48,6 @@ AGENT_LOOP_TOOLS = frozenset({"todo", "memory", "session_search", "delegate_task
 #: Tools that talk to the user: a batch that holds one never runs in parallel.
 INTERACTIVE_TOOLS = frozenset({"clarify"})
 MAX_PARALLEL = 8
-#: Hooks that wrap a tool call; without any of them the call takes the short path.
-TOOL_HOOKS = frozenset({"pre_tool_call", "post_tool_call", "transform_tool_result"})
 #: Characters of one argument an approval question shows; a call shown cut is not approved as a whole.
 SHOWN_ARGUMENT_CHARS = 2000
 _AGENT_LOOP_ONLY = ("Tool '{}' is handled by the agent loop, which owns the state and the user it needs; it cannot be "
@@ -78,36 +78,284 @@ class _Blocked(Exception):
     pass
 
 
+def _shown_name(name: Any) -> str:
+    """A tool name as an error message shows it: a string cut to 200 characters, else its type."""
+    if type(name) is not str:
+        return f"<{type(name).__name__}>"
+    return name if len(name) <= 200 else f"{name[:200]}..."
+
+
+class _Call:
+    """One tool call on its way through its plan (what a step does not set keeps the class's default)."""
+
+    args: dict[str, Any]
+    original: dict[str, Any]
+    #: The call's answer once a step set it (a blocked or failed call still reaches ``post_tool_call``).
+    result: str | None = None
+    status: str = "ok"
+    error_type: str | None = None
+    error_message: str | None = None
+    #: The user approved this very call just now, having seen it whole.
+    approved = False
+    #: ``plugin:stage`` of what changed the arguments, and when the hooks began (calls with hooks or middleware).
+    trace: list[str]
+    started = 0.0
+
+    def __init__(self, raw: Any, task_id: str | None, tool_call_id: str | None, session_id: str | None,
+                 user_task: str | None, since: int, invoke: Callable[..., str] | None = None) -> None:
+        self.raw, self.task_id, self.tool_call_id, self.session_id = raw, task_id, tool_call_id, session_id
+        self.user_task, self.since, self.invoke = user_task, since, invoke
+
+    @property
+    def context(self) -> dict[str, Any]:
+        """The keywords hooks and middleware get about the call."""
+        return {"task_id": self.task_id, "session_id": self.session_id, "tool_call_id": self.tool_call_id}
+
+
+#: One step of a plan: None to go on, or the call's answer (the steps after it do not run).
+Step = Callable[[_Call], str | None]
+
+
 class _Plan:
-    """What every call of one tool needs and only changes with the tools, the hooks or the policy: its entry,
-    its argument check, the context its handler sees, whether it must ask or run hooks, and why it is refused."""
+    """How every call of one tool runs, made once per registry generation, hook state and policy: a tuple of
+    steps (parse and validate, availability, request middleware, ``pre_tool_call``, approval, the handler and
+    fitting its result, ``post_tool_call``), a step the tool does not need simply absent. The sync and the async
+    API run the same plan."""
 
-    __slots__ = ("check", "checked", "context", "direct", "entry", "generation", "hook_generation", "hooked", "policy",
-                 "refusal")
+    __slots__ = ("check", "context", "direct", "dispatcher", "entry", "generation", "hooks", "middleware",
+                 "observed", "policy", "refusal", "steps")
 
-    def __init__(self, dispatcher: Dispatcher, entry: ToolEntry, generation: int, hook_generation: int,
-                 policy: str) -> None:
-        scope = dispatcher.scope
-        self.entry = entry
-        #: The registry's and the hooks' generations and the policy this plan was made for.
-        self.generation = generation
-        self.hook_generation = hook_generation
-        self.policy = policy
-        self.refusal = _AGENT_LOOP_ONLY.format(entry.name) if entry.name in AGENT_LOOP_TOOLS else scope.refusal(entry)
-        #: Whether the tool has availability checks to run (else it is always available).
-        self.checked = entry.has_checks
-        #: The call needs tool hooks or an approval the policy asks for (middleware is looked at per call).
-        self.hooked = not dispatcher.hooks.active.isdisjoint(TOOL_HOOKS) or scope.asks(entry)
+    def __init__(self, dispatcher: Dispatcher, entry: ToolEntry, generation: int, hooks: Any, policy: str) -> None:
+        self.dispatcher, self.entry = dispatcher, entry
+        #: What the plan was made for: the registry's generation, the hooks' published state, the policy, and
+        #: whether any middleware was registered (the chains themselves are read per call).
+        self.generation, self.hooks, self.policy = generation, hooks, policy
+        self.middleware = bool(dispatcher.middleware)
         self.context = dispatcher.contexts(entry.plugin)
         #: The compiled argument check (a bound method: the cheapest thing to call).
         self.check = ArgumentValidator(entry.schema["parameters"]).__call__
-        #: A call needs nothing but its availability, its argument check and its handler (unless middleware was
-        #: added since).
-        self.direct = self.refusal is None and not self.hooked
+        scope = dispatcher.scope
+        refusal = _AGENT_LOOP_ONLY.format(entry.name) if entry.name in AGENT_LOOP_TOOLS else scope.refusal(entry)
+        active = hooks.active
+        steps: list[Step | None] = [
+            self.available if entry.has_checks else None,
+            self.parse,
+            self.request_middleware if self.middleware else None,
+            self.pre_tool_call if "pre_tool_call" in active else None,
+            self.approval if scope.asks(entry) else None,
+            self.handle,
+            self.post_tool_call if not active.isdisjoint(("post_tool_call", "transform_tool_result")) else None,
+        ]
+        #: Why the tool is not run at all (its only step says so), or None.
+        self.refusal = refusal
+        self.steps: tuple[Step, ...] = (functools.partial(_refuse, refusal),) if refusal is not None else \
+            tuple(step for step in steps if step is not None)
+        #: Parsing and the handler are all there is: the async API may await an async handler on its own loop.
+        self.direct = self.steps == (self.parse, self.handle)
+        #: Hooks or middleware see the call (its trace and its duration are kept).
+        self.observed = len(self.steps) > 2 and not self.direct
+
+    def run(self, call: _Call) -> str:
+        if self.observed:
+            call.trace, call.started = [], time.perf_counter()
+        for step in self.steps:
+            answer = step(call)
+            if answer is not None:
+                return answer
+        assert call.result is not None
+        return call.result
+
+    # -- the steps ----------------------------------------------------------------------------------
+
+    def available(self, call: _Call) -> str | None:
+        availability = self.dispatcher.registry.check(self.entry.name)
+        return None if availability.available else _unavailable(self.entry.name, availability)
+
+    def parse(self, call: _Call) -> str | None:
+        raw = call.raw
+        try:
+            call.args = call.original = self.check(raw if type(raw) is dict else parse_arguments(raw))
+        except ArgumentError as exc:
+            return _invalid(self.entry.name, exc)
+        except RecursionError:
+            return _invalid(self.entry.name, ArgumentError(["arguments are nested too deeply"]))
+        return None
+
+    def request_middleware(self, call: _Call) -> str | None:
+        name = self.entry.name
+        for plugin, callback in self.dispatcher.middleware.get("tool_request", ()):
+            try:
+                answer = callback(tool_name=name, args=call.args, original_args=call.original, **call.context)
+            except Exception:
+                log.exception("tool_request middleware of plugin %r raised; skipped", plugin)
+                continue
+            except BaseException as exc:
+                if user_interrupted(exc, call.since):
+                    raise
+                return _failed(name, PluginFault(plugin, "the tool_request middleware", exc))
+            if isinstance(answer, dict) and isinstance(answer.get("args"), dict):
+                call.args = answer["args"]
+                call.trace.append(f"{plugin}:tool_request")
+        return None
+
+    def pre_tool_call(self, call: _Call) -> str | None:
+        """Every ``pre_tool_call`` answer, checked where it ran: one that is not valid blocks the call, a ``modify``
+        is validated against the schema again, an ``approve`` is asked here and then the others run."""
+        name, hooks, check = self.entry.name, self.dispatcher.hooks, self.check
+        kwargs: dict[str, Any] = {
+            "task_id": call.task_id, "session_id": call.session_id, "tool_call_id": call.tool_call_id,
+            "tool_name": name, "args": call.args, "turn_id": None, "api_request_id": None,
+            "middleware_trace": call.trace}
+        refusal: list[str] = []
+
+        def answered(impl: HookImpl, answer: Any) -> bool:  # runs where the implementation ran
+            if answer is None:
+                return False
+            problem = answer_problem(answer)
+            if problem is not None:
+                shown = quoted(answer)
+                hooks.bad_answers[impl.plugin] = f"{shown} ({problem})"
+                refusal.append(f"Blocked: the pre_tool_call hook of plugin '{impl.plugin}' gave an answer that is not "
+                               f"valid ({problem}): {shown}")
+                return True
+            if answer["action"] != "modify":
+                return True
+            try:
+                kwargs["args"] = check(answer["args"])
+            except (ArgumentError, RecursionError) as exc:
+                refusal.append(f"Blocked: the pre_tool_call hook of plugin '{impl.plugin}' changed the arguments into "
+                               f"ones tool '{name}' does not accept: {exc or 'nested too deeply'}")
+                return True
+            call.trace.append(f"{impl.plugin}:pre_tool_call")
+            return False
+
+        start = 0
+        while True:
+            phase = hooks.run(("pre_tool_call",), kwargs, stop=answered, fail_closed=True, start=start,
+                              state=self.hooks)
+            call.args = kwargs["args"]
+            if phase.fault is not None:
+                return self._blocked(call, f"Blocked: {phase.fault}")
+            if phase.missed is not None:
+                plugin = phase.missed.plugin
+                why = (f"the hooks of plugin '{plugin}' are switched off: {hooks.switched_off.get(plugin)}"
+                       if phase.switched_off else f"the pre_tool_call hook of plugin '{plugin}' did not answer "
+                                                  f"within {hooks.current_timeout() or 0:g} s")
+                return self._blocked(call, f"Blocked: {why}")
+            if refusal:
+                return self._blocked(call, refusal[0])
+            if not phase.stopped:
+                return None
+            impl, answer = phase.results[-1]
+            if answer["action"] == "block":
+                return self._blocked(call, answer.get("message") or f"Blocked by plugin '{impl.plugin}'")
+            request = ApprovalRequest(message=answer.get("message") or f"Run tool '{name}'?",
+                                      rule_key=answer.get("rule_key"), tool_name=name, args=call.args,
+                                      session_id=call.session_id)
+            if not self.dispatcher.approvals.ask(request):
+                return self._blocked(call, f"Blocked: not approved: {request.message}")
+            start = phase.end
+
+    def approval(self, call: _Call) -> str | None:
+        """Under the ``writes`` policy, ask before a tool that is not read-only (blocked when refused or
+        unanswered)."""
+        if call.result is not None:
+            return None
+        name, approvals, session_id = self.entry.name, self.dispatcher.approvals, call.session_id
+        rule_key = f"tool:{name}"
+        if approvals.is_approved(rule_key, session_id):
+            return None  # approved for the session or always: nothing was asked about this call
+        shown, whole = _shown_call(name, call.args)
+        request = ApprovalRequest(
+            message=f"The approval policy 'writes' asks before tools that may change things, and '{name}' is not "
+                    f"read-only:\n    {shown}", rule_key=rule_key, tool_name=name, args=call.args,
+            session_id=session_id)
+        if not approvals.ask(request):
+            return self._blocked(call, f"Blocked by the approval policy 'writes': tool '{name}' may change things and "
+                                       "was not approved. Do not retry it; ask the user to approve it or to make the "
+                                       "change themselves.")
+        call.approved = whole
+        return None
+
+    def handle(self, call: _Call) -> str | None:
+        """The handler (inside the ``tool_execution`` middleware), its result fitted to the budget."""
+        if call.result is not None:
+            return None
+        entry, dispatcher = self.entry, self.dispatcher
+        try:
+            if not (call.approved or self.middleware):
+                result = self._handler(call, call.args)
+            else:
+                with approved_call(entry.name if call.approved else None, call.args):
+                    result = self._execution_chain(call)
+            limit = entry.max_result_size_chars
+            if not (result.isascii() and (limit is UNLIMITED or len(result) <= (
+                    dispatcher.budget.per_tool if limit is None else limit))):
+                result = dispatcher._fit(entry, result)
+        except Exception as exc:
+            call.status, call.error_type = "error", _error_type(exc)
+            call.error_message = str(exc)
+            result = _failed(entry.name, exc)
+        call.result = result
+        return None
+
+    def _handler(self, call: _Call, args: dict[str, Any]) -> str:
+        invoke = call.invoke
+        token = CURRENT.set(self.context)
+        try:
+            if invoke is None:
+                result = self.entry.handler(args, task_id=call.task_id, session_id=call.session_id,
+                                            user_task=call.user_task)
+                return result if type(result) is str else handler_text(result)
+            return invoke(self.entry, args, task_id=call.task_id, session_id=call.session_id,
+                          user_task=call.user_task)
+        except Exception:
+            raise
+        except BaseException as exc:
+            if user_interrupted(exc, call.since):
+                raise
+            raise PluginFault(self.entry.plugin, "the handler", exc) from None
+        finally:
+            CURRENT.reset(token)
+
+    def _execution_chain(self, call: _Call) -> str:
+        """The ``tool_execution`` middleware around the handler."""
+        def handler(args: dict[str, Any]) -> str:
+            return self._handler(call, args)
+
+        chain: Callable[[dict[str, Any]], str] = handler
+        for plugin, wrapper in reversed(self.dispatcher.middleware.get("tool_execution", ())):
+            chain = _wrap(wrapper, plugin, chain, self.entry.name, call)
+        return chain(call.args)
+
+    def post_tool_call(self, call: _Call) -> str | None:
+        result = call.result
+        assert result is not None
+        observed = {"task_id": call.task_id, "session_id": call.session_id, "tool_call_id": call.tool_call_id,
+                    "tool_name": self.entry.name, "args": call.args, "result": result,
+                    "duration_ms": (time.perf_counter() - call.started) * 1000,
+                    "status": call.status, "error_type": call.error_type, "error_message": call.error_message,
+                    "turn_id": None, "api_request_id": None, "middleware_trace": call.trace}
+        try:
+            transformed = self.dispatcher.hooks.after_tool_call(observed, self.hooks)
+        except PluginFault as fault:
+            return _failed(self.entry.name, fault)
+        return result if transformed is None else valid_text(transformed)
+
+    def _blocked(self, call: _Call, message: str) -> str | None:
+        """Block the call (``post_tool_call`` still sees it); the steps go on (None)."""
+        call.status, call.error_type, call.error_message = "blocked", "Blocked", message
+        call.result = tool_error(message)
+        return None
+
+
+def _refuse(refusal: str, call: _Call) -> str:
+    return tool_error(refusal)
 
 
 class Dispatcher:
-    """Runs one tool call through arguments, hooks, middleware, the handler and the result budget."""
+    """Runs tool calls through their plans, inside one containment boundary: whatever the input and whatever
+    plugin code does, a call returns a string (only the user's Ctrl-C goes through)."""
 
     def __init__(self, registry: ToolRegistry, hooks: HookRunner, middleware: Middleware, budget: ResultBudget,
                  approvals: Approvals, contexts: Callable[[str | None], ToolContext], scope: ToolScope,
@@ -124,30 +372,26 @@ class Dispatcher:
         #: Why a tool is not registered (its plugin is disabled, its MCP server failed, ...), if it can tell.
         self.why_missing = why_missing
         self._plans: dict[str, _Plan] = {}
-        self._plans_generation = -1
         self._async_handlers: weakref.WeakKeyDictionary[ToolEntry, Callable[..., Any] | None] = \
             weakref.WeakKeyDictionary()
+        watch_sigint()
 
     def scoped(self, scope: ToolScope, contexts: Callable[[str | None], ToolContext]) -> Dispatcher:
         """A dispatcher of the same tools, hooks and approvals that runs only what ``scope`` offers, its handlers
         seeing ``contexts``."""
         return Dispatcher(self.registry, self.hooks, self.middleware, self.budget, self.approvals, contexts, scope)
 
-    def _plan(self, name: str) -> _Plan | None:
-        """The plan of tool ``name`` (None when no such tool is registered), made again when the tools, the hooks
-        or the policy changed since it was made."""
-        generation = self.registry.generation
-        if self._plans_generation != generation:
-            self._plans = {}
-            self._plans_generation = generation
-        plan = self._plans.get(name)
-        policy = self.scope.policy()
-        if plan is not None and plan.hook_generation == self.hooks.generation and plan.policy == policy:
-            return plan
+    def _plan(self, name: Any) -> _Plan | str:
+        """The current plan of tool ``name``, made again when the tools, the hooks, the middleware or the policy
+        changed since it was made; or the error that answers a call of a tool that is not registered."""
+        if not isinstance(name, str):
+            return tool_error(f"Tool names are strings, not {type(name).__name__}")
+        generation, hooks, policy = self.registry.generation, self.hooks.state, self.scope.policy()
         entry = self.registry.get(name)
         if entry is None:
-            return None
-        plan = self._plans[name] = _Plan(self, entry, generation, self.hooks.generation, policy)
+            self._plans.pop(name, None)
+            return tool_error(_AGENT_LOOP_ONLY.format(name)) if name in AGENT_LOOP_TOOLS else self._unknown(name)
+        plan = self._plans[name] = _Plan(self, entry, generation, hooks, policy)
         return plan
 
     # -- one call ----------------------------------------------------------------------------
@@ -156,117 +400,89 @@ class Dispatcher:
                              tool_call_id: str | None = None, session_id: str | None = None,
                              user_task: str | None = None, enabled_tools: Iterable[str] | None = None) -> str:
         """Run one tool call; always returns a string (``{"error": ...}`` JSON on any failure)."""
-        plan = self._plans.get(function_name)
-        if plan is None or not plan.direct or enabled_tools is not None or self.middleware \
-                or plan.generation != self.registry.generation or plan.hook_generation != self.hooks.generation \
-                or plan.policy != self.scope.policy():
-            return self._handle(function_name, function_args, task_id, tool_call_id, session_id, user_task,
-                                enabled_tools)
-        # The short path, taken by most calls: a tool with nothing to check, ask or hook, its plan still current.
-        if plan.checked:
-            availability = self.registry.check(function_name)
-            if not availability.available:
-                return _unavailable(function_name, availability)
+        since = sigints()
         try:
-            args = plan.check(function_args if type(function_args) is dict else parse_arguments(function_args))
-        except ArgumentError as exc:
-            return _invalid(function_name, exc)
-        return self._call_directly(plan, args, task_id, session_id, user_task)
-
-    def _handle(self, function_name: str, function_args: Any, task_id: str | None, tool_call_id: str | None,
-                session_id: str | None, user_task: str | None, enabled_tools: Iterable[str] | None) -> str:
-        """:meth:`handle_function_call` the whole way: plan, checks, hooks, middleware, approval."""
-        try:
-            prepared = self._prepare(function_name, function_args, enabled_tools)
-            if isinstance(prepared, str):
-                return prepared
-            plan, args = prepared
-            if plan.hooked or self.middleware:
-                context = {"task_id": task_id, "session_id": session_id, "tool_call_id": tool_call_id}
-                return self._call_with_hooks(plan.entry, args, context, user_task)
-        except Exception as exc:
-            return _failed(function_name, exc)
-        return self._call_directly(plan, args, task_id, session_id, user_task)
-
-    def _call_directly(self, plan: _Plan, args: dict[str, Any], task_id: str | None, session_id: str | None,
-                       user_task: str | None) -> str:
-        """The handler of a call that needs no hook, middleware or approval, its result fitted to the budget."""
-        entry = plan.entry
-        token = CURRENT.set(plan.context)
-        try:
-            result = entry.handler(args, task_id=task_id, session_id=session_id, user_task=user_task)
-            if type(result) is not str:
-                result = handler_text(result)
-        except Exception as exc:
-            return _failed(entry.name, exc)
-        finally:
-            CURRENT.reset(token)
-        limit = entry.max_result_size_chars
-        if result.isascii() and (limit is UNLIMITED or len(result) <= (self.budget.per_tool if limit is None else
-                                                                        limit)):
-            return result
-        try:
-            return self._fit(entry, result)
-        except Exception as exc:
-            return _failed(entry.name, exc)
-
-    def _prepare(self, function_name: str, function_args: Any,
-                 enabled_tools: Iterable[str] | None) -> tuple[_Plan, dict[str, Any]] | str:
-        """The tool's plan and its checked arguments, or the error that answers the call instead."""
-        plan = self._plan(function_name)
-        if plan is None:
-            return tool_error(_AGENT_LOOP_ONLY.format(function_name)) if function_name in AGENT_LOOP_TOOLS else \
-                self._unknown(function_name)
-        if plan.refusal is not None:
-            return tool_error(plan.refusal)
-        if enabled_tools is not None and function_name not in enabled_tools:
-            return tool_error(f"Tool '{function_name}' is not enabled for this conversation")
-        if plan.checked:
-            availability = self.registry.check(function_name)
-            if not availability.available:
-                return _unavailable(function_name, availability)
-        try:
-            return plan, plan.check(parse_arguments(function_args))
-        except ArgumentError as exc:
-            return _invalid(function_name, exc)
+            plan: _Plan | str | None = self._plans.get(function_name) if type(function_name) is str else None
+            if not isinstance(plan, _Plan) or plan.generation != self.registry.generation \
+                    or plan.hooks is not self.hooks.state or plan.policy != self.scope.policy() \
+                    or plan.middleware != bool(self.middleware):
+                plan = self._plan(function_name)
+                if isinstance(plan, str):
+                    return plan
+            if enabled_tools is not None and plan.refusal is None and function_name not in enabled_tools:
+                return tool_error(f"Tool '{function_name}' is not enabled for this conversation")
+            return plan.run(_Call(function_args, task_id, tool_call_id, session_id, user_task, since))
+        except BaseException as exc:
+            return _contained(function_name, exc, since)
 
     async def ahandle_function_call(self, function_name: str, function_args: Any, task_id: str | None = None,
                                     tool_call_id: str | None = None, session_id: str | None = None,
                                     user_task: str | None = None, enabled_tools: Iterable[str] | None = None) -> str:
-        """:meth:`handle_function_call` without blocking the running loop: an async handler is awaited on it, a
-        synchronous one (and hooks and middleware) runs on a worker thread. Cancelling the awaiting task cancels
-        the async handler; a synchronous one runs to its end and its result is dropped."""
+        """:meth:`handle_function_call` without blocking the running loop: the same plan, its synchronous steps
+        (hooks, middleware, approvals, a synchronous handler) on a worker thread, and an async handler and async
+        hooks awaited on this loop. Cancelling the awaiting task cancels what runs on this loop; a synchronous
+        handler runs to its end and its result is dropped."""
+        import asyncio
 
-        entry = self.registry.get(function_name)
-        try:  # a tool this scope refuses is never imported: the sync path answers it
-            function = None if entry is None or not self.scope.offers(entry) else await self._async_handler(entry)
-            if function is None:
-                from .asyncbridge import in_worker
+        from .asyncbridge import CALLER_LOOP, CallerLoop, in_worker
 
-                return await in_worker(self.handle_function_call, function_name, function_args, task_id,
-                                       tool_call_id, session_id, user_task, enabled_tools)
-            prepared = self._prepare(function_name, function_args, enabled_tools)
-            if isinstance(prepared, str):
-                return prepared
-            plan, args = prepared
-            entry = plan.entry
-            if plan.hooked or self.middleware:
-                return await self._acall_with_hooks(entry, args, task_id, tool_call_id, session_id, user_task)
-            token = CURRENT.set(plan.context)
+        since = sigints()
+        try:
+            plan = self._plan(function_name)
+            if isinstance(plan, str):
+                return plan
+            if enabled_tools is not None and plan.refusal is None and function_name not in enabled_tools:
+                return tool_error(f"Tool '{function_name}' is not enabled for this conversation")
+            function = await self._async_handler(plan.entry)
+            if plan.direct and function is not None:
+                return await self._await_directly(plan, function, _Call(function_args, task_id, tool_call_id,
+                                                                        session_id, user_task, since))
+            loop = CallerLoop(asyncio.get_running_loop())
+
+            def run(call: _Call) -> str:
+                CALLER_LOOP.set(loop)
+                return plan.run(call)
+
+            invoke = _on_loop(loop) if function is not None else None
             try:
-                result = function(args, task_id=task_id, session_id=session_id, user_task=user_task)
-                if hasattr(result, "__await__"):
-                    result = await result
-            finally:
-                CURRENT.reset(token)
-            result = valid_text(result if type(result) is str else as_text(result))
-            if self._fits(entry, result):
-                return result
-            from .asyncbridge import in_worker
+                return await in_worker(run, _Call(function_args, task_id, tool_call_id, session_id, user_task, since,
+                                                     invoke))
+            except asyncio.CancelledError:
+                loop.cancel()
+                raise
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:
+            return _contained(function_name, exc, since)
 
-            return await in_worker(self._fit, entry, result)
+    async def _await_directly(self, plan: _Plan, function: Callable[..., Any], call: _Call) -> str:
+        """A plan of parsing and an async handler, awaited on the running loop (nothing in it blocks)."""
+        answer = plan.parse(call)
+        if answer is not None:
+            return answer
+        entry = plan.entry
+        token = CURRENT.set(plan.context)
+        try:
+            result = function(call.args, task_id=call.task_id, session_id=call.session_id,
+                              user_task=call.user_task)
+            if hasattr(result, "__await__"):
+                result = await result
+            result = valid_text(as_text(result))
         except Exception as exc:
-            return _failed(function_name, exc)
+            return _failed(entry.name, exc)
+        except BaseException as exc:
+            import asyncio
+
+            if isinstance(exc, asyncio.CancelledError) or user_interrupted(exc, call.since):
+                raise
+            return _failed(entry.name, PluginFault(entry.plugin, "the handler", exc))
+        finally:
+            CURRENT.reset(token)
+        if self._fits(entry, result):
+            return result
+        from .asyncbridge import in_worker
+
+        return await in_worker(self._fit, entry, result)
 
     async def _async_handler(self, entry: ToolEntry) -> Callable[..., Any] | None:
         """The entry's coroutine function (None for a synchronous handler); a lazy one is imported off the loop."""
@@ -274,6 +490,8 @@ class Dispatcher:
             return self._async_handlers[entry]
         except KeyError:
             pass
+        if not self.scope.offers(entry):
+            return None  # a tool this scope refuses is never imported
         if entry.is_lazy:
             from .asyncbridge import in_worker
 
@@ -282,22 +500,6 @@ class Dispatcher:
             function = async_handler(entry)
         self._async_handlers[entry] = function
         return function
-
-    async def _acall_with_hooks(self, entry: ToolEntry, args: dict[str, Any], task_id: str | None,
-                                tool_call_id: str | None, session_id: str | None, user_task: str | None) -> str:
-        """The hook phases are synchronous and may wait (deadlines, approvals): they run exactly as in the sync
-        path, on a worker thread, and only the async handler comes back to this loop to be awaited."""
-        import asyncio
-
-        from .asyncbridge import CallerLoop, in_worker
-
-        context = {"task_id": task_id, "session_id": session_id, "tool_call_id": tool_call_id}
-        loop = CallerLoop(asyncio.get_running_loop())
-        try:
-            return await in_worker(self._call_with_hooks, entry, args, context, user_task, _on_loop(loop))
-        except asyncio.CancelledError:
-            loop.cancel()
-            raise
 
     def _fit(self, entry: ToolEntry, result: str) -> str:
         """``result`` as valid text within the tool's size limit (its own, else the configured default); a larger
@@ -325,126 +527,9 @@ class Dispatcher:
 
         why = self.why_missing(name) if self.why_missing is not None else None
         offered = self.registry.get_available_tool_names(self.scope.names())
-        close = difflib.get_close_matches(name, offered, n=3, cutoff=0.6)
+        close = difflib.get_close_matches(name, offered, n=3, cutoff=0.6) if len(name) <= 200 else []
         hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-        return f"'{name}'" + (f": {why}" if why else "") + hint, close
-
-    def _call_with_hooks(self, entry: ToolEntry, args: dict[str, Any], context: dict[str, Any],
-                         user_task: str | None, call: Callable[..., str] = call_handler) -> str:
-        name = entry.name
-        trace: list[str] = []
-        original_args = args
-        if self.middleware:
-            args = self._request_middleware(name, args, original_args, context, trace)
-        status, error_type, error_message = "ok", None, None
-        started = time.perf_counter()
-        try:
-            args = self._pre_tool_call(name, args, context, trace)
-            approved = self._approve_by_policy(entry, args, context["session_id"])
-        except _Blocked as blocked:
-            status, error_type, error_message = "blocked", "Blocked", str(blocked)
-            result = tool_error(str(blocked))
-        else:
-            try:
-                with approved_call(name if approved else None, args):
-                    result = self._fit(entry, self._execution_chain(entry, args, original_args, context, trace,
-                                                                    user_task, call))
-            except Exception as exc:
-                status, error_type, error_message = "error", type(exc).__name__, str(exc)
-                result = tool_error(f"Tool '{name}' failed: {error_type}: {exc}", error_type=error_type)
-        observed = {**context, "tool_name": name, "args": args, "result": result,
-                    "duration_ms": (time.perf_counter() - started) * 1000, "status": status,
-                    "error_type": error_type, "error_message": error_message, "turn_id": None,
-                    "api_request_id": None, "middleware_trace": trace}
-        transformed = self.hooks.after_tool_call(observed)
-        return result if transformed is None else transformed
-
-    def _request_middleware(self, name: str, args: dict[str, Any], original: dict[str, Any],
-                            context: dict[str, Any], trace: list[str]) -> dict[str, Any]:
-        for plugin, callback in self.middleware.get("tool_request", ()):
-            try:
-                answer = callback(tool_name=name, args=args, original_args=original, **context)
-            except Exception:
-                log.exception("tool_request middleware of plugin %r raised; skipped", plugin)
-                continue
-            if isinstance(answer, dict) and isinstance(answer.get("args"), dict):
-                args = answer["args"]
-                trace.append(f"{plugin}:tool_request")
-        return args
-
-    def _pre_tool_call(self, name: str, args: dict[str, Any], context: dict[str, Any],
-                       trace: list[str]) -> dict[str, Any]:
-        """The arguments after every ``pre_tool_call`` answered; raises ``_Blocked``. One hand-off to a hook
-        worker runs them all, unless one asks for approval (asked here, then the others run)."""
-        kwargs = {**context, "tool_name": name, "args": args, "turn_id": None, "api_request_id": None,
-                  "middleware_trace": trace}
-
-        def answered(impl: HookImpl, answer: Any) -> bool:  # runs where the implementation ran
-            if not isinstance(answer, dict):
-                return False
-            action = answer.get("action")
-            if action == "modify" and isinstance(answer.get("args"), dict):
-                kwargs["args"] = answer["args"]
-                trace.append(f"{impl.plugin}:pre_tool_call")
-            return action in ("block", "approve")
-
-        start = 0
-        while True:
-            phase = self.hooks.run(("pre_tool_call",), kwargs, stop=answered, fail_closed=True, start=start)
-            if phase.missed is not None:
-                timeout = self.hooks.current_timeout() or 0
-                why = (f": it is still running an earlier call that missed its {timeout:g} s deadline"
-                       if phase.still_late else f" within {timeout:g} s")
-                raise _Blocked(f"Blocked: the pre_tool_call hook of plugin '{phase.missed.plugin}' did not answer"
-                               f"{why}")
-            if not phase.stopped:
-                return kwargs["args"]
-            impl, answer = phase.results[-1]
-            if answer.get("action") == "block":
-                raise _Blocked(str(answer.get("message") or f"Blocked by plugin '{impl.plugin}'"))
-            request = ApprovalRequest(message=str(answer.get("message") or f"Run tool '{name}'?"),
-                                      rule_key=answer.get("rule_key"), tool_name=name, args=kwargs["args"],
-                                      session_id=context["session_id"])
-            if not self.approvals.ask(request):
-                raise _Blocked(f"Blocked: not approved: {request.message}")
-            start = phase.end
-
-    def _approve_by_policy(self, entry: ToolEntry, args: dict[str, Any], session_id: str | None) -> bool:
-        """Under the ``writes`` policy, ask before a tool that is not read-only (raises ``_Blocked`` when refused or
-        unanswered). True when the user approved this very call now, having seen it whole."""
-        if not self.scope.asks(entry):
-            return False
-        name = entry.name
-        rule_key = f"tool:{name}"
-        if self.approvals.is_approved(rule_key, session_id):
-            return False  # approved for the session or always: nothing was asked about this call
-        shown, whole = _shown_call(name, args)
-        request = ApprovalRequest(
-            message=f"The approval policy 'writes' asks before tools that may change things, and '{name}' is not "
-                    f"read-only:\n    {shown}", rule_key=rule_key, tool_name=name, args=args, session_id=session_id)
-        if not self.approvals.ask(request):
-            raise _Blocked(f"Blocked by the approval policy 'writes': tool '{name}' may change things and was not "
-                           "approved. Do not retry it; ask the user to approve it or to make the change themselves.")
-        return whole
-
-    def _execution_chain(self, entry: ToolEntry, args: dict[str, Any], original: dict[str, Any],
-                         context: dict[str, Any], trace: list[str], user_task: str | None,
-                         call_entry: Callable[..., str] = call_handler) -> str:
-        """The ``tool_execution`` middleware around the handler, which ``call_entry(entry, args, **kw)`` runs."""
-        tool_context = self.contexts(entry.plugin)
-
-        def handler(call_args: dict[str, Any]) -> str:
-            token = CURRENT.set(tool_context)
-            try:
-                return call_entry(entry, call_args, task_id=context["task_id"], session_id=context["session_id"],
-                                  user_task=user_task)
-            finally:
-                CURRENT.reset(token)
-
-        call: Callable[[dict[str, Any]], str] = handler
-        for plugin, wrapper in reversed(self.middleware.get("tool_execution", ())):
-            call = _wrap(wrapper, plugin, call, entry.name, original, context, trace)
-        return call(args)
+        return f"'{_shown_name(name)}'" + (f": {why}" if why else "") + hint, close
 
     # -- a batch of calls -----------------------------------------------------------------------
 
@@ -552,9 +637,30 @@ def _invalid(function_name: str, exc: ArgumentError) -> str:
     return tool_error(f"Invalid arguments for tool '{function_name}': {exc}", problems=exc.problems)
 
 
+def _error_type(exc: Exception) -> str:
+    return type(exc.error).__name__ if isinstance(exc, PluginFault) else type(exc).__name__
+
+
 def _failed(function_name: str, exc: Exception) -> str:
     log.debug("tool %s failed", function_name, exc_info=True)
-    return tool_error(f"Tool '{function_name}' failed: {type(exc).__name__}: {exc}", error_type=type(exc).__name__)
+    error_type = _error_type(exc)
+    if isinstance(exc, PluginFault):
+        return tool_error(f"Tool '{function_name}' failed: {exc}", error_type=error_type)
+    return tool_error(f"Tool '{function_name}' failed: {error_type}: {exc}", error_type=error_type)
+
+
+def _contained(function_name: Any, exc: BaseException, since: int) -> str:
+    """The error a call answers with when something escaped its steps; the user's Ctrl-C is raised again."""
+    if user_interrupted(exc, since):
+        raise exc
+    name = _shown_name(function_name)
+    try:
+        log.debug("tool call %s failed", name, exc_info=exc)
+        detail = str(exc)
+    except BaseException:  # a hostile exception whose text cannot be made
+        detail = ""
+    return tool_error(f"Tool '{name}' failed: {type(exc).__name__}" + (f": {detail[:2000]}" if detail else ""),
+                      error_type=type(exc).__name__)
 
 
 def _on_loop(loop: CallerLoop) -> Callable[..., str]:
@@ -583,10 +689,17 @@ def _overlaps(a: PurePosixPath, b: PurePosixPath) -> bool:
 
 
 def _wrap(wrapper: Callable[..., Any], plugin: str, inner: Callable[[dict[str, Any]], str], name: str,
-          original: dict[str, Any], context: dict[str, Any], trace: list[str]) -> Callable[[dict[str, Any]], str]:
-    def call(args: dict[str, Any]) -> str:
-        trace.append(f"{plugin}:tool_execution")
-        result = wrapper(tool_name=name, args=args, original_args=original, next_call=inner, **context)
+          call: _Call) -> Callable[[dict[str, Any]], str]:
+    def wrapped(args: dict[str, Any]) -> str:
+        call.trace.append(f"{plugin}:tool_execution")
+        try:
+            result = wrapper(tool_name=name, args=args, original_args=call.original, next_call=inner, **call.context)
+        except Exception:
+            raise
+        except BaseException as exc:
+            if user_interrupted(exc, call.since):
+                raise
+            raise PluginFault(plugin, "the tool_execution middleware", exc) from None
         return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
 
-    return call
+    return wrapped

@@ -2,39 +2,46 @@
 isolated per implementation and bounded by a deadline.
 
 The implementations of one hook phase (all of ``pre_tool_call``; ``post_tool_call`` with
-``transform_tool_result``) run on one of the runtime's persistent workers in a single hand-off, each with
-its own deadline (``plugins.hook_timeout``); with ``hook_timeout: 0`` they run inline, in the caller's
-thread. An implementation that misses its deadline is abandoned with its worker (see ``deadline.py``).
+``transform_tool_result``) run on a worker thread in a single hand-off, under one deadline
+(``plugins.hook_timeout``); with ``hook_timeout: 0`` they run inline, in the caller's thread. The
+implementation running when the deadline passes is abandoned with its worker (see ``executor.py``); the
+next phase gets a fresh worker. Past ``plugins.max_abandoned_hooks`` abandoned threads a plugin's hooks
+are switched off for the runtime (its ``pre_tool_call`` then blocks every call it would have seen).
 
 With ``plugins.post_hooks: background`` a phase of observers only (``post_tool_call`` without
-``transform_tool_result``) is posted: the caller goes on at once, and the implementations run on the calling
-thread's hook worker before that thread's next hook phase (:meth:`HookRunner.observe`);
-:meth:`HookRunner.flush`, ``close`` and the interpreter's exit wait for them."""
+``transform_tool_result``) is posted: the caller goes on at once, and that thread's next hook phase waits
+for it first (:meth:`HookRunner.observe`); :meth:`HookRunner.flush`, ``close`` and the interpreter's exit
+wait for them, too."""
 
 from __future__ import annotations
 
+import atexit
 import functools
 import inspect
 import logging
 import operator
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import pluggy
 
-from ..errors import HermesError, HookImplementationError
-from .deadline import Batch, Deadlines, run_inline
+from ..errors import HermesError, HookImplementationError, PluginFault
+from .executor import Batch, Job, Workers, run_inline
+from .exitguard import sigints, user_interrupted
 
 __all__ = [
+    "ANSWERS",
     "KNOWN_HOOKS",
     "HermesHookSpecs",
     "HookImpl",
     "HookImplementationError",
     "HookPhase",
     "HookRunner",
+    "answer_problem",
     "hookimpl",
     "hookspec",
 ]
@@ -47,10 +54,6 @@ hookimpl = pluggy.HookimplMarker("hermes")
 
 class HermesHookSpecs:
     """The hooks of Hermes; implementations declare only the parameters they use."""
-
-    @hookspec
-    def register(self, ctx: Any) -> None:
-        """Called once when the plugin loads; contribute tools, hooks and commands through ``ctx``."""
 
     @hookspec
     def pre_tool_call(self, tool_name: str, args: dict[str, Any], task_id: str | None, session_id: str | None,
@@ -110,22 +113,67 @@ class HookImpl:
         return cls(plugin, hook, function, accepts, _caller(function, accepts, positional))
 
 
-#: A phase's implementations in calling order, their ``call`` functions, and whether one is ``firstresult``.
-_Phase = tuple[tuple[HookImpl, ...], tuple[Callable[[dict[str, Any]], Any], ...], bool]
+#: A phase's implementations in calling order (those of switched-off plugins left out), their ``call`` functions,
+#: the first implementation of a switched-off plugin, if any (a fail-closed phase refuses to run without it), and
+#: whether one of them is ``firstresult``.
+_Phase = tuple[tuple[HookImpl, ...], tuple[Callable[[dict[str, Any]], Any], ...], HookImpl | None, bool]
+
+
+#: A ``pre_tool_call`` answer's documented shapes: the keys each action may have, and the types of their values.
+ANSWERS: dict[str, dict[str, tuple[type, ...]]] = {
+    "block": {"action": (str,), "message": (str,)},
+    "approve": {"action": (str,), "message": (str,), "rule_key": (str, type(None))},
+    "modify": {"action": (str,), "args": (dict,)},
+}
+#: Characters of a bad hook answer an error quotes.
+QUOTED_ANSWER_CHARS = 200
+
+
+def answer_problem(answer: Any) -> str | None:
+    """Why ``answer`` is not a valid ``pre_tool_call`` answer (None when it is: ``None`` or a documented shape,
+    exactly: no other action, key, spelling or type)."""
+    if answer is None:
+        return None
+    if type(answer) is not dict:
+        return f"a {type(answer).__name__}, not a dict or None"
+    action = answer.get("action")
+    shape = ANSWERS.get(action) if type(action) is str else None
+    if shape is None:
+        return f"no action {', '.join(map(repr, ANSWERS))}"
+    for key, value in answer.items():
+        types = shape.get(key) if type(key) is str else None
+        if types is None:
+            return f"a key {quoted(key, 40)} that a {action!r} answer does not have"
+        if type(value) not in types:
+            return f"{key!r} is a {type(value).__name__}"
+    if action == "modify" and "args" not in answer:
+        return "a 'modify' answer without 'args'"
+    return None
+
+
+def quoted(value: Any, limit: int = QUOTED_ANSWER_CHARS) -> str:
+    """``repr(value)`` cut to ``limit`` characters (and never raising)."""
+    try:
+        text = repr(value)
+    except Exception:
+        text = f"<a {type(value).__name__} that cannot be shown>"
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit} more characters)"
 
 
 class HookPhase:
     """What one phase of hook calls did."""
 
-    __slots__ = ("end", "missed", "results", "still_late", "stopped")
+    __slots__ = ("end", "fault", "missed", "results", "stopped", "switched_off")
 
     def __init__(self, start: int) -> None:
         #: ``(implementation, value)`` for each implementation that returned, in calling order.
         self.results: list[tuple[HookImpl, Any]] = []
-        #: In a fail-closed phase: the implementation that missed its deadline (the phase ended there).
+        #: In a fail-closed phase: the implementation that missed the deadline (the phase ended there), or
+        #: whose plugin's hooks are switched off (``switched_off``; the phase did not run).
         self.missed: HookImpl | None = None
-        #: ``missed`` was not even started: an earlier call of it is still running past its deadline.
-        self.still_late = False
+        self.switched_off = False
+        #: An implementation raised something that is not an ``Exception`` (the phase ended there).
+        self.fault: PluginFault | None = None
         #: ``stop`` ended the phase at the last result.
         self.stopped = False
         #: Where to resume a stopped phase (``start=``).
@@ -225,27 +273,54 @@ def _refuse_wrappers(plugin: str, module: Any) -> None:
                                                   _WRAPPER_PROBLEM.format(marker=f"{marker}=True"))
 
 
+class _State:
+    """The registered implementations as one published value: a change publishes a new one, so a phase that
+    starts after a registration returned sees it. Its phases are worked out on first use (under the runner's
+    lock) and kept with it."""
+
+    __slots__ = ("active", "generation", "phases")
+
+    def __init__(self, generation: int, active: frozenset[str]) -> None:
+        self.generation = generation
+        #: Names of the hooks that have at least one implementation.
+        self.active = active
+        self.phases: dict[tuple[str, ...], _Phase] = {}
+
+
+class _Lane(threading.local):
+    #: The observers this thread posted last, which its next phase waits for.
+    posted: Job | None = None
+
+
 class HookRunner:
     """The plugin manager and the calling convention of Hermes hooks."""
 
-    def __init__(self, timeout: Callable[[], float | None], background: Callable[[], bool] = lambda: False) -> None:
+    def __init__(self, timeout: Callable[[], float | None], background: Callable[[], bool] = lambda: False,
+                 max_abandoned: Callable[[], int] = lambda: 4) -> None:
         self.pm = pluggy.PluginManager("hermes")
         self.pm.add_hookspecs(HermesHookSpecs)
-        #: Seconds each implementation may take, 0 or None for no deadline; and whether observers run in the
-        #: background (see :meth:`in_background`). Each read at most once a second.
-        self.timeout = timeout
-        self.background = background
-        self._timeout: float | None = None
-        self._background = False
-        self._timeout_read = float("-inf")
-        self._workers = Deadlines("hermes-hooks")
+        #: Seconds a phase may take, 0 or None for no deadline; whether observers run in the background (see
+        #: :meth:`in_background`); abandoned threads a plugin may hold before its hooks are switched off. Each
+        #: read at most once a second.
+        self.timeout, self.background, self.max_abandoned = timeout, background, max_abandoned
+        self._settings: tuple[float | None, bool, int] = (None, False, 4)
+        self._settings_read = float("-inf")
+        self._workers = Workers("hermes-hooks")
         self._lock = threading.Lock()
-        self._impls: dict[str, list[HookImpl]] = {}
-        self._phases: dict[tuple[str, ...], _Phase] = {}
-        self._active: frozenset[str] | None = None
         self._counter = 0
-        #: Changes whenever an implementation is added or removed.
-        self.generation = 0
+        #: The published state (compare it by identity to tell whether anything changed).
+        self.state = _State(0, frozenset())
+        self._lane = _Lane()
+        #: Posted jobs not yet ended, and the implementations they run.
+        self._posted: dict[Job, tuple[HookImpl, ...]] = {}
+        self._missed = False  # a posted job missed its deadline since the last flush
+        #: Abandoned threads still running, per plugin.
+        self._abandoned: dict[str, int] = {}
+        #: Plugins whose hooks are switched off for this runtime, and why.
+        self.switched_off: dict[str, str] = {}
+        #: Per plugin: the last ``pre_tool_call`` answer that blocked a call because it was not a valid answer.
+        self.bad_answers: dict[str, str] = {}
+        _runners.add(self)
 
     def add_callback(self, plugin: str, hook: str, function: Callable[..., Any]) -> Callable[[], None]:
         """Register ``function`` for ``hook`` on behalf of ``plugin``; returns what removes it again."""
@@ -259,8 +334,8 @@ class HookRunner:
         with self._lock:
             self._counter += 1
             handle = f"{plugin}::{hook}::{self._counter}"
-        self.pm.register(_Carrier(hook, function), name=handle)
-        self._changed()
+            self.pm.register(_Carrier(hook, function), name=handle)
+            self._publish()
         return functools.partial(self._remove, handle)
 
     def add_module(self, plugin: str, module: Any) -> Callable[[], None] | None:
@@ -269,194 +344,269 @@ class HookRunner:
 
         Raises :class:`HookImplementationError` for an implementation Hermes cannot run (a wrapper, or
         arguments the hookspec does not have)."""
-        if not any(hasattr(getattr(module, name, None), "hermes_impl") for name in dir(module)
-                   if name != "register"):
+        if not any(hasattr(getattr(module, name, None), "hermes_impl") for name in dir(module)):
             return None
         _refuse_wrappers(plugin, module)
         handle = f"{plugin}::module"
-        try:
-            self.pm.register(module, name=handle)
-        except pluggy.PluginValidationError as exc:
-            raise HermesError(str(exc).replace(repr(handle), repr(plugin))) from None
-        self._changed()
+        with self._lock:
+            try:
+                self.pm.register(module, name=handle)
+            except pluggy.PluginValidationError as exc:
+                raise HermesError(str(exc).replace(repr(handle), repr(plugin))) from None
+            self._publish()
         return functools.partial(self._remove, handle)
 
     def _remove(self, handle: str) -> None:
-        if self.pm.get_plugin(handle) is not None:
-            self.pm.unregister(name=handle)
-            self._changed()
-
-    def _changed(self) -> None:
         with self._lock:
-            self._impls = {}
-            self._phases = {}
-            self._active = None
-            self.generation += 1
+            if self.pm.get_plugin(handle) is not None:
+                self.pm.unregister(name=handle)
+                self._publish()
+
+    def _publish(self) -> None:
+        """(The lock held.) Publish the implementations registered now as the state every later phase uses."""
+        active = frozenset(name for name, caller in vars(self.pm.hook).items()
+                           if hasattr(caller, "get_hookimpls") and caller.get_hookimpls())
+        self.state = _State(self.state.generation + 1, active)
+
+    @property
+    def generation(self) -> int:
+        """Changes whenever an implementation is added or removed, or a plugin's hooks are switched off."""
+        return self.state.generation
 
     @property
     def active(self) -> frozenset[str]:
         """Names of the hooks that have at least one implementation."""
-        active = self._active
-        if active is None:
-            active = self._active = frozenset(
-                name for name, caller in vars(self.pm.hook).items()
-                if hasattr(caller, "get_hookimpls") and caller.get_hookimpls() and name != "register")
-        return active
+        return self.state.active
 
     def implementations(self, hook: str) -> list[HookImpl]:
-        """Implementations of ``hook`` in calling order: registration order, tryfirst/trylast respected."""
-        impls = self._impls.get(hook)
-        if impls is None:
-            caller = getattr(self.pm.hook, hook, None)
-            hookimpls = caller.get_hookimpls() if caller else []
-            ordered = sorted(hookimpls, key=lambda i: 0 if i.tryfirst else 2 if i.trylast else 1)
-            impls = []
-            for impl in ordered:
-                if hook == "register":
-                    continue
-                function = getattr(impl.function, "__wrapped_callback__", impl.function)
-                plugin = impl.plugin_name.split("::", 1)[0]
-                impls.append(HookImpl.of(plugin, hook, function))
-            self._impls[hook] = impls
-        return impls
+        """Implementations of ``hook`` in calling order: registration order, tryfirst/trylast respected (those of
+        switched-off plugins included)."""
+        with self._lock:
+            return self._implementations(hook)
 
-    def has(self, hook: str) -> bool:
-        return bool(self.implementations(hook))
+    def _implementations(self, hook: str) -> list[HookImpl]:
+        caller = getattr(self.pm.hook, hook, None)
+        hookimpls = caller.get_hookimpls() if caller else []
+        ordered = sorted(hookimpls, key=lambda i: 0 if i.tryfirst else 2 if i.trylast else 1)  # (a stable sort)
+        return [HookImpl.of(impl.plugin_name.split("::", 1)[0], hook,
+                            getattr(impl.function, "__wrapped_callback__", impl.function)) for impl in ordered]
+
+    def _phase(self, hooks: tuple[str, ...], state: _State | None = None) -> _Phase:
+        state = self.state if state is None else state
+        phase = state.phases.get(hooks)
+        if phase is None:
+            with self._lock:
+                impls = [impl for hook in hooks for impl in self._implementations(hook)]
+                on = tuple(impl for impl in impls if impl.plugin not in self.switched_off)
+                off = next((impl for impl in impls if impl.plugin in self.switched_off), None)
+                phase = state.phases[hooks] = (on, tuple(impl.call for impl in on), off,
+                                               any(impl.hook in _FIRSTRESULT for impl in on))
+        return phase
 
     def call(self, hook: str, **kwargs: Any) -> list[tuple[HookImpl, Any]]:
         """Call the implementations in order; exceptions and timeouts are logged with the plugin's name and
         skipped. For a ``firstresult`` hookspec the calls stop at the first result that is not ``None``."""
-        return self.run((hook,), kwargs).results
+        phase = self.run((hook,), kwargs)
+        if phase.fault is not None:
+            log.error("%s; skipped", phase.fault, exc_info=phase.fault.error)
+        return phase.results
 
     def run(self, hooks: tuple[str, ...], kwargs: dict[str, Any], *,
             stop: Callable[[HookImpl, Any], bool] | None = None, fail_closed: bool = False,
-            start: int = 0) -> HookPhase:
+            start: int = 0, state: _State | None = None) -> HookPhase:
         """One phase: the implementations of each of ``hooks`` in turn, given ``kwargs``, in one hand-off to a
-        worker.
+        worker, under one deadline.
 
         ``stop(impl, value)`` runs after each implementation that returned, where it ran (it may update
-        ``kwargs`` for the implementations after it), and ends the phase by returning True. An exception
-        is logged and skipped. A missed deadline is logged and skipped, or, with ``fail_closed``, ends the
-        phase with ``missed`` set. ``start`` resumes a stopped phase.
+        ``kwargs`` for the implementations after it), and ends the phase by returning True; so does the first
+        value that is not None of a ``firstresult`` hook (which comes last in any phase Hermes runs). An
+        ``Exception`` is logged and skipped; anything else a plugin raises ends the phase (``fault``). A missed
+        deadline is logged and the rest runs on a fresh worker, or, with ``fail_closed``, ends the phase with
+        ``missed`` set; a fail-closed phase with an implementation of a switched-off plugin does not run.
+        ``start`` resumes a stopped phase; ``state`` is the published state to use (default: the current one).
         """
-        impls, calls, firstresult = self._phase(hooks)
+        if self._lane.posted is not None:
+            self._wait_for_posted()  # (which may switch a plugin off)
+        impls, calls, off, firstresult = self._phase(hooks, None if self.switched_off else state)
         phase = HookPhase(start)
+        if fail_closed and off is not None:
+            phase.missed, phase.switched_off = off, True
+            return phase
         if start >= len(impls):
             return phase
-        after: Callable[[int, Any], bool] | None = None
-        if firstresult:
-            def after(index: int, value: Any) -> bool:
-                impl = impls[index]
-                if stop is not None and stop(impl, value):
-                    phase.stopped = True
-                    return True
-                # a firstresult hook is done at its first answer; the phase goes on with the next hook
-                return value is not None and impl.hook in _FIRSTRESULT
-        elif stop is not None:
-            def after(index: int, value: Any) -> bool:
-                return stop(impls[index], value)
+
+        def check(index: int, value: Any) -> bool:
+            impl = impls[index]
+            if stop is not None and stop(impl, value):
+                phase.stopped = True
+                return True
+            return value is not None and impl.hook in _FIRSTRESULT
+
+        after = check if stop is not None or firstresult else None  # (None: nothing to look at, the cheapest)
 
         timeout = self.current_timeout()
+        since = sigints()
         while True:
-            batch = self._workers.run(calls, kwargs, timeout, start=start, after=after) if timeout else \
+            job = self._workers.run(self._job(impls, calls, kwargs, timeout, start, after)) if timeout else \
                 run_inline(calls, kwargs, start, after)
-            if not firstresult:  # (with a firstresult hook, ``after`` tells the two reasons to stop apart)
-                phase.stopped = batch.stopped
-            results = phase.results
-            for index, ok, value in batch.outcomes:
+            for index, ok, value in job.outcomes:
                 if ok:
-                    results.append((impls[index], value))
-                else:
+                    phase.results.append((impls[index], value))
+                elif isinstance(value, Exception):
                     _log_raised(impls[index], value)
-            phase.end = start = batch.end
-            if batch.missed is None:
-                if phase.stopped or start >= len(impls):
+                elif not timeout and user_interrupted(value, since):
+                    raise value
+                else:
+                    impl = impls[index]
+                    phase.fault = PluginFault(impl.plugin, f"the {impl.hook} hook", value)
                     return phase
-                hook = impls[start - 1].hook  # a firstresult hook answered: skip its other implementations
-                start = next((i for i in range(start, len(impls)) if impls[i].hook != hook), len(impls))
-                if start >= len(impls):
-                    return phase
-                continue
-            impl = impls[batch.missed]
-            if fail_closed:
-                phase.missed, phase.still_late = impl, batch.still_late
+            phase.end = start = job.end
+            if job.missed is None:
                 return phase
-            _log_late(impl, timeout or 0, batch.still_late)
-            start = batch.missed + 1
+            impl = impls[job.missed]
+            if fail_closed:
+                phase.missed = impl
+                return phase
+            _log_late(impl, timeout or 0)
+            start = job.missed + 1
             if start >= len(impls):
                 return phase
 
-    def _phase(self, hooks: tuple[str, ...]) -> _Phase:
-        """The implementations of ``hooks`` in calling order, their ``call`` functions, and whether one of them is
-        ``firstresult``."""
-        phase = self._phases.get(hooks)
-        if phase is None:
-            impls = tuple(impl for hook in hooks for impl in self.implementations(hook))
-            phase = self._phases[hooks] = (impls, tuple(impl.call for impl in impls),
-                                           any(impl.hook in _FIRSTRESULT for impl in impls))
-        return phase
+    def _job(self, impls: tuple[HookImpl, ...], calls: tuple[Callable[[dict[str, Any]], Any], ...],
+             kwargs: dict[str, Any], timeout: float, start: int = 0, after: Callable[[int, Any], bool] | None = None,
+             report: Callable[[Job], None] | None = None) -> Job:
+        """A job of a phase whose abandoned threads count against the plugin whose implementation was running."""
+        def abandoned(job: Job) -> None:
+            plugin = impls[job.index].plugin
+            with self._lock:
+                self._abandoned[plugin] = count = self._abandoned.get(plugin, 0) + 1
+                if count >= self._settings[2] and plugin not in self.switched_off:
+                    self.switched_off[plugin] = (f"{count} of its hook calls missed their {timeout:g} s deadline and "
+                                                 "are still running (plugins.max_abandoned_hooks)")
+                    log.error("the hooks of plugin %r are switched off: %s", plugin, self.switched_off[plugin])
+                    self._publish()
+
+        def returned(job: Job) -> None:
+            plugin = impls[job.index].plugin
+            with self._lock:
+                self._abandoned[plugin] -= 1
+
+        return Job(calls, kwargs, timeout, start, after, on_abandon=abandoned, on_late_return=returned,
+                   report=report)
+
+    def _settings_now(self) -> tuple[float | None, bool, int]:
+        now = time.monotonic()
+        if now - self._settings_read > TIMEOUT_TTL:
+            self._settings, self._settings_read = (self.timeout(), self.background(), self.max_abandoned()), now
+        return self._settings
 
     def current_timeout(self) -> float | None:
         """The hook timeout in force (``self.timeout()``, read again once it is a second old)."""
-        now = time.monotonic()
-        if now - self._timeout_read > TIMEOUT_TTL:
-            self._timeout, self._background, self._timeout_read = self.timeout(), self.background(), now
-        return self._timeout
+        return self._settings_now()[0]
 
     def in_background(self) -> bool:
         """Whether observer phases are posted (:meth:`observe`) rather than waited for (``plugins.post_hooks``)."""
-        self.current_timeout()
-        return self._background
+        return self._settings_now()[1]
 
-    def after_tool_call(self, kwargs: dict[str, Any]) -> str | None:
+    def after_tool_call(self, kwargs: dict[str, Any], state: _State | None = None) -> str | None:
         """A tool call's last phase, ``post_tool_call`` then ``transform_tool_result``: the first ``str`` a transform
-        returned (the call's result), if one did. With ``plugins.post_hooks: background`` and no transform
-        implemented, the observers are posted (:meth:`observe`): the caller goes on at once."""
-        if "transform_tool_result" not in self.active and self.in_background():
-            self.observe("post_tool_call", kwargs)
+        returned (the call's result), if one did; raises :class:`PluginFault`. With ``plugins.post_hooks:
+        background`` and no transform implemented, the observers are posted (:meth:`observe`)."""
+        state = self.state if state is None else state
+        if "transform_tool_result" not in state.active and self.in_background():
+            self.observe("post_tool_call", kwargs, state)
             return None
-        for impl, value in self.run(("post_tool_call", "transform_tool_result"), kwargs).results:
+        phase = self.run(("post_tool_call", "transform_tool_result"), kwargs, state=state)
+        if phase.fault is not None:
+            raise phase.fault
+        for impl, value in phase.results:
             if impl.hook == "transform_tool_result" and isinstance(value, str):
                 return value
         return None
 
-    def observe(self, hook: str, kwargs: dict[str, Any]) -> None:
+    def observe(self, hook: str, kwargs: dict[str, Any], state: _State | None = None) -> None:
         """Call the implementations of ``hook``, observers whose values are not used, without making the caller wait:
-        with a deadline they are posted to this thread's hook worker and run before its next phase; without one
-        they run inline. Exceptions and missed deadlines are logged as :meth:`run` logs them."""
-        impls, calls, _ = self._phase((hook,))
+        with a deadline they are posted, and this thread's next phase waits for them; without one they run
+        inline. Exceptions and missed deadlines are logged as :meth:`run` logs them."""
+        self._wait_for_posted()
+        impls, calls, _, _ = self._phase((hook,), None if self.switched_off else state)
         if not impls:
             return
         timeout = self.current_timeout()
-        if timeout:
-            self._workers.post(calls, kwargs, timeout, functools.partial(_report, impls))
-        else:
-            _report(impls, run_inline(calls, kwargs), 0)
+        if not timeout:
+            _report(impls, run_inline(calls, kwargs))
+            return
+        job = self._job(impls, calls, kwargs, timeout, report=functools.partial(self._reported, impls))
+        with self._lock:
+            self._posted[job] = impls
+        self._lane.posted = self._workers.start(job)
+
+    def _reported(self, impls: tuple[HookImpl, ...], job: Job) -> None:
+        with self._lock:
+            self._posted.pop(job, None)
+        _report(impls, job, job.timeout)
+
+    def _wait_for_posted(self) -> None:
+        """Wait for the observers this thread posted last (each part within its deadline)."""
+        job = self._lane.posted
+        while job is not None and not job.wait():
+            job = self._rescue(job)
+        self._lane.posted = None
+
+    def _rescue(self, job: Job) -> Job | None:
+        """A posted job missed its deadline: report it, and post what was left of it on a fresh worker (once,
+        whoever finds it late); that job, if any."""
+        with self._lock:
+            impls = self._posted.pop(job, None)
+            rest = job.rest()
+            if impls is None:  # another thread found it late first
+                return rest
+            self._missed = True
+            if rest is not None:
+                self._posted[rest] = impls
+                self._workers.start(rest)
+        _report(impls, job, job.timeout)
+        return rest
 
     def flush(self) -> bool:
-        """Wait for the observers posted so far, by any thread (each within its deadline); False when one of them is
-        still running past it (logged, not waited for)."""
-        return self._log_unwaited(self._workers.flush())
+        """Wait for the observers posted so far, by any thread, each part within its deadline; False when one posted
+        since the last flush missed it (logged; what was posted after it in the same phase still ran)."""
+        while True:
+            with self._lock:
+                pending = list(self._posted)
+                if not pending:
+                    clean, self._missed = not self._missed, False
+                    return clean
+            for posted in pending:
+                job: Job | None = posted
+                while job is not None and not job.wait():
+                    job = self._rescue(job)
+                if job is not None:
+                    with self._lock:
+                        self._posted.pop(job, None)
 
     def close(self) -> None:
-        """Wait for the observers posted so far (as :meth:`flush`), then end the hook workers (a later call starts
-        new ones)."""
-        self._log_unwaited(self._workers.close())
-
-    def _log_unwaited(self, flushed: tuple[int, list[tuple[Callable[[Any], Any], float]]]) -> bool:
-        rescued, late = flushed
-        if late:
-            impls = {impl.call: impl for impls, _, _ in list(self._phases.values()) for impl in impls}
-            for call, timeout in late:
-                impl = impls.get(call)
-                log.warning("%s hook of plugin %r is running past its %g s deadline; not waited for",
-                            impl.hook if impl else "a", impl.plugin if impl else "?", timeout)
-        return not (rescued or late)
+        """Wait for the observers posted so far (as :meth:`flush`), then end the idle hook workers (a later call
+        starts new ones)."""
+        self.flush()
+        self._workers.close()
 
     @property
     def late(self) -> int:
         """Hook calls abandoned at their deadline that are still running (each holds one thread)."""
-        return self._workers.late()
+        with self._lock:
+            return sum(self._abandoned.values())
+
+    def problems_of(self, plugin: str) -> list[str]:
+        """What went wrong with ``plugin``'s hooks in this runtime: switched off, or a ``pre_tool_call`` answer that
+        is not valid (the last one, which blocked its call)."""
+        problems = []
+        if plugin in self.switched_off:
+            problems.append(f"hooks switched off: {self.switched_off[plugin]}")
+        if plugin in self.bad_answers:
+            problems.append(f"pre_tool_call gave an answer that is not valid, which blocked the call: "
+                            f"{self.bad_answers[plugin]}")
+        return problems
 
     def plugins_with(self, hook: str) -> list[str]:
         return [impl.plugin for impl in self.implementations(hook)]
@@ -470,21 +620,25 @@ def _log_raised(impl: HookImpl, exc: BaseException) -> None:
     log.error("%s hook of plugin %r raised; skipped", impl.hook, impl.plugin, exc_info=exc)
 
 
-def _log_late(impl: HookImpl, timeout: float, still_late: bool) -> None:
-    if still_late:
-        log.warning("%s hook of plugin %r is still running an earlier call that missed its %g s deadline; skipped",
-                    impl.hook, impl.plugin, timeout)
-    else:
-        log.warning("%s hook of plugin %r did not finish within %g s; abandoned and skipped", impl.hook, impl.plugin,
-                    timeout)
+def _log_late(impl: HookImpl, timeout: float) -> None:
+    log.warning("%s hook of plugin %r did not finish within %g s; abandoned and skipped", impl.hook, impl.plugin,
+                timeout)
 
 
-def _report(impls: tuple[HookImpl, ...], batch: Batch, timeout: float) -> None:
-    """Log what went wrong in a posted phase: implementations that raised, missed their deadline or were skipped."""
-    for index, ok, value in batch.outcomes:
+def _report(impls: tuple[HookImpl, ...], job: Batch, timeout: float = 0.0) -> None:
+    """Log what went wrong in a posted phase: implementations that raised or missed the deadline."""
+    for index, ok, value in job.outcomes:
         if not ok:
             _log_raised(impls[index], value)
-    for index in batch.skipped:
-        _log_late(impls[index], timeout, True)
-    if batch.missed is not None:
-        _log_late(impls[batch.missed], timeout, batch.still_late)
+    if job.missed is not None:
+        _log_late(impls[job.missed], timeout)
+
+
+_runners: weakref.WeakSet[HookRunner] = weakref.WeakSet()
+
+
+@atexit.register
+def _flush_at_exit() -> None:
+    """What was posted runs to its end (each part within its deadline) before the interpreter goes."""
+    for runner in list(_runners):
+        runner.flush()

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Final, Literal, NamedTuple, Protocol
 
 from ..checks import Availability
-from .deadline import DeadlineExceeded, call_with_deadline
+from .executor import DeadlineExceeded, call_with_deadline
 from .exitguard import refusing_exit
 from .references import LazyReference
 

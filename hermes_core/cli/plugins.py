@@ -44,7 +44,7 @@ def describe(rt: Runtime, record: PluginRecord) -> dict[str, Any]:
         "path": record.path, "manifest": record.manifest_path, "tools": record.tools, "hooks": record.hooks,
         **{key: contributed[key] for key in CONTRIBUTIONS},
         "imported": record.imported, "import_ms": _ms(record.import_ms), "register_ms": _ms(record.register_ms),
-        "refused_tools": refused, "warnings": record.warnings,
+        "refused_tools": refused, "warnings": record.warnings, "hook_problems": rt.hooks.problems_of(record.id),
         "backends": sorted(name for name, backend in rt.contributions.backends.items()
                            if backend.plugin == record.id and record.active),
     }
@@ -108,6 +108,7 @@ def _details(row: dict[str, Any]) -> list[str]:
     return [*([f"hooks: {', '.join(row['hooks'])}"] if row["hooks"] else []), *_contribution_lines(row),
             *([f"reason: {row['reason']}"] if row["reason"] else []),
             *(f"refused tool {r['tool']}: {r['reason']}" for r in row["refused_tools"]),
+            *row["hook_problems"],
             *(f"warning: {warning}" for warning in row["warnings"])]
 
 
@@ -176,6 +177,8 @@ def info(plugin_id: str, as_json: bool) -> None:
         click.echo(f"  config: {data['config']}")
     for warning in record.warnings:
         click.echo(f"  warning: {warning}")
+    for problem in data["hook_problems"]:
+        click.echo(f"  {problem}")
 
 
 def _index_info(plugin_id: str, as_json: bool) -> None:
@@ -615,7 +618,9 @@ def doctor(strict: bool, as_json: bool) -> None:
             if not backend["available"]:  # a problem only when config.yaml selects it
                 (problems if backend["selected"] else notes).append(
                     f"backend {backend['name']} unavailable: {backend['reason']}")
-        report.append({**describe(rt, record), "problems": problems, "notes": notes})
+        described = describe(rt, record)
+        problems += described["hook_problems"]
+        report.append({**described, "problems": problems, "notes": notes})
     if config_problem is None:
         selected = rt.config.terminal.backend
         if selected not in rt.contributions.backends:

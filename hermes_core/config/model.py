@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import functools
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -51,14 +51,19 @@ class PluginsConfig(_Section):
     enabled: list[str] | None = Field(None, description="An allow-list of plugin ids; absent = all.")
     disabled: list[str] = Field(default_factory=list, description="Plugin ids never loaded; always wins.")
     entries: dict[str, PluginEntryConfig] = Field(default_factory=dict)
-    hook_timeout: float = Field(30.0, ge=0, description="Seconds a hook implementation may take; 0 for no deadline "
+    hook_timeout: float = Field(30.0, ge=0, description="Seconds one phase of hook implementations (a call's "
+                                                        "pre_tool_call ones; its post_tool_call and "
+                                                        "transform_tool_result ones) may take; 0 for no deadline "
                                                         "(implementations then run inline, in the caller's thread).")
+    max_abandoned_hooks: int = Field(4, ge=0, description="Threads of a plugin's hooks that missed their deadline and "
+                                                          "still run, past which its hooks are switched off for the "
+                                                          "runtime (its pre_tool_call then blocks every call).")
     load_timeout: float = Field(30.0, ge=0, description="Seconds a plugin's import and register(), or one run "
                                                         "of a tool's check_fn, may take; 0 = no limit.")
     post_hooks: Literal["wait", "background"] = Field(
         "wait", description="`background`: a call returns without waiting for its post_tool_call observers, which "
-                            "run on the calling thread's hook worker before its next hook call (and before close "
-                            "and exit); not while a transform_tool_result hook is implemented.")
+                            "the calling thread's next hook call waits for (and close and exit); not while a "
+                            "transform_tool_result hook is implemented.")
 
 
 class ApprovalsConfig(_Section):
@@ -390,8 +395,26 @@ def _file_lock(path: Path) -> Iterator[None]:
         raise ConfigError(
             f"{path}: cannot write the configuration ({exc.strerror}); check the folder's permissions") from None
     with lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+        if sys.platform == "win32":  # (fcntl is Unix-only; imported where used, so the core imports everywhere)
+            import msvcrt
+
+            lock.seek(0)
+            while True:
+                try:
+                    msvcrt.locking(lock.fileno(), msvcrt.LK_LOCK, 1)  # (gives up after 10 s: try again)
+                    break
+                except OSError:
+                    continue
+            try:
+                yield
+            finally:
+                lock.seek(0)
+                msvcrt.locking(lock.fileno(), msvcrt.LK_UNLCK, 1)
+        else:
+            import fcntl
+
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from .._version import __version__
-from ..calls.deadline import DeadlineExceeded, call_with_deadline
+from ..calls.executor import DeadlineExceeded, call_with_deadline
 from ..calls.exitguard import refusing_exit
 from ..calls.hooks import KNOWN_HOOKS
 from ..calls.references import LazyReference, ReferenceImportError
