@@ -7,7 +7,7 @@ BENCH_VENV ?= .bench-venv
 HERMES_AGENT_VENV ?= .hermes-agent-venv
 PACKS := file terminal web code agent ssh skills browser
 
-.PHONY: install demo test lint bench bench-vs-hermes-agent docs dist clean
+.PHONY: install demo test test-fast lint bench bench-vs-hermes-agent docs dist wheelhouse clean
 
 $(BIN)/hermes: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,14 +25,23 @@ demo:
 test: lint
 	$(BIN)/python -m pytest -n 2
 
+# every test but the ones that build wheels and venvs (marked slow)
+test-fast: lint
+	$(BIN)/python -m pytest -n 2 -m "not slow"
+
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
-# sdists and wheels of hermes-tools and the packs, checked with twine --strict (what a release publishes)
+# sdists and wheels of hermes-tools and the first-party packs, checked with twine --strict (what a release publishes)
 dist: install
 	rm -rf dist
 	$(BIN)/python scripts/build_dist.py dist --no-isolation
+
+# dist/ plus a wheel of every dependency: `pip install --no-index --find-links wheelhouse hermes-tools ...` offline
+wheelhouse: dist
+	rm -rf wheelhouse
+	$(BIN)/python scripts/build_wheelhouse.py dist wheelhouse
 
 docs: install
 	$(BIN)/mkdocs build --strict
@@ -61,4 +70,4 @@ bench-vs-hermes-agent: $(HERMES_AGENT_VENV)/bin/hermes
 	HERMES_AGENT_PYTHON="$(CURDIR)/$(HERMES_AGENT_VENV)/bin/python" $(MAKE) bench
 
 clean:
-	rm -rf $(VENV) $(DEMO_VENV) $(BENCH_VENV) $(HERMES_AGENT_VENV) site dist
+	rm -rf $(VENV) $(DEMO_VENV) $(BENCH_VENV) $(HERMES_AGENT_VENV) site dist wheelhouse

@@ -16,6 +16,7 @@ __all__ = [
     "CompileError",
     "ConfigError",
     "DeadlineExceeded",
+    "FileLockTimeout",
     "HermesError",
     "HookImplementationError",
     "InstallRefused",
@@ -35,6 +36,7 @@ __all__ = [
     "ToolError",
     "ToolsetCycleError",
     "UnknownToolsetError",
+    "UnsafeFileError",
     "WheelError",
 ]
 
@@ -45,6 +47,14 @@ class HermesError(Exception):
 
 class ConfigError(HermesError):
     """config.yaml cannot be read, parsed, validated or written."""
+
+
+class UnsafeFileError(HermesError, OSError):
+    """A file Hermes did not write is not one it will read: not a regular file, a symlink, or too large."""
+
+
+class FileLockTimeout(HermesError, TimeoutError):
+    """Another edit of the same file held its lock for longer than the wait allowed."""
 
 
 # -- Calls: arguments, policies, toolsets, hooks, formats ------------------------------------------------

@@ -1,22 +1,26 @@
 """Why a tool is not in the registry, when Hermes can tell: its plugin is switched off or failed, it is a
 project plugin's and project plugins are not enabled, or its MCP server is not ready.
 
-Read from the plugin records, the project's manifests and the MCP servers' statuses: nothing is imported.
+Read from the plugin records, the names of the project's plugin folders and the MCP servers' statuses: nothing
+is imported, and no file of a project plugin is read.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .mcp.naming import PREFIX, sanitize
-from .plugins.manifest import ManifestError, PluginManifest, load_manifest
+from .plugins.manifest import PluginManifest
 
 if TYPE_CHECKING:
     from .plugins.records import PluginRecord
 
 __all__ = ["declared_tools", "why_missing"]
+
+_SHOWN = 5  # project plugin folders named in an explanation
 
 
 def declared_tools(manifest: PluginManifest | None) -> set[str]:
@@ -58,7 +62,7 @@ def _mcp_reason(name: str, servers: Mapping[str, Any]) -> str | None:
         where = f"its MCP server {server!r}"
         if status.state == "unavailable":
             return f"{where} failed to start: {status.last_error or 'no reason given'}"
-        if status.state == "disabled":
+        if status.state in ("disabled", "sdk-missing", "not-started"):
             return f"{where} is not running: {status.last_error or 'disabled in config.yaml'}"
         if status.state == "connecting":
             return f"{where} is still connecting"
@@ -70,17 +74,15 @@ def _mcp_reason(name: str, servers: Mapping[str, Any]) -> str | None:
 
 
 def _project_reason(name: str, folder: Path) -> str | None:
-    """The project plugin that declares ``name``, read from its manifest (parsing YAML runs no plugin code)."""
+    """The project's plugin folders, by name only: their files are not read while project plugins are off (a
+    planted FIFO or ``/dev/zero`` link would hang or exhaust the call)."""
     try:
-        manifests = sorted(folder.glob("*/plugin.yaml"))
+        with os.scandir(folder) as entries:
+            names = sorted(entry.name for entry in entries if entry.is_dir(follow_symlinks=False))
     except OSError:
         return None
-    for path in manifests:
-        try:
-            declares = name in declared_tools(load_manifest(path))
-        except ManifestError:
-            continue
-        if declares:
-            return (f"it belongs to the project plugin {path.parent.name!r} ({path.parent}), and project plugins "
-                    "run only when HERMES_ENABLE_PROJECT_PLUGINS=1 is set")
-    return None
+    if not names:
+        return None
+    shown = ", ".join(repr(plugin) for plugin in names[:_SHOWN]) + (", ..." if len(names) > _SHOWN else "")
+    return (f"it may belong to one of this project's plugins ({shown}, in {folder}), and project plugins run only "
+            "when HERMES_ENABLE_PROJECT_PLUGINS=1 is set")

@@ -133,9 +133,9 @@ class Runtime(ToolApi):
             if "dispatcher" not in self.__dict__:
                 from .calls.dispatch import Dispatcher
 
-                self.__dict__["dispatcher"] = Dispatcher(self.registry, self.hooks, self.middleware, self.budget,
-                                                         self.approvals, self.tool_context, self.scope,
-                                                         self.why_missing)
+                kind = _traced_dispatcher() if self._config_data()["observability"]["otel"] else Dispatcher
+                self.__dict__["dispatcher"] = kind(self.registry, self.hooks, self.middleware, self.budget,
+                                                   self.approvals, self.tool_context, self.scope, self.why_missing)
             dispatcher: Dispatcher = self.__dict__["dispatcher"]
             return dispatcher
 
@@ -389,6 +389,20 @@ class Runtime(ToolApi):
             raise KeyError(f"unknown command /{normalize_command_name(name)}")
         result = command.handler(raw_args)
         return run_sync(result) if hasattr(result, "__await__") else result
+
+
+def _traced_dispatcher() -> type[Dispatcher]:
+    """The dispatcher that traces each call (``observability.otel``); the plain one, with a warning, when
+    OpenTelemetry is not installed."""
+    from .calls.dispatch import Dispatcher
+
+    try:
+        from .calls.tracing import TracedDispatcher
+    except ImportError as exc:
+        log.warning("observability.otel is on, but OpenTelemetry is not installed (%s): pip install "
+                    "'hermes-tools[otel]'. Tool calls are not traced.", exc)
+        return Dispatcher
+    return TracedDispatcher
 
 
 def _local_backend(setup: BackendSetup) -> ExecutionBackend:

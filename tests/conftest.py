@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from hermes_core import Runtime
+from hermes_core.authoring.testing import scaled_timeout
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -41,6 +42,7 @@ def _load_support(name: str, path: Path) -> None:
 _load_support("hermes_mcp_test_support", FIXTURES / "mcp" / "support.py")
 _load_support("hermes_fake_provider", FIXTURES / "providers" / "fake_provider.py")
 _load_support("hermes_adapter_test_support", FIXTURES / "adapters" / "support.py")
+_load_support("hermes_serve_test_support", FIXTURES / "serve" / "support.py")
 
 
 def pip(*args: str, python: str = sys.executable, **kwargs) -> subprocess.CompletedProcess[str]:
@@ -50,6 +52,17 @@ def pip(*args: str, python: str = sys.executable, **kwargs) -> subprocess.Comple
     if result.returncode:
         raise AssertionError(f"pip {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
     return result
+
+
+#: Session fixtures that build wheels or venvs: a test that uses one (directly or not) is marked ``slow``.
+BUILDING_FIXTURES = frozenset({"dist", "wheelhouse", "make_venv"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark ``slow`` every test that builds wheels or venvs, so ``-m "not slow"`` (``make test-fast``) skips them."""
+    for item in items:
+        if BUILDING_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")
@@ -113,8 +126,9 @@ class Venv:
 
     def run(self, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
             input: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        """Run a command; ``timeout`` is its bound on an idle machine, scaled for this one."""
         return subprocess.run(list(args), capture_output=True, text=True, env={**os.environ, **(env or {})},
-                              cwd=cwd, input=input, timeout=timeout)
+                              cwd=cwd, input=input, timeout=scaled_timeout(timeout))
 
     def hermes_cli(self, *args: str, **kwargs) -> subprocess.CompletedProcess[str]:
         return self.run(self.hermes, *args, **kwargs)
@@ -340,7 +354,7 @@ def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
     log = (folder / "sshd.log").open("w")
     server = subprocess.Popen([binary, "-D", "-e", "-f", str(config)], stdin=subprocess.DEVNULL, stdout=log,
                               stderr=log)
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + scaled_timeout(20)
     while True:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=1).close()

@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 import yaml
 
+from hermes_core.authoring.testing import scaled_timeout
+
 support = pytest.importorskip("hermes_adapter_test_support")
 pytest.importorskip("llm")
 pytest.importorskip("llm_echo")
@@ -130,7 +132,7 @@ def test_loading_the_plugin_imports_neither_llm_nor_any_hermes_plugin():
             "import hermes_core.adapters.llm\n"
             "print(sorted(name for name, module in sys.modules.items() if module is not None and name.startswith("
             "('hermes_plugin', 'llm', 'pydantic_ai', 'agents', 'langchain'))))")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=scaled_timeout(60))
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
 

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from hermes_core.authoring.testing import scaled_timeout
+
 fakes = sys.modules["hermes_fake_provider"]  # loaded by conftest.py
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "agent-loops.md"
@@ -52,7 +54,7 @@ def page_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], list[
     with fakes.fake_provider() as fake:
         env = {**os.environ, **fake.environment(), "HERMES_HOME": str(home)}
         result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=work,
-                                timeout=300)
+                                timeout=scaled_timeout(300))
         requests = list(fake.requests)
     assert result.returncode == 0, result.stdout + result.stderr
     return result.stdout.split(SEPARATOR + "\n")[:-1], requests

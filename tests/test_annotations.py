@@ -18,6 +18,7 @@ from click.testing import CliRunner
 
 from hermes_core import Runtime
 from hermes_core.authoring.compile import compile_manifest
+from hermes_core.authoring.testing import scaled_timeout
 from hermes_core.cli import cli
 from hermes_core.errors import ManifestError
 from hermes_core.plugin import ToolAnnotations, tool
@@ -26,7 +27,7 @@ from hermes_core.plugins.manifest import load_manifest, parse_manifest
 support = sys.modules["hermes_mcp_test_support"]  # loaded by conftest.py
 ROOT = Path(__file__).resolve().parent.parent
 ANNOTATED_SERVER = Path(__file__).resolve().parent / "fixtures" / "mcp" / "annotated_server.py"
-WAIT = 30.0
+WAIT = scaled_timeout(30.0)
 
 #: A declared plugin: its tools and what they may do, from plugin.yaml alone.
 NOTES_MANIFEST = """\

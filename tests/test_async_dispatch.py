@@ -19,10 +19,11 @@ import pytest
 import yaml
 
 from hermes_core import Runtime
+from hermes_core.authoring.testing import scaled_timeout
 from hermes_core.plugin import tool_context
 
 support = sys.modules["hermes_mcp_test_support"]  # loaded by conftest.py
-WAIT = 20.0  # the longest any wait here lasts before the test fails
+WAIT = scaled_timeout(20.0)  # the longest any wait here lasts before the test fails
 ANY = {"description": "A test tool", "parameters": {"type": "object", "properties": {"n": {"type": "integer"}}}}
 
 
@@ -172,9 +173,9 @@ def test_async_answers_are_each_providers_reply_items(runtime):
         {"type": "text", "text": "not a call"},
     ]))
 
-    assert replies[:2] == [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "4", "is_error": False},
-                           {"type": "function_call_output", "call_id": "call_2", "output": "6"}]
-    assert replies[2]["role"] == "tool" and "Not a tool call" in result_of(replies[2]["content"])["error"]
+    # the text block needs no answer (an Anthropic response.content mixes it with the tool uses)
+    assert replies == [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "4", "is_error": False},
+                       {"type": "function_call_output", "call_id": "call_2", "output": "6"}]
 
 
 # -- the same results and hooks as the sync path -------------------------------------------------------------

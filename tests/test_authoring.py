@@ -155,7 +155,7 @@ def test_invalid_names_and_unknown_path_args_are_refused():
         """Doc."""
         return path
 
-    with pytest.raises(TypeError, match="invalid tool name 'two words'"):
+    with pytest.raises(TypeError, match="tool name 'two words' has SPACE"):
         tool(name="two words")(f)
     with pytest.raises(TypeError, match="path_args names no parameter: file"):
         tool(path_args=["file"])(f)

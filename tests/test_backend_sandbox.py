@@ -18,6 +18,7 @@ import pytest
 from hermes_plugin_terminal.sandbox import sandbox_problem
 
 from hermes_core import Runtime
+from hermes_core.authoring.testing import scaled_timeout
 
 PROBLEM = sandbox_problem()
 pytestmark = pytest.mark.skipif(PROBLEM is not None, reason=f"bubblewrap cannot run on this machine: {PROBLEM}")
@@ -141,7 +142,7 @@ def test_where_user_namespaces_are_unavailable_the_reason_is_given(tmp_path: Pat
              "from hermes_plugin_terminal.sandbox import sandbox_problem; print(sandbox_problem())")
     result = subprocess.run([bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
                              "--unshare-user", "--disable-userns", "--unshare-pid", "--die-with-parent", "--",
-                             sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+                             sys.executable, "-c", probe], capture_output=True, text=True, timeout=scaled_timeout(60))
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("bubblewrap cannot create a sandbox here (bwrap: ")
     assert "user namespaces" in result.stdout

@@ -59,11 +59,17 @@ def test_an_unknown_host_is_refused_unless_accept_new_adds_it(ssh_runtime, sshd,
 
 def test_execute_code_runs_on_the_host_and_its_tool_calls_come_back(ssh_runtime, sshd, workspace: Path) -> None:
     runtime = ssh_runtime(**sshd.settings())
+    # the script's environment is an allow-list (no SSH_CONNECTION): an sshd among its ancestors shows where it runs
     code = ("import os\nfrom hermes_tools import terminal\n"
-            "print(os.environ.get('SSH_CONNECTION', 'not over ssh').split()[0])\n"
+            "pid, names = os.getpid(), []\n"
+            "while pid > 1:\n"
+            "    stat = open(f'/proc/{pid}/stat').read()\n"
+            "    names.append(stat[stat.index('(') + 1:stat.rindex(')')])\n"
+            "    pid = int(stat[stat.rindex(')') + 2:].split()[1])\n"
+            "print('over ssh' if any(name.startswith('sshd') for name in names) else names)\n"
             "print(terminal(command='echo from the tool')['output'], end='')\n")
     result = json.loads(runtime.handle_function_call("execute_code", {"code": code}, task_id="t"))
-    assert (result["status"], result["output"], result["tool_calls"]) == ("ok", "127.0.0.1\nfrom the tool\n", 1)
+    assert (result["status"], result["output"], result["tool_calls"]) == ("ok", "over ssh\nfrom the tool\n", 1)
 
 
 def test_commands_run_over_ssh_with_the_remote_environment(ssh_runtime, sshd) -> None:

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from hermes_core.authoring.testing import scaled_timeout
+
 HERMES = str(Path(sys.executable).with_name("hermes"))
 
 DECLARED = """\
@@ -29,7 +31,7 @@ def complete(shell: str, line: str, env: dict[str, str] | None = None) -> subpro
     words = line.split(" ")
     protocol = {"_HERMES_COMPLETE": f"{shell}_complete", "COMP_WORDS": line,
                 "COMP_CWORD": words[-1] if shell == "fish" else str(len(words) - 1)}
-    return subprocess.run([HERMES], capture_output=True, text=True, timeout=60,
+    return subprocess.run([HERMES], capture_output=True, text=True, timeout=scaled_timeout(60),
                           env={**os.environ, **protocol, **(env or {})})
 
 
@@ -133,7 +135,7 @@ def test_the_completion_scripts_are_the_ones_docs_cli_md_tells_each_shell_to_loa
     docs = (Path(__file__).resolve().parent.parent / "docs" / "cli.md").read_text()
     for shell in ("bash", "zsh", "fish"):
         assert f"_HERMES_COMPLETE={shell}_source hermes" in docs
-        script = subprocess.run([HERMES], capture_output=True, text=True, timeout=60,
+        script = subprocess.run([HERMES], capture_output=True, text=True, timeout=scaled_timeout(60),
                                 env={**os.environ, "_HERMES_COMPLETE": f"{shell}_source"})
         assert script.returncode == 0 and f"{shell}_complete" in script.stdout, script.stderr
 
@@ -142,7 +144,7 @@ def test_a_warm_completion_builds_no_model_and_parses_no_yaml(notes, isolated_ho
     (isolated_home / "config.yaml").write_text("plugins:\n  disabled: []\n")
     assert offered("hermes tools show notes_") == ["notes_add", "notes_find"]  # fills the caches
     protocol = {"_HERMES_COMPLETE": "bash_complete", "COMP_WORDS": "hermes tools show notes_", "COMP_CWORD": "3"}
-    warm = subprocess.run([HERMES], capture_output=True, text=True, timeout=60,
+    warm = subprocess.run([HERMES], capture_output=True, text=True, timeout=scaled_timeout(60),
                           env={**os.environ, **protocol, "PYTHONPROFILEIMPORTTIME": "1"})
     assert warm.returncode == 0 and warm.stdout.split() == ["plain,notes_add", "plain,notes_find"], warm.stdout
     imported = {line.rsplit("|", 1)[-1].strip() for line in warm.stderr.splitlines() if line.startswith("import time")}

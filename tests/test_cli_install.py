@@ -82,3 +82,18 @@ def test_uninstall_checks_every_id_first_and_asks_once(env):
         assert {"declared-fixture", "hooked-fixture"} <= installed_ids(env)
     finally:
         env.uninstall("hermes-fixture-declared", "hermes-fixture-hooked")
+
+
+def test_the_install_line_says_which_tools_need_setting_up(env, wheelhouse, tmp_path):
+    no_index = f"--index-url={(tmp_path / 'no-index').as_uri()}"
+    # no search provider configured: web_search needs one of these variables, web_extract works at once
+    clean = {"SEARXNG_URL": "", "BRAVE_API_KEY": "", "HERMES_HOME": str(tmp_path / "home")}
+    installed = env.hermes_cli("plugins", "install", wheel(wheelhouse, "hermes_tools_web"), no_index, env=clean)
+    try:
+        assert installed.returncode == 0, installed.stderr
+        line = installed.stdout.strip()
+        assert line.startswith("Installed plugin web ") and "web_extract" in line
+        assert "not available until set up: web_search (" in line
+        assert "BRAVE_API_KEY" in line.split("web_search (")[1] or "SEARXNG_URL" in line.split("web_search (")[1]
+    finally:
+        env.uninstall("hermes-tools-web")

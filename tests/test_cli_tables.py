@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from hermes_core.authoring.testing import scaled_timeout
+
 HERMES = str(Path(sys.executable).with_name("hermes"))
 ANSI = "\x1b["
 LONG = "Echo the text back to the caller, with a description much longer than any narrow screen can hold"
@@ -54,12 +56,13 @@ def on_terminal(*args: str, columns: int = 60, **env: str) -> str:
             break
         output += chunk
     os.close(leader)
-    assert process.wait(timeout=60) == 0, output
+    assert process.wait(timeout=scaled_timeout(60)) == 0, output
     return output.decode().replace("\r\n", "\n")
 
 
 def piped(*args: str, **env: str) -> str:
-    result = subprocess.run([HERMES, *args], capture_output=True, text=True, timeout=60, env=environment(**env))
+    result = subprocess.run([HERMES, *args], capture_output=True, text=True,
+                            timeout=scaled_timeout(60), env=environment(**env))
     assert result.returncode == 0, result.stderr
     return result.stdout
 

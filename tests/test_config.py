@@ -7,6 +7,7 @@ import json
 import pytest
 
 from hermes_core import ConfigError, HermesHome, hermes_home
+from hermes_core.authoring.testing import scaled_timeout
 from hermes_core.config.data import ENTRY_KEYS, override_granted, plugin_settings
 from hermes_core.config.model import PluginEntryConfig
 
@@ -179,7 +180,7 @@ def test_edits_from_two_processes_at_once_are_all_kept(home):
     home.config_file.write_text("# shared\nplugins:\n  disabled: []\n")
     children = [subprocess.Popen([sys.executable, "-c", EDITS_IN_A_CHILD, str(home.root), tag]) for tag in "ab"]
     for child in children:
-        assert child.wait(timeout=120) == 0
+        assert child.wait(timeout=scaled_timeout(120)) == 0
     disabled = home.config().plugins.disabled
     assert sorted(disabled) == sorted(f"{tag}{n}" for tag in "ab" for n in range(25))
     assert "# shared" in home.config_file.read_text()

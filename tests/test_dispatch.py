@@ -9,6 +9,7 @@ import threading
 import pytest
 
 from hermes_core import Runtime
+from hermes_core.authoring.testing import scaled_timeout
 from hermes_core.plugin import UNLIMITED
 
 ADD_SCHEMA = {
@@ -208,7 +209,7 @@ def test_plain_name_arguments_dicts_are_accepted(runtime):
 
 
 def test_parallel_safe_calls_run_concurrently(runtime):
-    barrier = threading.Barrier(3, timeout=10)
+    barrier = threading.Barrier(3, timeout=scaled_timeout(10))
 
     def meet(args, **kwargs):
         barrier.wait()  # only returns when three calls are in flight at once
@@ -248,7 +249,7 @@ def test_overlapping_paths_are_serialised(runtime):
 
 
 def test_disjoint_paths_run_in_parallel(runtime):
-    barrier = threading.Barrier(2, timeout=10)
+    barrier = threading.Barrier(2, timeout=scaled_timeout(10))
 
     def write(args, **kwargs):
         barrier.wait()

@@ -27,6 +27,7 @@ import hermes_core.calls.hooks
 import hermes_core.calls.toolsets
 import hermes_core.cli
 import hermes_core.plugins.manifest
+from hermes_core.authoring.testing import scaled_timeout
 from hermes_core.cli import cli
 from hermes_core.cli.tools import tools
 from hermes_core.mcp.client import ServerStatus
@@ -218,7 +219,8 @@ def mkdocs_build(config: Path, site: Path) -> subprocess.CompletedProcess[str]:
     if importlib.util.find_spec("mkdocs") is None or importlib.util.find_spec("material") is None:
         pytest.skip("mkdocs and mkdocs-material are not installed (pip install -e '.[dev]')")
     return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config), "-d", str(site)],
-                          capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, timeout=300)
+                          capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+                          timeout=scaled_timeout(300))
 
 
 def test_the_site_builds_strictly(tmp_path: Path) -> None:
@@ -231,6 +233,7 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
 def test_a_broken_link_or_a_page_outside_the_nav_fails_the_build(tmp_path: Path) -> None:
     shutil.copytree(DOCS, tmp_path / "docs")
     shutil.copy(MKDOCS_YML, tmp_path / "mkdocs.yml")
+    shutil.copytree(MKDOCS_YML.parent / "scripts", tmp_path / "scripts")  # the hooks mkdocs.yml names
     (tmp_path / "docs" / "orphan.md").write_text("# Orphan\n\nSee [the hooks](hooks.md#no-such-heading) and "
                                                  "[a page that is gone](gone.md).\n")
 

@@ -8,6 +8,7 @@ import importlib.util
 import itertools
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -19,10 +20,12 @@ from typing import Any
 
 import pytest
 
+from hermes_core.authoring.testing import scaled_timeout
+
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 #: How long the browser may take to start, to load a page, or to answer a search.
-WAIT = 30.0
+WAIT = scaled_timeout(30.0)
 #: Flags that keep a headless Chromium quiet on a machine without a network (and runnable as root).
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -38,7 +41,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip("mkdocs and mkdocs-material are not installed (pip install -e '.[dev]')")
     folder = tmp_path_factory.mktemp("site")
     result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"),
-                             "-d", str(folder)], capture_output=True, text=True, timeout=300,
+                             "-d", str(folder)], capture_output=True, text=True, timeout=scaled_timeout(300),
                             env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
     assert result.returncode == 0, result.stdout + result.stderr
     return folder
@@ -188,3 +191,37 @@ def test_a_search_without_matches_says_so(site: Path, page: Page):
     assert page.wait_for("document.querySelector('.md-search-result__meta').textContent.trim() === "
                          "'No matching documents'")
     assert page.evaluate("document.querySelectorAll('.md-search-result__item').length") == 0
+
+
+def test_pages_load_nothing_from_another_host(site: Path):
+    """No web fonts, styles or scripts from a CDN: opened offline, the site looks the same, at once."""
+    pages = sorted(site.glob("*.html"))
+
+    assert len(pages) >= 15
+    for html in pages:
+        text = html.read_text()
+        assert "fonts.googleapis.com" not in text and "fonts.gstatic.com" not in text, html.name
+        remote = re.findall(r'<(?:link|script)\b[^>]*\b(?:href|src)="(?:https?:)?//[^"]*"', text)
+        assert remote == [], html.name
+
+
+def test_the_404_page_opened_from_disk_is_styled_and_its_links_lead_to_files(site: Path, page: Page):
+    page.open((site / "404.html").as_uri())
+
+    assert page.evaluate("getComputedStyle(document.querySelector('.md-header')).position") != "static"  # CSS loaded
+    links = page.evaluate("[...document.querySelectorAll('a[href]')].map(a => a.href)")
+    files = {link.split("#")[0] for link in links if link.startswith("file://")}
+    assert len(files) >= 15
+    for link in files:
+        assert Path(urllib.request.url2pathname(link.removeprefix("file://"))).is_file(), link
+
+
+def test_the_home_pages_code_blocks_fit_a_1280_pixel_window(site: Path, page: Page):
+    page.send("Emulation.setDeviceMetricsOverride", width=1280, height=800, deviceScaleFactor=1, mobile=False)
+    page.open((site / "index.html").as_uri())
+
+    blocks = page.evaluate("[...document.querySelectorAll('article pre > code')]"
+                           ".map(c => [c.scrollWidth, c.clientWidth, c.textContent.split('\\n')[0]])")
+
+    assert blocks
+    assert [block for block in blocks if block[0] > block[1]] == []

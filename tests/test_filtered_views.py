@@ -15,10 +15,11 @@ import pytest
 import yaml
 
 from hermes_core import ApprovalRequest, Runtime, ToolView
+from hermes_core.authoring.testing import scaled_timeout
 from hermes_core.errors import PolicyError, UnknownToolsetError
 
 support = sys.modules["hermes_mcp_test_support"]  # loaded by conftest.py
-WAIT = 30.0
+WAIT = scaled_timeout(30.0)
 FILE = ("hermes_plugin_file", "file")
 
 #: A user plugin: tools in two toolsets, one that dispatches another, one that lists what it can call.

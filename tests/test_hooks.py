@@ -14,6 +14,7 @@ import time
 import pytest
 
 from hermes_core import HermesHome, Runtime, set_approval_callback
+from hermes_core.authoring.testing import scaled_timeout
 from hermes_core.plugin import hookimpl
 
 
@@ -403,7 +404,8 @@ print("returned", (home / "observed").exists(), flush=True)
 def test_the_interpreters_exit_waits_for_background_post_hooks_each_within_its_deadline(tmp_path, mode):
     script = tmp_path / "exit.py"
     script.write_text(BACKGROUND_EXIT)
-    result = subprocess.run([sys.executable, str(script), mode], capture_output=True, text=True, timeout=60,
+    result = subprocess.run([sys.executable, str(script), mode], capture_output=True, text=True,
+                            timeout=scaled_timeout(60),
                             env={**os.environ, "HERMES_HOME": str(tmp_path)})
     assert result.returncode == 0, result.stderr
     assert result.stdout == "returned False\n"  # the call did not wait for its observers...
@@ -428,7 +430,8 @@ def test_hook_workers_work_in_a_forked_child(tmp_path):
         _, status = os.waitpid(pid, 0)
         print(json.dumps(os.waitstatus_to_exitcode(status)))
     """))
-    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60, check=True)
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                            timeout=scaled_timeout(60), check=True)
     assert json.loads(result.stdout) == 0
 
 

@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from hermes_core import HermesHome
+from hermes_core.authoring.testing import scaled_timeout
 
 BILLION_LAUGHS = "name: laughs\n" + "a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
     f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n" for i in range(1, 9)) + "tools: *a8\n"
@@ -28,7 +29,7 @@ HERMES = [sys.executable, "-c", "import sys; from hermes_core.cli import main; s
 def hermes(home: Path, *args: str, only: list[str], timeout: float = 90,
            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """The ``hermes`` command of this interpreter with just the plugins ``only``, bounded by ``timeout``."""
-    return subprocess.run([*HERMES, *args], capture_output=True, text=True, timeout=timeout,
+    return subprocess.run([*HERMES, *args], capture_output=True, text=True, timeout=scaled_timeout(timeout),
                           env={**os.environ, "HERMES_HOME": str(home), "HERMES_LOAD_PLUGINS": ",".join(only),
                                **(env or {})})
 
@@ -254,7 +255,7 @@ def test_a_real_interrupt_of_the_user_still_aborts(isolated_home, tmp_path):
             time.sleep(0.1)
         assert started.exists(), "register() never started"
         process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=30)
+        out, err = process.communicate(timeout=scaled_timeout(30))
     finally:
         process.kill()
     assert process.returncode == 1 and "Aborted." in err and out == ""

@@ -17,12 +17,13 @@ import yaml
 from click.testing import CliRunner
 
 from hermes_core import ConfigError, Runtime
+from hermes_core.authoring.testing import scaled_timeout
 from hermes_core.cli import cli
 from hermes_core.config.model import load_config
 from hermes_core.mcp.interop import claude_desktop_config
 
 support = sys.modules["hermes_mcp_test_support"]  # loaded by conftest.py
-WAIT = 30.0
+WAIT = scaled_timeout(30.0)
 
 #: Entries as the products document them: Claude Desktop, Claude Code (.mcp.json) and VS Code (.vscode/mcp.json).
 CLAUDE_DESKTOP = {"mcpServers": {"filesystem": {
@@ -190,10 +191,11 @@ plugins:
 def test_add_a_command_and_a_url_keeping_the_files_comments(isolated_home: Path):
     (isolated_home / "config.yaml").write_text(COMMENTED)
 
-    stdio = hermes("mcp", "add", "github", "-e", "GITHUB_TOKEN=${GH_TOKEN}", "--", "npx", "-y",
-                   "@modelcontextprotocol/server-github", "--flag")
-    remote = hermes("mcp", "add", "docs", "--url", "https://example.com/mcp", "-H", "Authorization: Bearer ${T}")
-    legacy = hermes("mcp", "add", "old", "--url", "https://example.com/sse", "--transport", "sse")
+    stdio = hermes("mcp", "add", "github", "--force", "--no-connect", "-e", "GITHUB_TOKEN=${GH_TOKEN}", "--", "npx",
+                   "-y", "@modelcontextprotocol/server-github", "--flag")
+    remote = hermes("mcp", "add", "docs", "--no-connect", "--url", "https://example.com/mcp", "-H",
+                    "Authorization: Bearer ${T}")
+    legacy = hermes("mcp", "add", "old", "--no-connect", "--url", "https://example.com/sse", "--transport", "sse")
 
     assert (stdio.exit_code, remote.exit_code, legacy.exit_code) == (0, 0, 0), stdio.output + remote.output
     text = config_text(isolated_home)
@@ -215,7 +217,7 @@ def test_add_a_command_and_a_url_keeping_the_files_comments(isolated_home: Path)
     (["bad name", "--", "cmd"], "invalid server name 'bad name'"),
     (["x", "-e", "NOVALUE", "--", "cmd"], "variable 'NOVALUE' is not KEY=VALUE"),
     (["x", "--url", "http://a", "-e", "A=b"], "--env and --cwd are for a server Hermes starts"),
-    (["time", "--", "cmd"], "MCP server 'time' is already configured; `hermes mcp remove time` first"),
+    (["time", "--force", "--", "cmd"], "MCP server 'time' is already configured; `hermes mcp remove time` first"),
 ])
 def test_add_refuses_what_it_cannot_write_in_one_line(isolated_home: Path, args: list[str], message: str):
     (isolated_home / "config.yaml").write_text(COMMENTED)
@@ -228,7 +230,7 @@ def test_add_refuses_what_it_cannot_write_in_one_line(isolated_home: Path, args:
 
 def test_remove_takes_the_servers_heading_and_keeps_what_follows(isolated_home: Path):
     (isolated_home / "config.yaml").write_text(COMMENTED)
-    hermes("mcp", "add", "github", "--", "npx", "server-github")
+    hermes("mcp", "add", "github", "--force", "--no-connect", "--", "npx", "server-github")
 
     assert hermes("mcp", "remove", "time").exit_code == 0
     text = config_text(isolated_home)
@@ -321,7 +323,7 @@ def test_install_claude_writes_the_serve_entry_keeping_the_rest_of_the_file(isol
     workspace.mkdir()
 
     result = hermes("mcp", "install-claude", "--config-file", str(config), "--toolsets", "file,web",
-                    "--workspace", str(workspace))
+                    "--workspace", str(workspace), "--force")  # no pack is installed in this test's runtime
 
     assert result.exit_code == 0, result.output
     assert "Updated MCP server 'hermes'" in result.output and "Restart Claude Desktop" in result.output

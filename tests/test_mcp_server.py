@@ -18,10 +18,11 @@ import pytest
 import yaml
 
 from hermes_core import Runtime
+from hermes_core.authoring.testing import scaled_timeout
 from hermes_core.mcp.server import is_error_result
 
 support = sys.modules["hermes_mcp_test_support"]  # loaded by conftest.py
-WAIT = 30.0  # the longest a test waits for something before it fails
+WAIT = scaled_timeout(30.0)  # the longest a test waits for something before it fails
 SERVED = {"add", "boom", "guarded", "grow", "shrink", "shout", "where", "names"}
 HTTP_URL = r"listening on (http://\S+)"
 
@@ -156,7 +157,8 @@ def test_toolsets_option_limits_what_is_served(server_home):
 
 
 def test_unknown_toolset_is_a_one_line_error(server_home):
-    result = subprocess.run(serve_command("--toolsets", "nosuch"), capture_output=True, text=True, timeout=60,
+    result = subprocess.run(serve_command("--toolsets", "nosuch"), capture_output=True, text=True,
+                            timeout=scaled_timeout(60),
                             stdin=subprocess.DEVNULL, env={**os.environ, "HERMES_HOME": str(server_home)})
     assert result.returncode == 1 and "unknown toolset 'nosuch'" in result.stderr
     assert "Traceback" not in result.stderr and result.stdout == ""
@@ -300,7 +302,7 @@ def test_hermes_round_trips_through_hermes_mcp_serve_over_http(hermes_client, se
 
 def inspector(external: Any, *arguments: str) -> dict:
     result = subprocess.run([external.node, external.inspector, "--cli", *arguments], capture_output=True,
-                            text=True, timeout=120, stdin=subprocess.DEVNULL)
+                            text=True, timeout=scaled_timeout(120), stdin=subprocess.DEVNULL)
     assert result.stdout.strip(), f"the Inspector printed nothing (exit {result.returncode}): {result.stderr}"
     return json.loads(result.stdout)
 
@@ -332,14 +334,14 @@ def test_mcp_inspector_cli_lists_and_calls_tools_over_http(external, server_home
 
 
 def serve_once(home: Path, *options: str, cwd: Path | str | None = None, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run(serve_command(*options), capture_output=True, text=True, timeout=60, cwd=cwd,
+    return subprocess.run(serve_command(*options), capture_output=True, text=True, timeout=scaled_timeout(60), cwd=cwd,
                           stdin=subprocess.DEVNULL, env={**os.environ, "HERMES_HOME": str(home), **env})
 
 
 def test_serving_from_the_root_or_the_home_folder_needs_a_named_workspace(server_home, tmp_path):
     environ = {k: v for k, v in os.environ.items() if k != "HERMES_WORKSPACE"}
     for folder, home in (("/", str(tmp_path)), (str(tmp_path), str(tmp_path))):
-        result = subprocess.run(serve_command(), capture_output=True, text=True, timeout=60, cwd=folder,
+        result = subprocess.run(serve_command(), capture_output=True, text=True, timeout=scaled_timeout(60), cwd=folder,
                                 stdin=subprocess.DEVNULL, env={**environ, "HERMES_HOME": str(server_home),
                                                                "HOME": home})
         assert result.returncode == 1

@@ -1,5 +1,5 @@
-"""What a release publishes: eight distributions that install offline by name, the `hermes-tools` command,
-and GitHub workflows (ours and the template's) that actionlint accepts."""
+"""What a release publishes: the distributions (the core and every pack) that install offline by name, the
+`hermes-tools` command, and GitHub workflows (ours and the template's) that actionlint accepts."""
 
 from __future__ import annotations
 
@@ -25,13 +25,13 @@ def ok(result: subprocess.CompletedProcess[str]) -> str:
     return result.stdout
 
 
-def test_dist_holds_a_checked_sdist_and_wheel_of_each_of_the_eight(dist: Path) -> None:
+def test_dist_holds_a_checked_sdist_and_wheel_of_each_of_the_distributions(dist: Path) -> None:
     expected = {f"{name}-{__version__}{suffix}" for name in DISTRIBUTIONS
                 for suffix in (".tar.gz", "-py3-none-any.whl")}
     assert {p.name for p in dist.iterdir()} == expected
 
 
-def test_the_eight_share_one_version_and_a_wrong_tag_is_refused() -> None:
+def test_the_distributions_share_one_version_and_a_wrong_tag_is_refused() -> None:
     script = [sys.executable, str(ROOT / "scripts" / "build_dist.py")]
     refused = subprocess.run([*script, "--expect-version", "9.9.9"], capture_output=True, text=True)
     assert refused.returncode == 1
@@ -62,7 +62,7 @@ def test_hermes_tools_is_a_second_name_for_the_same_cli(make_venv, tmp_path) -> 
     home = {"HERMES_HOME": str(tmp_path)}
     tools = env.path / "bin" / "hermes-tools"
 
-    assert ok(env.run(str(tools), "--version")).strip() == f"hermes, version {__version__}"
+    assert ok(env.run(str(tools), "--version")).strip() == f"hermes-tools {__version__}"  # the distribution's name
     assert ok(env.run(str(tools), "tools", "list", "--json", env=home)) == \
         ok(env.hermes_cli("tools", "list", "--json", env=home))
 

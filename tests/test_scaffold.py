@@ -445,5 +445,6 @@ def test_tutorial_runs_as_written(make_venv, wheelhouse: Path, tmp_path: Path, c
     assert [tool.name for tool in load_manifest(project / "hermes_plugin_weather" / "plugin.yaml").tools or []] == \
         ["weather_hello", "weather_goodbye"]
     assert "hooks: post_tool_call" in result.stdout
+    assert "warning:" not in result.stdout + result.stderr  # the tutorial's plugin validates cleanly at every step
     for shown in (block.strip() for block in tutorial_blocks("text") if "──" not in block):
         assert shown in result.stdout, f"the tutorial shows {shown!r}, the command printed something else"

@@ -9,6 +9,8 @@ import sys
 
 import yaml
 
+from hermes_core.authoring.testing import scaled_timeout
+
 #: Packages that must stay off the paths below (with their submodules); plugin code too: a first-party pack, or a
 #: directory plugin (under the loader's own namespace module ``hermes_plugins``).
 HEAVY = ("pydantic", "yaml", "packaging", "importlib.metadata", "mcp", "httpx", "jsonschema", "cookiecutter",
@@ -49,7 +51,7 @@ def test_import_hermes_core_imports_only_its_package_init():
 
 def listing_modules(argv: list[str]) -> list[str]:
     result = subprocess.run([sys.executable, "-c", LISTING.format(argv=argv)], capture_output=True, text=True,
-                            timeout=120)
+                            timeout=scaled_timeout(120))
     assert result.returncode == 0, result.stderr
     return json.loads(result.stderr.strip().splitlines()[-1])
 
@@ -78,7 +80,8 @@ def test_listings_and_a_runtime_from_warm_caches_import_no_module_they_do_not_us
     code = ("import json, sys, hermes_core; runtime = hermes_core.Runtime(); runtime.load_plugins(); "
             "runtime.get_tool_definitions(); print(json.dumps(sorted(sys.modules)))")
     for _ in range(2):  # the first run fills the discovery cache of this sys.path
-        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                timeout=scaled_timeout(120))
         assert result.returncode == 0, result.stderr
     modules = json.loads(result.stdout)
     assert "hermes_core.calls.registry" in modules and heavy(modules, (*HEAVY, *RUNTIME_UNUSED)) == []
@@ -90,7 +93,7 @@ def test_an_edited_config_is_validated_again_and_an_invalid_one_reported(isolate
     listing_modules(["plugins", "list"])
     config.write_text("plugins:\n  hook_timeout: soon\n")
     result = subprocess.run([sys.executable, "-c", LISTING.format(argv=["plugins", "list"])], capture_output=True,
-                            text=True, timeout=120)
+                            text=True, timeout=scaled_timeout(120))
     assert result.returncode == 1 and "config.yaml:2: plugins.hook_timeout" in result.stderr
     config.write_text("plugins:\n  hook_timeout: 0\n")
     assert "pydantic" in listing_modules(["plugins", "list"])  # validated once for the new content

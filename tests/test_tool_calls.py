@@ -10,12 +10,13 @@ from typing import Any
 
 import anthropic
 import openai
+import pydantic
 import pytest
-from anthropic.types import TextBlock, ToolUseBlock
+from anthropic.types import TextBlock, ThinkingBlock, ToolResultBlockParam, ToolUseBlock
 from google import genai
 from google.genai import types as gemini
 from openai.types.chat import ChatCompletionMessageFunctionToolCall
-from openai.types.responses import ResponseFunctionToolCall
+from openai.types.responses import ResponseFunctionToolCall, ResponseReasoningItem
 
 from hermes_core import Runtime
 from hermes_core.calls.toolcalls import read_tool_call
@@ -131,7 +132,6 @@ def test_gemini_replies_are_parts_the_sdk_accepts(runtime):
 
 
 @pytest.mark.parametrize("call, expected_reply", [
-    (TextBlock(type="text", text="Let me check."), {"role": "tool", "tool_call_id": None}),
     ({"type": "tool_use", "id": "toolu_9", "input": {}}, {"type": "tool_result", "tool_use_id": "toolu_9"}),
     ({"type": "function_call", "call_id": "c9", "arguments": "{}"}, {"type": "function_call_output", "call_id": "c9"}),
     ({"type": "custom", "id": "call_9", "custom": {"name": "x", "input": "y"}}, {"role": "tool",
@@ -139,7 +139,7 @@ def test_gemini_replies_are_parts_the_sdk_accepts(runtime):
     (42, {"role": "tool", "tool_call_id": None}),
     (None, {"role": "tool", "tool_call_id": None}),
     ({}, {"role": "tool", "tool_call_id": None}),
-], ids=["text-block", "tool_use-without-name", "function_call-without-name", "custom-tool-call", "number", "none",
+], ids=["tool_use-without-name", "function_call-without-name", "custom-tool-call", "number", "none",
         "empty-dict"])
 def test_a_call_that_cannot_be_read_becomes_an_error_in_its_place(runtime, call, expected_reply):
     good = {"name": "get_weather", "arguments": ARGS}
@@ -152,6 +152,32 @@ def test_a_call_that_cannot_be_read_becomes_an_error_in_its_place(runtime, call,
     assert error.startswith(("Not a tool call Hermes can run", "The tool call has no tool name")), error
     assert "an Anthropic tool_use block" in error
     assert replies[0].items() >= expected_reply.items()
+
+
+def test_a_whole_anthropic_response_content_is_answered_tool_use_by_tool_use(runtime):
+    """``answer_tool_calls(response.content)``: the text and thinking blocks among the tool uses need no answer;
+    each tool use gets its tool_result and nothing else comes back (no OpenAI-shaped item among them)."""
+    content = [TextBlock(type="text", text="Let me check both."),
+               ToolUseBlock(type="tool_use", id="toolu_1", name="get_weather", input={"city": "Paris"}),
+               ThinkingBlock(type="thinking", thinking="and Oslo", signature="sig"),
+               ToolUseBlock(type="tool_use", id="toolu_2", name="get_weather", input={"city": "Oslo"})]
+
+    replies = runtime.answer_tool_calls(content)
+    results = runtime.run_tool_calls(block.model_dump() for block in content)
+
+    assert [(reply["type"], reply["tool_use_id"]) for reply in replies] == [("tool_result", "toolu_1"),
+                                                                             ("tool_result", "toolu_2")]
+    assert [json.loads(reply["content"])["city"] for reply in replies] == ["Paris", "Oslo"]
+    assert [json.loads(result)["city"] for result in results] == ["Paris", "Oslo"]
+    for reply in replies:  # each is the SDK's own type of a block of the next user message
+        assert pydantic.TypeAdapter(ToolResultBlockParam).validate_python(reply) == reply
+
+
+def test_a_whole_responses_output_is_answered_call_by_call(runtime):
+    output = [ResponseReasoningItem(type="reasoning", id="rs_1", summary=[]), SDK_CALLS["openai-responses"]]
+
+    assert runtime.answer_tool_calls(output) == [
+        {"type": "function_call_output", "call_id": "call_1", "output": get_weather({"city": "Paris"})}]
 
 
 def test_the_calls_may_be_any_iterable(runtime):

@@ -10,11 +10,14 @@ Fixtures:
 - ``call_tool``: call a tool through ``handle_function_call`` (hooks included) and decode JSON results.
 - ``manifest_drift``: where a plugin's ``plugin.yaml`` and its ``@tool`` functions disagree (``[]`` when they
   do not), as ``hermes plugins validate --imports`` reports it.
+
+Helper: :func:`scaled_timeout` turns a test's hang bound into one that holds on a slow or busy machine.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -27,9 +30,37 @@ from ..plugins.discovery import candidate_for_validation, candidate_from_module
 from ..plugins.records import PluginRecord
 from ..runtime import Runtime
 
-__all__ = ["call_tool", "hermes_home", "hermes_runtime", "hermes_workspace", "load_hermes_plugin", "manifest_drift"]
+__all__ = ["call_tool", "hermes_home", "hermes_runtime", "hermes_workspace", "load_hermes_plugin", "manifest_drift",
+           "scaled_timeout"]
 
 MODULE_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+TIMEOUT_SCALE_VARIABLE = "HERMES_TEST_TIMEOUT_SCALE"
+
+
+def timeout_scale() -> float:
+    """How much longer than on an idle machine a test may wait: ``HERMES_TEST_TIMEOUT_SCALE`` when set, else the
+    run queue per core (the 1-minute load average over the CPU count, at least 1): a step that takes 3 s idle
+    takes 35 s on two cores shared by ten busy jobs, and a fixed bound then fails a test that did not hang."""
+    given = os.environ.get(TIMEOUT_SCALE_VARIABLE, "").strip()
+    if given:
+        try:
+            scale = float(given)
+        except ValueError:
+            raise ValueError(f"{TIMEOUT_SCALE_VARIABLE} must be a number, not {given!r}") from None
+        if scale <= 0:
+            raise ValueError(f"{TIMEOUT_SCALE_VARIABLE} must be above 0, not {given!r}")
+        return scale
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # Windows has no load average
+        return 1.0
+    return max(1.0, load / (os.cpu_count() or 1))
+
+
+def scaled_timeout(seconds: float) -> float:
+    """``seconds`` (the bound that holds on an idle machine) times :func:`timeout_scale`: pass it as the
+    ``timeout=`` of a subprocess or a wait that only guards against a hang."""
+    return seconds * timeout_scale()
 
 
 @pytest.fixture

@@ -33,7 +33,7 @@ from .registry import (
     async_handler,
     handler_text,
 )
-from .toolcalls import ToolCall, ToolCallLike, ToolReply, read_tool_call, tool_reply
+from .toolcalls import ToolCall, ToolCallLike, ToolReply, read_tool_calls, tool_reply
 from .toolcontext import CURRENT, ToolContext
 
 if TYPE_CHECKING:
@@ -379,7 +379,7 @@ class Dispatcher:
     def scoped(self, scope: ToolScope, contexts: Callable[[str | None], ToolContext]) -> Dispatcher:
         """A dispatcher of the same tools, hooks and approvals that runs only what ``scope`` offers, its handlers
         seeing ``contexts``."""
-        return Dispatcher(self.registry, self.hooks, self.middleware, self.budget, self.approvals, contexts, scope)
+        return type(self)(self.registry, self.hooks, self.middleware, self.budget, self.approvals, contexts, scope)
 
     def _plan(self, name: Any) -> _Plan | str:
         """The current plan of tool ``name``, made again when the tools, the hooks, the middleware or the policy
@@ -535,23 +535,24 @@ class Dispatcher:
 
     def run_tool_calls(self, calls: Iterable[ToolCallLike], **context: Any) -> list[str]:
         """Run a model's tool calls, any provider's, as dicts or SDK objects; in parallel when safe; results in
-        call order (a call that cannot be read is answered by an error in its place)."""
+        call order (a call that cannot be read is answered by an error in its place; text, thinking, message and
+        reasoning items of a whole ``response.content`` or ``response.output`` are skipped)."""
         _warn_if_on_a_loop("run_tool_calls")
-        return self._run([read_tool_call(call) for call in calls], context)
+        return self._run(read_tool_calls(calls), context)
 
     def answer_tool_calls(self, calls: Iterable[ToolCallLike], **context: Any) -> list[ToolReply]:
         """Run the calls as :meth:`run_tool_calls` does; each result as the reply item its provider expects."""
         _warn_if_on_a_loop("answer_tool_calls")
-        parsed = [read_tool_call(call) for call in calls]
+        parsed = read_tool_calls(calls)
         return [tool_reply(call, result) for call, result in zip(parsed, self._run(parsed, context), strict=True)]
 
     async def arun_tool_calls(self, calls: Iterable[ToolCallLike], **context: Any) -> list[str]:
         """:meth:`run_tool_calls` without blocking the running loop (parallel-safe batches run concurrently)."""
-        return await self._arun([read_tool_call(call) for call in calls], context)
+        return await self._arun(read_tool_calls(calls), context)
 
     async def aanswer_tool_calls(self, calls: Iterable[ToolCallLike], **context: Any) -> list[ToolReply]:
         """:meth:`answer_tool_calls` without blocking the running loop."""
-        parsed = [read_tool_call(call) for call in calls]
+        parsed = read_tool_calls(calls)
         return [tool_reply(call, result) for call, result in zip(parsed, await self._arun(parsed, context),
                                                                  strict=True)]
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ReferenceImportError
+from .streams import kept_streams
 
 __all__ = ["LazyReference", "ReferenceImportError", "resolve_reference"]
 
@@ -58,7 +59,8 @@ class LazyReference:
                 if self._target is None:
                     try:
                         self._check_origin()
-                        target = resolve_reference(self.reference, self.package)
+                        with kept_streams():
+                            target = resolve_reference(self.reference, self.package)
                         self._target = self.adapt(target) if self.adapt is not None else target
                     except Exception as exc:
                         owner = f"plugin {self.owner!r}: " if self.owner else ""

@@ -19,6 +19,7 @@ from ..checks import Availability
 from .executor import DeadlineExceeded, call_with_deadline
 from .exitguard import refusing_exit
 from .references import LazyReference
+from .toolnames import check_tool_name, skeleton
 
 __all__ = [
     "UNLIMITED",
@@ -253,6 +254,7 @@ def tool_entry(name: str, toolset: str, handler: Callable[..., Any], *, descript
     ``annotations`` may be a mapping (``{"read_only": True}``, or MCP's ``readOnlyHint`` names); ``parallel_safe``
     not given is whether the tool is read-only.
     """
+    check_tool_name(name)
     annotations = ToolAnnotations.of(annotations)
     if parallel_safe is None:
         parallel_safe = annotations.read_only is True
@@ -297,6 +299,7 @@ class ToolRegistry:
         self.check_timeout = check_timeout
         self.generation = 0
         self.refusals: list[Refusal] = []
+        self._skeletons: dict[str, str] = {}  # what each name looks like -> the first name that looks so
 
     # -- changes ---------------------------------------------------------------------------
 
@@ -334,21 +337,33 @@ class ToolRegistry:
     def _put(self, name: str, entry: ToolEntry | None) -> None:
         if entry is None:
             del self._tools[name]
+            self._forget_skeleton(name)
         else:
             self._tools[name] = entry
+            self._skeletons.setdefault(skeleton(name), name)
         self._checks.pop(name, None)
         self.generation += 1
+
+    def _forget_skeleton(self, name: str) -> None:
+        if self._skeletons.get(skeleton(name)) == name:
+            del self._skeletons[skeleton(name)]
 
     def deregister(self, name: str) -> ToolEntry | None:
         """Remove a tool by name; returns what was removed."""
         with self._lock:
             entry = self._tools.pop(name, None)
             self._checks.pop(name, None)
+            self._forget_skeleton(name)
             if entry is not None:
                 self.generation += 1
             return entry
 
     # -- lookups ---------------------------------------------------------------------------
+
+    def look_alike(self, name: str) -> str | None:
+        """Another registered tool whose name looks like ``name`` (``Read_File`` and ``read_file``), or None."""
+        other = self._skeletons.get(skeleton(name))
+        return other if other != name and other in self._tools else None
 
     def get(self, name: str) -> ToolEntry | None:
         return self._tools.get(name)
@@ -407,8 +422,8 @@ class ToolRegistry:
             return Availability(False, f"its check did not answer within {timeout:g} s (plugins.load_timeout)")
         except caught as exc:
             return Availability(False, str(exc) or f"check raised {type(exc).__name__}")
-        if ok:
-            return Availability(True)
+        if ok:  # a check may answer with a note (a string) that doctor shows
+            return Availability(True, ok if isinstance(ok, str) else "")
         return Availability(False, "; ".join(unset) if unset else "its check reported it unavailable")
 
     def invalidate_checks(self) -> None:

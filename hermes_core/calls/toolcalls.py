@@ -9,7 +9,7 @@ attributes): OpenAI Chat Completions tool calls, OpenAI Responses ``function_cal
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal, NamedTuple, TypeAlias, TypedDict
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "ToolReply",
     "is_error_result",
     "read_tool_call",
+    "read_tool_calls",
     "tool_reply",
 ]
 
@@ -209,6 +210,17 @@ def read_tool_call(call: object) -> ToolCall:
     call_id = _field(call, "call_id") if provider == "openai-responses" else _field(call, "id")
     return ToolCall(provider, "", None, _text(call_id),
                     f"Not a tool call Hermes can run: {_describe(call)}; {_EXPECTED}")
+
+
+#: Content a model returns beside its tool calls, which is never a call: Anthropic's text and thinking blocks
+#: (``response.content``) and OpenAI Responses' message and reasoning items (``response.output``).
+NOT_CALLS = frozenset({"text", "thinking", "redacted_thinking", "message", "reasoning"})
+
+
+def read_tool_calls(calls: Iterable[object]) -> list[ToolCall]:
+    """The calls among ``calls`` in Hermes' one shape: a whole ``response.content`` or ``response.output`` may be
+    given, whose text, thinking, message and reasoning items are left out (they need no answer)."""
+    return [read_tool_call(call) for call in calls if _field(call, "type") not in NOT_CALLS]
 
 
 def _named(call: object, provider: Provider, name: Any, arguments: Any, call_id: Any) -> ToolCall:

@@ -81,6 +81,10 @@ class ToolContext:
         """Names of the tools the runtime can call now."""
         return self._available_tools()
 
+    def backend_name(self, task_id: str | None = None) -> str:
+        """The name of the backend ``task_id``'s commands run on, without making it."""
+        return self._backends.selected(task_id)[0]
+
     def execution_backend(self, task_id: str | None = None) -> ExecutionBackend:
         """The backend ``task_id``'s commands run on (``terminal.backend``, or the one the agent loop assigned
         to the task); raises :class:`~hermes_core.backends.BackendError` when it is unavailable, saying why."""

@@ -4,6 +4,13 @@ from __future__ import annotations
 
 import os
 import sys
+
+# ``python -m hermes_core.cli`` imports this package, with the working directory first on sys.path, before
+# __main__ runs: a repository's click.py, json.py or pluggy.py would be imported instead of the real ones. While
+# ``-m`` locates its module, sys.argv[0] is "-m"; the ``hermes`` console script never has the directory there.
+if sys.argv[:1] == ["-m"] and not sys.flags.safe_path and sys.path and sys.path[0] in ("", os.getcwd()):
+    del sys.path[0]
+
 import threading
 from typing import NoReturn
 
@@ -11,7 +18,7 @@ import click
 
 from .._version import __version__
 from ..errors import HermesError
-from ._common import LazyGroup, plugin_cli_command
+from ._common import LazyGroup, UserError, echo_json, plugin_cli_command
 from .table import colour_enabled
 
 __all__ = ["cli", "main"]
@@ -42,6 +49,13 @@ class HermesGroup(LazyGroup):
             return super().get_command(ctx, name)
         return None if ctx.resilient_parsing else plugin_cli_command(name)
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        rest = super().parse_args(ctx, args)
+        # before the command is resolved: a plugin's command loads the plugins, whose logs count too
+        level = ctx.params.get("log_level")
+        _show_logs(ctx, ctx.params.get("verbose") or 0, level.upper() if level else None)
+        return rest
+
     def command_rows(self, ctx: click.Context, limit: int) -> list[tuple[str, str]]:
         from ._common import runtime
 
@@ -49,10 +63,33 @@ class HermesGroup(LazyGroup):
             [(name, command.help) for name, command in sorted(runtime().cli_commands.items())]
 
 
+#: The levels ``--log-level`` takes (``-v`` is INFO, ``-vv`` DEBUG).
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def _show_logs(ctx: click.Context, verbose: int, level: str | None) -> None:
+    """Send the log records of Hermes and its plugins at ``level`` and above to stderr (as pytest's
+    ``--log-cli-level`` shows them); by default only Python's own last-resort handler prints warnings."""
+    chosen = level or ({1: "INFO"}.get(verbose, "DEBUG") if verbose else None)
+    if chosen is None:
+        return
+    import logging
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(chosen)
+    ctx.call_on_close(lambda: root.removeHandler(handler))
+
+
 @click.group(cls=HermesGroup, lazy={name: (f"{module}:{name}", text) for name, (module, text) in _GROUPS.items()},
              context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="hermes")
-def cli() -> None:
+@click.version_option(__version__, prog_name="hermes-tools", message="%(prog)s %(version)s")
+@click.option("-v", "--verbose", count=True, help="Show Hermes' and plugins' logs on stderr: -v INFO, -vv DEBUG.")
+@click.option("--log-level", type=click.Choice(LOG_LEVELS, case_sensitive=False), envvar="HERMES_LOG_LEVEL",
+              help="Show Hermes' and plugins' logs of this level and above on stderr. Env: HERMES_LOG_LEVEL.")
+def cli(verbose: int, log_level: str | None) -> None:
     """Hermes: tools for AI agents, as plugins.
 
     Shell completion: eval "$(_HERMES_COMPLETE=bash_source hermes)" (zsh_source, fish_source for others).
@@ -65,6 +102,11 @@ def main(argv: list[str] | None = None) -> NoReturn:
 
 
 def _run(argv: list[str] | None) -> int:
+    from .safetext import SafeStream
+
+    # what plugins and servers wrote (names, reasons, results) reaches the terminal as visible text only
+    if not isinstance(sys.stdout, SafeStream):
+        sys.stdout, sys.stderr = SafeStream(sys.stdout), SafeStream(sys.stderr)
     try:
         # without standalone mode click returns the code of a click.exceptions.Exit instead of raising it
         returned = cli.main(args=argv, prog_name="hermes", standalone_mode=False,
@@ -75,12 +117,25 @@ def _run(argv: list[str] | None) -> int:
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except click.ClickException as exc:
-        exc.show()
+        if isinstance(exc, UserError) and _wants_json(argv):
+            echo_json({"error": exc.format_message()})
+        else:
+            exc.show()
         return exc.exit_code
     except HermesError as exc:
-        click.echo(f"Error: {exc}", err=True)
+        if _wants_json(argv):
+            echo_json({"error": str(exc)})
+        else:
+            click.echo(f"Error: {exc}", err=True)
         return 1
     return returned if isinstance(returned, int) else 0
+
+
+def _wants_json(argv: list[str] | None) -> bool:
+    """Whether the command line asks for JSON (``--json`` before any ``--``): then an error is JSON too,
+    ``{"error": "..."}`` on stdout, so a program reading the output never gets text it cannot parse."""
+    given = sys.argv[1:] if argv is None else argv
+    return "--json" in given[:given.index("--")] if "--" in given else "--json" in given
 
 
 def _leave(code: int) -> NoReturn:

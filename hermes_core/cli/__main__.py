@@ -1,14 +1,8 @@
 """``python -m hermes_core.cli``: the same as the ``hermes`` command.
 
-``python -m`` puts the working directory first on ``sys.path``; a repository holding a folder named like a
-plugin's package would then shadow the installed plugin. The command never imports from there.
+The package's ``__init__`` has already taken the working directory off ``sys.path`` (it runs first), so a
+repository holding ``click.py`` or a folder named like a plugin's package shadows nothing.
 """
-
-import os
-import sys
-
-if not sys.flags.safe_path and sys.path and sys.path[0] in ("", os.getcwd()):
-    del sys.path[0]
 
 from . import main
 

@@ -13,11 +13,21 @@ from ..config.home import HermesHome
 if TYPE_CHECKING:
     from ..runtime import Runtime
 
-__all__ = ["LazyGroup", "UserError", "echo_json", "home", "plugin_cli_command", "runtime"]
+__all__ = ["LazyGroup", "UserError", "echo_json", "home", "plugin_cli_command", "require_extra", "runtime"]
 
 
 class UserError(click.ClickException):
     """A mistake the user can fix: one line, exit code 1, no traceback."""
+
+
+def require_extra(module: str, extra: str, command: str) -> None:
+    """Import ``module`` (so the command's own imports then succeed), or fail in one line naming the
+    ``hermes-tools`` extra that installs it and the install command."""
+    try:
+        importlib.import_module(module)
+    except ImportError as exc:
+        raise UserError(f"`hermes {command}` needs the {extra!r} extra ({exc}): "
+                        f"pip install 'hermes-tools[{extra}]'") from None
 
 
 def home() -> HermesHome:
@@ -50,6 +60,23 @@ class LazyGroup(click.Group):
             return command
         return super().get_command(ctx, name)
 
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None,
+                                                                           list[str]]:
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError as exc:
+            # click suggests only among the commands it holds, and the lazy ones are not among them
+            name = args[0] if args else ""
+            if ctx.resilient_parsing or not name or name.startswith("-"):
+                raise
+            import difflib
+
+            close = difflib.get_close_matches(name, self.list_commands(ctx), n=3, cutoff=0.6)
+            if not close:
+                raise
+            raise click.UsageError(f"No such command {name!r}. Did you mean {' or '.join(map(repr, close))}?",
+                                   ctx) from exc
+
     def command_rows(self, ctx: click.Context, limit: int) -> list[tuple[str, str]]:
         """``(name, help)`` of each command, lazy ones from their declared help (nothing is imported)."""
         rows = []
@@ -69,8 +96,10 @@ class LazyGroup(click.Group):
 
 
 def echo_json(data: Any) -> None:
-    """Stable JSON output: sorted keys, two-space indent."""
-    click.echo(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=str))
+    """Stable JSON output: sorted keys, two-space indent, control and bidi characters escaped."""
+    from .safetext import json_safe
+
+    click.echo(json_safe(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=str)))
 
 
 def plugin_cli_command(name: str) -> click.Command | None:

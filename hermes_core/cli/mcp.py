@@ -7,6 +7,7 @@ import io
 import ipaddress
 import os
 import re
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,9 +16,9 @@ import click
 
 from ..config.model import add_to_mapping, remove_from_mapping
 from ..config.yamlmodel import round_trip_node
-from ..runtime import Runtime
-from ._common import UserError, echo_json, home, runtime
+from ._common import UserError, echo_json, home, require_extra, runtime
 from .completion import mcp_server_names, toolset_lists
+from .safetext import printable
 from .table import Column, echo_table, state_colour
 
 #: The environment variable that holds ``hermes mcp serve --auth-token``.
@@ -59,7 +60,7 @@ def list_servers(as_json: bool) -> None:
                 for row in rows])
     for row in rows:
         for tool, reason in row["skipped"].items():
-            click.echo(f"{row['name']}: skipped {tool}: {reason}")
+            click.echo(printable(f"{row['name']}: skipped {tool}: {reason}", lines=False))
 
 
 def _claim_stdout() -> Any:
@@ -89,41 +90,61 @@ def _claim_stdout() -> Any:
                    f"that is not loopback. Env: {TOKEN_ENV}.")
 @click.option("--read-only", is_flag=True,
               help="Serve only the tools annotated read-only; any other call is refused.")
+@click.option("--stateless", is_flag=True,
+              help="HTTP: answer each request on its own with JSON, so any replica serves any request "
+                   "(no server-initiated notifications).")
+@click.option("--workers", type=click.IntRange(1, 256), default=1, show_default=True,
+              help="HTTP: worker processes on one socket, each loading the plugins; needs --stateless.")
+@click.option("--drain-grace", type=click.FloatRange(0), default=5.0, show_default=True, metavar="SECONDS",
+              help="HTTP: after SIGTERM, answer /readyz with 503 this long while still serving.")
+@click.option("--drain-timeout", type=click.FloatRange(0), default=30.0, show_default=True, metavar="SECONDS",
+              help="HTTP: then give in-flight calls this long to finish; later ones are cancelled and logged.")
 def serve(toolsets: tuple[str, ...], transport: str, host: str, port: int, workspace: Path | None,
-          auth_token: str | None, read_only: bool) -> None:
+          auth_token: str | None, read_only: bool, stateless: bool, workers: int, drain_grace: float,
+          drain_timeout: float) -> None:
     """Serve the installed tools to MCP clients (Claude Desktop, editors, other agents).
 
     Each tool is listed with its annotations (readOnlyHint, destructiveHint, ...). Calls run under
     `approvals.policy` of config.yaml; over stdio nobody can answer an approval, so a call that asks is refused.
     The server is one session: plugins' on_session_start hooks fire before the first call, on_session_end
-    when it stops.
+    when it stops. Over HTTP, GET /healthz and /readyz report the state; SIGTERM drains the server.
     """
     folder = _workspace(workspace)
     if transport == "http" and not auth_token and not _is_loopback(host):
         raise UserError(f"listening on {host}, which is not a loopback address, needs a bearer token: pass "
                         f"--auth-token TOKEN or set {TOKEN_ENV}")
-    wire = _claim_stdout() if transport == "stdio" else None
+    if transport != "http" and (stateless or workers > 1):
+        raise UserError("--stateless and --workers are for --transport http")
+    if workers > 1 and not stateless:
+        raise UserError("--workers needs --stateless: a stateful session lives in one process, and the next "
+                        "request of a client may reach another worker")
+    require_extra("hermes_core.mcp.server", "mcp", "mcp serve")
+    if transport == "http":
+        from ..mcp.serving import HttpOptions, bind
+        from .serve import serve_http
+
+        options = HttpOptions(workspace=folder, toolsets=tuple(_split(toolsets)), read_only=read_only, host=host,
+                              port=port, token=auth_token, stateless=stateless, workers=workers,
+                              drain_grace=drain_grace, drain_timeout=drain_timeout)
+        try:
+            sock = bind(host, port)
+        except OSError as exc:
+            raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        try:
+            code = serve_http(options, sock)
+        except KeyboardInterrupt:
+            code = 0
+        raise SystemExit(code)
+    wire = _claim_stdout()
     import anyio
 
-    from ..mcp.server import HermesMcpServer
+    from .serve import session_server
 
-    rt = Runtime(workspace=folder)
     try:
-        rt.load_plugins()
-        with rt.session(platform="mcp") as session_id:  # one session for the server's life; its calls belong to it
-            server = HermesMcpServer(rt.filtered(read_only=True) if read_only else rt,
-                                     _split(toolsets) or rt.config.toolsets, session_id=session_id)
-            if transport == "stdio":
-                anyio.run(server.serve_stdio, wire)
-            else:
-                try:
-                    anyio.run(server.serve_http, host, port, "/mcp", auth_token)
-                except OSError as exc:
-                    raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        with session_server(folder, _split(toolsets), read_only) as (_, server):
+            anyio.run(server.serve_stdio, wire)
     except KeyboardInterrupt:
         pass
-    finally:
-        rt.close()
 
 
 def _workspace(given: Path | None) -> Path:
@@ -203,11 +224,15 @@ def _add_servers(entries: dict[str, dict[str, Any]], replace: bool) -> tuple[lis
               help="An HTTP header sent with every request (repeatable), e.g. 'Authorization: Bearer ${TOKEN}'.")
 @click.option("--cwd", help="The folder the server's process starts in.")
 @click.option("--replace", is_flag=True, help="Replace a server of that name.")
+@click.option("--force", is_flag=True, help="Write the entry even when its command or --cwd is not found.")
+@click.option("--no-connect", is_flag=True, help="Do not connect to the server to list its tools.")
 def add(name: str, command: tuple[str, ...], url: str | None, transport: str, env: tuple[str, ...],
-        headers: tuple[str, ...], cwd: str | None, replace: bool) -> None:
+        headers: tuple[str, ...], cwd: str | None, replace: bool, force: bool, no_connect: bool) -> None:
     """Add MCP server NAME: `hermes mcp add NAME -- COMMAND ARGS...` (stdio) or `hermes mcp add NAME --url URL`.
 
-    The entry goes under mcp_servers in config.yaml, whose comments and order are kept.
+    The entry goes under mcp_servers in config.yaml, whose comments and order are kept. The command (on PATH,
+    or a path) and --cwd must exist, unless --force. Then Hermes connects once (within the server's
+    connect_timeout) and says which tools it found; --no-connect skips that.
     """
     if not SERVER_NAME.fullmatch(name):
         raise UserError(f"invalid server name {name!r}: use letters, digits, '_', '.' and '-', starting with a "
@@ -229,10 +254,67 @@ def add(name: str, command: tuple[str, ...], url: str | None, transport: str, en
             entry["env"] = _pairs(env, "=", "variable")
         if cwd:
             entry["cwd"] = cwd
+        if not force:
+            _check_command(command[0], cwd)
     _, present = _add_servers({name: entry}, replace)
     if present:
         raise UserError(f"MCP server {name!r} is already configured; `hermes mcp remove {name}` first, or --replace")
-    click.echo(f"Added MCP server {name} to {home().config_file}; `hermes mcp list` connects to it.")
+    click.echo(f"Added MCP server {name} to {home().config_file}.")
+    if no_connect:
+        click.echo("`hermes mcp list` connects to it.")
+        return
+    _report_first_listing(name)
+
+
+def _check_command(command: str, cwd: str | None) -> None:
+    """Refuse a stdio server whose command or folder does not exist (the server would only fail at start-up);
+    what holds a ``${NAME}`` is expanded when the server starts, and is not checked."""
+    folder = Path(cwd).expanduser() if cwd and "$" not in cwd else None
+    if folder is not None and not folder.is_dir():
+        raise UserError(f"--cwd {cwd}: no such folder (--force writes the entry anyway)")
+    if "$" in command:
+        return
+    if os.sep in command:  # a path: relative ones start from the server's folder
+        found = ((folder or Path.cwd()) / Path(command).expanduser()).is_file()
+    else:
+        found = shutil.which(command) is not None
+    if not found:
+        raise UserError(f"command {command!r} not found" + ("" if os.sep in command else " on PATH") +
+                        " (--force writes the entry anyway)")
+
+
+def _check_toolsets(names: list[str]) -> None:
+    """Refuse toolsets the installed plugins do not provide (``hermes mcp serve`` would exit at start-up)."""
+    if not names:
+        return
+    rt = runtime()
+    known = rt.toolsets.names()
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        installed = ", ".join(sorted(rt.registry.toolsets())) or "none"
+        raise UserError(f"unknown toolset{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} "
+                        f"(installed: {installed}); install the pack that provides it, e.g. "
+                        "`hermes plugins install web`, or --force writes the entry anyway")
+
+
+def _report_first_listing(name: str) -> None:
+    """Connect the new server once (within its connect_timeout) and say which tools it offers."""
+    from ..runtime import Runtime
+
+    rt = Runtime()
+    try:
+        manager = rt.start_mcp(connect=False)
+        manager.connect([name], wait=True)
+        status = next(s for s in manager.status() if s.name == name)
+    finally:
+        rt.close()
+    if status.state == "ready":
+        shown = ", ".join(status.tools[:8]) + (f", ... ({len(status.tools)} in all)" if len(status.tools) > 8 else "")
+        click.echo(f"Connected: {len(status.tools)} tool{'s' if len(status.tools) != 1 else ''}"
+                   + (f": {shown}" if status.tools else ""))
+        return
+    click.echo(f"warning: MCP server {name!r} is {status.state}: {status.last_error or 'no answer yet'} "
+               "(the entry is kept; `hermes mcp list` retries)", err=True)
 
 
 @mcp.command("remove", short_help="Remove an MCP server from config.yaml.")
@@ -290,10 +372,17 @@ def import_servers(file: Path, only: tuple[str, ...], replace: bool) -> None:
 @click.option("--name", default="hermes", show_default=True, help="The server's name in Claude Desktop.")
 @click.option("--config-file", type=click.Path(dir_okay=False, path_type=Path),
               help="Claude Desktop's claude_desktop_config.json (default: where Claude Desktop keeps it here).")
-def install_claude(toolsets: tuple[str, ...], workspace: Path | None, name: str, config_file: Path | None) -> None:
+@click.option("--force", is_flag=True, help="Write the entry even when a toolset is unknown or the MCP SDK missing.")
+def install_claude(toolsets: tuple[str, ...], workspace: Path | None, name: str, config_file: Path | None,
+                   force: bool) -> None:
     """Write the entry that starts `hermes mcp serve` into Claude Desktop's configuration; restart Claude Desktop
-    to use it. Other servers and settings in the file are kept."""
+    to use it. Other servers and settings in the file are kept. The toolsets must be installed and the `mcp`
+    extra too (the server would exit at start-up and Claude Desktop show it disconnected), unless --force."""
     from ..mcp.interop import InteropError, claude_desktop_config, install_in_claude, serve_entry
+
+    if not force:
+        require_extra("hermes_core.mcp.server", "mcp", "mcp install-claude")
+        _check_toolsets(_split(toolsets))
 
     target = config_file or claude_desktop_config()
     if config_file is None and not target.parent.is_dir():

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from ..plugins.selection import truthy
 from ._common import LazyGroup, UserError, echo_json, home, runtime
 from .completion import enabled_plugin_ids, index_ids, installed_plugin_ids, plugin_ids, switched_off_plugin_ids
 from .table import Column, echo_table, state_colour
@@ -187,6 +188,10 @@ def _index_info(plugin_id: str, as_json: bool) -> None:
 
     entry = load_index(home=home()).get(plugin_id)
     if entry is None:
+        project = Path.cwd() / ".hermes" / "plugins" / plugin_id
+        if project.is_dir() and not truthy(os.environ.get("HERMES_ENABLE_PROJECT_PLUGINS")):
+            raise UserError(f"{plugin_id!r} is a project plugin ({project}), and project plugins load only when "
+                            "HERMES_ENABLE_PROJECT_PLUGINS=1 is set")
         raise UserError(f"no plugin {plugin_id!r} is installed or listed in the plugin index; "
                         "`hermes plugins search WORDS` finds plugins")
     show_entry(entry, as_json)
@@ -236,6 +241,9 @@ def install(spec: str, as_pip: bool, upgrade: bool, force_reinstall: bool, edita
     _step(f"pip installed {describe_versions(sorted(touched), after)}" if touched else "pip changed nothing")
     if target.distribution:
         touched.add(canonicalize_name(target.distribution))
+    from ..index.installsources import record_install
+
+    record_install(home().root, {name: after[name] for name in touched if name in after}, find_links)
     _step("Loading the plugins it provides")
     fresh = Runtime()
     fresh.load_plugins()
@@ -244,7 +252,18 @@ def install(spec: str, as_pip: bool, upgrade: bool, force_reinstall: bool, edita
     if not records:
         _roll_back(target, before, after, verbose)
     for record in records:
-        _report_installed(record, before.get(canonicalize_name(record.distribution or "")), force_reinstall)
+        _report_installed(record, before.get(canonicalize_name(record.distribution or "")), force_reinstall,
+                          _needs(fresh, record))
+
+
+def _needs(rt: Runtime, record: PluginRecord) -> list[str]:
+    """``tool (why it is unavailable)`` for each of the plugin's tools that needs setting up first (a key...)."""
+    needs = []
+    for tool in record.tools:
+        availability = rt.registry.check(tool)
+        if not availability.available:
+            needs.append(f"{tool} ({availability.reason or 'unavailable'})")
+    return needs
 
 
 def _step(message: str) -> None:
@@ -294,7 +313,8 @@ def _roll_back(target: InstallTarget, before: dict[str, str], after: dict[str, s
     raise UserError(f"{what}; {undone}{kept}")
 
 
-def _report_installed(record: PluginRecord, version_before: str | None, force_reinstall: bool) -> None:
+def _report_installed(record: PluginRecord, version_before: str | None, force_reinstall: bool,
+                      needs: list[str]) -> None:
     name = f"plugin {record.id} {record.version}"
     if version_before is None:
         head = f"Installed {name}"
@@ -307,7 +327,8 @@ def _report_installed(record: PluginRecord, version_before: str | None, force_re
     if record.state == "error":
         click.echo(f"{head}, but it failed to load: {record.reason}")
     elif record.active:
-        click.echo(f"{head}: {', '.join(record.tools) or 'no tools'}")
+        click.echo(f"{head}: {', '.join(record.tools) or 'no tools'}"
+                   + (f"; not available until set up: {'; '.join(needs)}" if needs else ""))
     else:
         click.echo(f"{head} ({record.state}: {record.reason}); `hermes plugins enable {record.id}` turns it on")
 
@@ -397,18 +418,23 @@ def disable(plugin_id: str) -> None:
 def freeze(as_json: bool) -> None:
     """Print requirement lines that `pip install -r` turns back into the installed plugins.
 
-    Directory plugins (user, project) are folders, not distributions: they appear as comments.
+    A plugin installed with `hermes plugins install --find-links DIR` brings a `--find-links DIR` line; one that
+    cannot be installed again (its wheel or folder is gone) is a comment, with a warning on stderr. Directory
+    plugins (user, project) are folders, not distributions: they appear as comments.
     """
     from ..index.installer import frozen_plugins
 
-    frozen = frozen_plugins()
+    frozen = frozen_plugins(home().root)
     folders = [r for r in runtime().plugins if r.source != "pip"]
     if as_json:
         echo_json([{"plugins": f.plugins, "source": "pip", "distribution": f.distribution, "version": f.version,
-                    "requirement": f.requirement, "path": None, "warning": f.warning} for f in frozen]
+                    "requirement": f.requirement, "find_links": f.find_links, "path": None, "warning": f.warning}
+                   for f in frozen]
                   + [{"plugins": [r.id], "source": r.source, "distribution": None, "version": r.version,
-                      "requirement": None, "path": r.path, "warning": None} for r in folders])
+                      "requirement": None, "find_links": [], "path": r.path, "warning": None} for r in folders])
         return
+    for link in dict.fromkeys(link for item in frozen if item.requirement for link in item.find_links):
+        click.echo(f"--find-links {link}")
     for item in frozen:
         if item.requirement:
             click.echo(item.requirement)
@@ -535,9 +561,11 @@ def _runtime_despite_invalid_config() -> tuple[Runtime, str]:
         def config_data(self) -> dict[str, Any]:
             return self.salvaged.model_dump(mode="json")
 
+    from ..config.untrusted import TEXT_LIMIT, read_untrusted_text
+
     root = home().root
     try:
-        data = yaml.safe_load((root / "config.yaml").read_text(encoding="utf-8")) or {}
+        data = yaml.safe_load(read_untrusted_text(root / "config.yaml", TEXT_LIMIT, follow_symlinks=True)) or {}
         section = data.get("plugins") or {}
         salvaged = HermesConfig(plugins=PluginsConfig.model_validate(
             {key: section[key] for key in ("enabled", "disabled") if key in section}))
@@ -613,6 +641,8 @@ def doctor(strict: bool, as_json: bool) -> None:
         # is unavailable (an optional one, such as HERMES_WORKSPACE, is not noted on every run)
         notes = [_env_note(env) for env in (record.manifest.requires_env if record.manifest else [])
                  if not os.environ.get(env.name) and any(_names(env.name, reason) for reason in unavailable.values())]
+        notes += [f"tool {name}: {a.reason}" for name in record.tools
+                  if name not in unavailable and (a := rt.registry.check(name)).available and a.reason]
         problems += [f"warning: {w}" for w in record.warnings]
         for backend in backend_report(rt, record):
             if not backend["available"]:  # a problem only when config.yaml selects it

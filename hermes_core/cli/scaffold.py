@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ._common import UserError
+from ._common import UserError, require_extra
 
 __all__ = ["new"]
 
@@ -26,6 +26,7 @@ def new(name: str, no_input: bool, output_dir: Path, toolset: str | None, with_h
 
     NAME is the plugin's id, e.g. `weather`; the project is created in ./hermes-plugin-NAME.
     """
+    require_extra("cookiecutter", "scaffold", "plugins new")
     from ..authoring.scaffold import ScaffoldError, render
 
     try:

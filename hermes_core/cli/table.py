@@ -11,6 +11,8 @@ from typing import NamedTuple
 
 import click
 
+from .safetext import printable
+
 __all__ = ["Column", "clip", "colour_enabled", "echo_table", "state_colour", "terminal_width"]
 
 #: A cut column keeps at least this many characters.
@@ -44,7 +46,7 @@ def clip(text: str, width: int) -> str:
 
 STATE_COLOURS = {"loaded": "green", "declared": "green", "ready": "green", "available": "green",
                  "error": "red", "unavailable": "red", "disabled": "yellow", "not enabled": "yellow",
-                 "shadowed": "yellow", "connecting": "yellow"}
+                 "shadowed": "yellow", "connecting": "yellow", "sdk-missing": "yellow", "not-started": "yellow"}
 
 
 def state_colour(state: str) -> str | None:
@@ -73,6 +75,7 @@ def echo_table(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: 
     """Print ``rows`` under a header, each column as wide as its widest cell, the shrinkable ones cut to fit
     ``width`` (default: :func:`terminal_width`); ``details[i]`` are whole lines printed, indented, under row ``i``
     (what a cell cannot hold: reasons, warnings)."""
+    rows = [[printable(cell, lines=False) for cell in row] for row in rows]  # a name cannot break its row
     widths = [max([len(column.header), *(len(row[i]) for row in rows)]) for i, column in enumerate(columns)]
     available = width or terminal_width()
     excess = sum(widths) + len(GAP) * (len(widths) - 1) - available if available else 0
@@ -88,7 +91,7 @@ def echo_table(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: 
     for i, row in enumerate(rows):
         click.echo(_line(columns, widths, row))
         for detail in details[i] if details else ():
-            click.echo(f"    {detail}")
+            click.echo(f"    {printable(detail, lines=False)}")
 
 
 def _line(columns: Sequence[Column], widths: list[int], cells: Sequence[str], header: bool = False) -> str:

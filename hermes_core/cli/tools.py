@@ -37,6 +37,7 @@ def list_tools(enabled: str | None, disabled: str | None, show_all: bool, as_jso
     """List tools with their toolset, what they may do (read-only, destructive, writes, or - when they do not
     say) and their availability. Under `approvals.policy: read-only` only read-only tools are available."""
     rt = runtime()
+    rt.list_new_mcp_servers()
     names, unknown = select_names(rt.registry, rt.toolsets, _split(enabled), _split(disabled))
     if unknown:
         raise UserError(f"unknown toolset {', '.join(repr(u) for u in unknown)}; "
@@ -50,9 +51,9 @@ def list_tools(enabled: str | None, disabled: str | None, show_all: bool, as_jso
         if row["available"] or show_all:
             rows.append(row)
     for server in rt.mcp.status() if rt.mcp is not None else ():
-        if server.state == "connecting":  # never listed: this command does not wait for it
-            click.echo(f"note: MCP server '{server.name}' is connecting: its tools are not listed yet "
-                       "(`hermes mcp list` connects to it)", err=True)
+        if server.state == "connecting" and not server.tools:  # it did not answer within its connect_timeout
+            click.echo(f"note: MCP server '{server.name}' is still connecting: its tools are not listed yet "
+                       "(`hermes mcp list` shows its state)", err=True)
     if as_json:
         echo_json(rows)
         return
@@ -88,6 +89,9 @@ def _row(rt: Runtime, entry: ToolEntry) -> dict[str, Any]:
 def _entry_or_fail(name: str) -> Any:
     rt = runtime()
     entry = rt.registry.get(name)
+    if entry is None:  # it may be the tool of an MCP server never listed: list those, once
+        rt.list_new_mcp_servers()
+        entry = rt.registry.get(name)
     if entry is None:
         explained, close = rt.dispatcher.unknown_tool(name)
         known = close or explained != repr(name)  # it says why, or what is close

@@ -23,6 +23,7 @@ from typing import Any
 from .._version import __version__
 from ..errors import ConfigError
 from .cachefile import write_json
+from .untrusted import TEXT_LIMIT, read_untrusted_bytes
 
 __all__ = ["ENTRY_KEYS", "config_data", "override_granted", "plugin_settings"]
 
@@ -75,11 +76,11 @@ def override_granted(data: dict[str, Any], plugin_id: str) -> bool:
 
 def _read(config_file: Path, cache_dir: Path) -> dict[str, Any]:
     try:
-        text = config_file.read_bytes()
+        text = read_untrusted_bytes(config_file, TEXT_LIMIT, follow_symlinks=True)
     except (FileNotFoundError, NotADirectoryError):
         text = None
     except OSError as exc:
-        raise ConfigError(f"{config_file}: cannot read: {exc.strerror}") from None
+        raise ConfigError(f"{config_file}: cannot read: {exc.strerror or exc}") from None
     try:
         document = text.decode("utf-8") if text is not None else None
     except UnicodeDecodeError as exc:
@@ -87,7 +88,7 @@ def _read(config_file: Path, cache_dir: Path) -> dict[str, Any]:
     key = [FORMAT, __version__, document]  # what a cache file of this content holds beside the data
     path = cache_dir / f"{_PREFIX}{zlib.crc32(json.dumps(key).encode()):08x}.json"
     try:
-        stored = json.loads(path.read_bytes())
+        stored = json.loads(read_untrusted_bytes(path, TEXT_LIMIT))
         if stored["key"] == key and isinstance(stored["data"], dict):
             return stored["data"]
     except Exception:  # missing, unreadable, another text's, or not what this module writes: validate again

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..errors import ConfigError
+from .untrusted import TEXT_LIMIT, read_untrusted_text
 from .yamlmodel import validate_yaml
 
 __all__ = [
@@ -72,6 +72,10 @@ class ApprovalsConfig(_Section):
     policy: Literal["dangerous", "writes", "read-only"] = Field(
         "dangerous", description="What asks first: `dangerous` (dangerous commands and hooks that ask), `writes` "
                                  "(also every tool that is not read-only), `read-only` (only read-only tools run).")
+
+
+class ObservabilityConfig(_Section):
+    otel: bool = Field(False, description="Trace every tool call with OpenTelemetry (needs `hermes-tools[otel]`).")
 
 
 class ToolOutputConfig(_Section):
@@ -163,6 +167,7 @@ class HermesConfig(BaseModel):
     web: WebConfig = Field(default_factory=WebConfig)
     index: IndexConfig = Field(default_factory=IndexConfig)
     terminal: TerminalConfig = Field(default_factory=TerminalConfig)
+    observability: ObservabilityConfig = Field(default_factory=ObservabilityConfig)
 
     @model_validator(mode="after")
     def _claude_spelling(self) -> HermesConfig:
@@ -190,13 +195,17 @@ def load_config(path: Path) -> HermesConfig:
     except (FileNotFoundError, NotADirectoryError):
         return _defaults()
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     key = (stat.st_mtime_ns, stat.st_size)
     with _cache_lock:
         cached = _cache.get(path)
         if cached and cached[0] == key:
             return cached[1]
-    config = parse_config(path.read_text(encoding="utf-8"), path)
+    try:
+        text = read_untrusted_text(path, TEXT_LIMIT, follow_symlinks=True)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    config = parse_config(text, path)
     with _cache_lock:
         _cache[path] = (key, config)
     return config
@@ -210,9 +219,6 @@ def _defaults() -> HermesConfig:
 def parse_config(text: str, path: Path) -> HermesConfig:
     """Validate the text of ``config.yaml``; raises :class:`ConfigError` naming ``path``, the line and the key."""
     return validate_yaml(text, path, HermesConfig, ConfigError, "the top level")
-
-
-_edit_lock = threading.Lock()
 
 
 def edit_config(mutate: Callable[[Any], None], path: Path) -> HermesConfig:
@@ -229,9 +235,9 @@ def edit_config(mutate: Callable[[Any], None], path: Path) -> HermesConfig:
 
     rt = YAML()
     rt.preserve_quotes = True
-    with _edit_lock, _file_lock(path):
+    with _file_lock(path):
         try:
-            original = path.read_text(encoding="utf-8") if path.exists() else ""
+            original = read_untrusted_text(path, TEXT_LIMIT, follow_symlinks=True) if path.exists() else ""
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
         parse_config(original, path)  # a problem with the user's file is reported as one, before any edit
@@ -240,6 +246,9 @@ def edit_config(mutate: Callable[[Any], None], path: Path) -> HermesConfig:
         preamble = original if document is None and original.strip() else ""
         if document is None:
             document = CommentedMap()
+        # an empty list or mapping in the file is written `[]` / `{}`: keep that style when the edit fills it,
+        # so its end-of-line comment stays where YAML can read it (block style would put it above the items)
+        _flow_style_for_empty(document)
         mutate(document)
         _flow_style_for_empty(document)
         buffer = StringIO()
@@ -387,34 +396,17 @@ def _flow_style_for_empty(node: Any) -> None:
 
 @contextlib.contextmanager
 def _file_lock(path: Path) -> Iterator[None]:
-    """An exclusive lock on ``<path>.lock`` for the read-modify-write of ``path`` (across processes)."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        lock = open(path.with_name(path.name + ".lock"), "a")  # noqa: SIM115 - held for the whole block
-    except OSError as exc:
-        raise ConfigError(
-            f"{path}: cannot write the configuration ({exc.strerror}); check the folder's permissions") from None
-    with lock:
-        if sys.platform == "win32":  # (fcntl is Unix-only; imported where used, so the core imports everywhere)
-            import msvcrt
+    """An exclusive lock on ``<path>.lock`` for the read-modify-write of ``path`` (across threads and processes)."""
+    from ..errors import FileLockTimeout
+    from .filelock import exclusive_lock
 
-            lock.seek(0)
-            while True:
-                try:
-                    msvcrt.locking(lock.fileno(), msvcrt.LK_LOCK, 1)  # (gives up after 10 s: try again)
-                    break
-                except OSError:
-                    continue
-            try:
-                yield
-            finally:
-                lock.seek(0)
-                msvcrt.locking(lock.fileno(), msvcrt.LK_UNLCK, 1)
-        else:
-            import fcntl
-
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
+    with contextlib.ExitStack() as stack:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            stack.enter_context(exclusive_lock(path.with_name(path.name + ".lock")))
+        except FileLockTimeout:
+            raise
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot write the configuration ({exc.strerror}); check the folder's "
+                              "permissions") from None
+        yield

@@ -22,6 +22,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from pydantic import ValidationError
 
+from ..config.untrusted import read_untrusted_text
 from ..config.yamlmodel import load_untrusted_yaml, validate_yaml
 from ..plugins.discovery import ENTRY_POINT_GROUP, LEGACY_ENTRY_POINT_GROUP
 from ..plugins.manifest import EnvRequirement, ManifestError, _env_requirement, parse_manifest
@@ -342,9 +343,9 @@ def render_entry_file(entry: IndexEntry, origin: str) -> str:
 def load_entry_file(path: Path) -> IndexEntry:
     """Read and validate one entry file; raises :class:`PluginIndexError` naming the file, line and field."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_untrusted_text(path)
     except (OSError, UnicodeDecodeError) as exc:
-        raise PluginIndexError(f"{path}: cannot read: {exc}") from None
+        raise PluginIndexError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
     return validate_yaml(text, path, IndexEntry, PluginIndexError, "an index entry", trusted=False)
 
 

@@ -24,6 +24,7 @@ from packaging.version import InvalidVersion, Version
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from ..config.home import HermesHome
+from ..config.untrusted import TEXT_LIMIT, read_untrusted_text
 from ..errors import PluginIndexError
 from ..plugins.manifest import EnvRequirement, _env_requirement, _specifier
 
@@ -333,7 +334,10 @@ def _read(source: str, where: str) -> str:
         request = urllib.request.Request(source, headers={"User-Agent": "hermes-index", "Accept": "application/json"})
         try:
             with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT) as response:
-                return response.read().decode("utf-8")
+                body = response.read(TEXT_LIMIT + 1)  # a server that never stops sending cannot fill the memory
+            if len(body) > TEXT_LIMIT:
+                raise PluginIndexError(f"cannot read the plugin index at {where}: it is larger than {TEXT_LIMIT} bytes")
+            return body.decode("utf-8")
         except urllib.error.HTTPError as exc:
             raise PluginIndexError(f"cannot read the plugin index at {where}: HTTP {exc.code} {exc.reason}") from None
         except urllib.error.URLError as exc:
@@ -346,7 +350,7 @@ def _read(source: str, where: str) -> str:
     if path.is_dir():
         path = path / "index.json"
     try:
-        return path.read_text(encoding="utf-8")
+        return read_untrusted_text(path, TEXT_LIMIT, follow_symlinks=True)
     except FileNotFoundError:
         raise PluginIndexError(f"cannot read the plugin index at {where}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:

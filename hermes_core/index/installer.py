@@ -20,7 +20,7 @@ import sysconfig
 import urllib.parse
 import urllib.request
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.metadata import Distribution, distributions
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -191,21 +191,26 @@ class FrozenPlugin:
     #: The requirement line, or None when pip could not reinstall it (``warning`` says why).
     requirement: str | None
     warning: str | None = None
+    #: The ``--find-links`` folders pip needs to find it (it was installed from them).
+    find_links: list[str] = field(default_factory=list)
 
 
-def frozen_plugins() -> list[FrozenPlugin]:
-    """Every distribution that provides a plugin, as pip would reinstall it; sorted by distribution name."""
+def frozen_plugins(home: Path | None = None) -> list[FrozenPlugin]:
+    """Every distribution that provides a plugin, as pip would reinstall it; sorted by distribution name.
+    ``home``: the Hermes home whose install records name the ``--find-links`` folders of plugins installed
+    from one (default: none)."""
     by_name: dict[str, tuple[Distribution, list[str]]] = {}
     for plugin_id, dist in plugin_distributions().items():
         by_name.setdefault(dist.metadata["Name"], (dist, []))[1].append(plugin_id)
-    return [_frozen(dist, sorted(ids)) for _, (dist, ids) in sorted(by_name.items(), key=lambda i: i[0].lower())]
+    return [_frozen(dist, sorted(ids), home) for _, (dist, ids)
+            in sorted(by_name.items(), key=lambda i: i[0].lower())]
 
 
-def _frozen(dist: Distribution, plugin_ids: list[str]) -> FrozenPlugin:
+def _frozen(dist: Distribution, plugin_ids: list[str], home: Path | None) -> FrozenPlugin:
     name, version = dist.metadata["Name"], dist.version
     raw = dist.read_text("direct_url.json")
     if not raw:
-        return FrozenPlugin(plugin_ids, name, version, f"{name}=={version}")
+        return _from_an_index(plugin_ids, name, version, home)
     direct = json.loads(raw)
     url = direct.get("url", "")
     if "vcs_info" in direct:
@@ -218,6 +223,19 @@ def _frozen(dist: Distribution, plugin_ids: list[str]) -> FrozenPlugin:
     if direct.get("dir_info", {}).get("editable"):
         return FrozenPlugin(plugin_ids, name, version, f"-e {url}")
     return FrozenPlugin(plugin_ids, name, version, f"{name} @ {url}")
+
+
+def _from_an_index(plugin_ids: list[str], name: str, version: str, home: Path | None) -> FrozenPlugin:
+    """``name==version``, with the ``--find-links`` folders it was installed from while they still exist."""
+    from .installsources import find_links_of
+
+    links = find_links_of(home, name, version) if home is not None else []
+    gone = [link for link in links if "://" not in link and not Path(link).is_dir()]
+    if gone:
+        return FrozenPlugin(plugin_ids, name, version, None,
+                            f"{name} {version} was installed from --find-links {gone[0]}, which no longer exists; "
+                            "pip cannot install it again from there")
+    return FrozenPlugin(plugin_ids, name, version, f"{name}=={version}", find_links=links)
 
 
 def newly_installed(before: Mapping[str, str], after: Mapping[str, str]) -> list[str]:

@@ -55,7 +55,8 @@ class ServerStatus:
     #: ``stdio``, ``http`` or ``sse``.
     transport: str
     #: ``connecting`` (never listed, or its first connection is under way), ``cached`` (its tools come from
-    #: its last listing; not connected yet), ``ready``, ``unavailable``, ``disabled`` or ``closed``.
+    #: its last listing; not connected yet), ``ready``, ``unavailable``, ``disabled`` (in config.yaml),
+    #: ``sdk-missing`` (the ``mcp`` extra is not installed), ``not-started`` (nested too deep) or ``closed``.
     state: str
     #: Registry names of the tools it contributes now.
     tools: list[str] = field(default_factory=list)
@@ -84,7 +85,9 @@ class _Server:
     config: dict[str, Any]
     names: ToolNames
     connection: ServerConnection | None = None
+    #: Why it does not run, and its state for that reason (``disabled``, ``sdk-missing``, ``not-started``).
     disabled: str | None = None
+    off_state: str = "disabled"
     tools: dict[str, ToolEntry] = field(default_factory=dict)
     fingerprints: dict[str, str] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
@@ -92,6 +95,8 @@ class _Server:
     future: concurrent.futures.Future[None] | None = None
     #: Its tools were registered from its last listing.
     cached: bool = False
+    #: Never listed, and its first connection failed lately (the error, with when): listings do not retry it.
+    backoff: str | None = None
 
     @property
     def plugin(self) -> str:
@@ -217,6 +222,9 @@ class McpManager:
             if tools is not None:
                 self._sync_tools(server, tools)
                 server.cached = True
+            elif self.listings and server.disabled is None and (failed := self.listings.failure(name, config)):
+                error, age = failed
+                server.backoff = f"{error} ({age:.0f} s ago; `hermes mcp list` retries now)"
         return self
 
     def start(self) -> McpManager:
@@ -225,11 +233,19 @@ class McpManager:
 
     def list_new(self) -> None:
         """Connect the servers never listed yet and wait for their first attempt (each bounded by its
-        ``connect_timeout``): once per server, so later calls do not wait."""
+        ``connect_timeout``): once per server, so later calls do not wait. A server whose first attempt fails
+        is not tried again by this for ``FAILURE_BACKOFF`` seconds, in this process or the next."""
         self.load()
-        fresh = [s.name for s in self._servers.values() if s.disabled is None and not s.cached and s.future is None]
-        if fresh:
-            self.connect(fresh, wait=True)
+        fresh = [s for s in self._servers.values()
+                 if s.disabled is None and not s.cached and s.backoff is None and s.future is None]
+        if not fresh:
+            return
+        self.connect([s.name for s in fresh], wait=True)
+        for server in fresh:
+            connection = server.connection
+            if self.listings is not None and connection is not None and connection.state != "ready":
+                error = connection.last_error or f"no answer within {server.config['connect_timeout']} s"
+                self.listings.store_failure(server.name, server.config, error)
 
     def connect(self, names: Iterable[str] | None = None, *, wait: bool = True) -> McpManager:
         """Start the connections of the enabled servers (``names``: only those) that have none yet — this
@@ -265,12 +281,14 @@ class McpManager:
         except ImportError as exc:
             for server in servers:
                 server.disabled = f"the 'mcp' package is not installed ({exc}); pip install 'hermes-tools[mcp]'"
+                server.off_state = "sdk-missing"
             return []
         from ..config.model import McpServerConfig
 
         for server in servers:
             if server.config.get("command") and nesting_depth() >= MAX_DEPTH:
                 server.disabled = f"not started: Hermes MCP servers are nested {nesting_depth()} deep"
+                server.off_state = "not-started"
                 continue
             server.connection = ServerConnection(server.name, McpServerConfig.model_validate(server.config),
                                                  self.log_dir / log_file_name(server.name), self)
@@ -350,7 +368,9 @@ class McpManager:
             if connection is not None:
                 state, error = connection.state, connection.last_error
             elif server.disabled is not None:
-                state, error = "disabled", server.disabled
+                state, error = server.off_state, server.disabled
+            elif server.backoff is not None:
+                state, error = "unavailable", server.backoff
             else:
                 state, error = ("cached" if server.cached else "connecting"), None
             status = ServerStatus(server.name, transport(server.config), state,
@@ -376,7 +396,7 @@ class McpManager:
         connection = server.connection
         if connection.state in ("ready", "connecting") if connection is not None else server.disabled is None:
             return True
-        state = "disabled" if connection is None else connection.state
+        state = server.off_state if connection is None else connection.state
         reason = server.disabled if connection is None else connection.last_error
         raise RuntimeError(f"MCP server '{name}' is {state}" + (f": {reason}" if reason else ""))
 
@@ -459,6 +479,10 @@ class McpManager:
         listed = [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools]
         try:
             self._sync_tools(server, listed)
+            for original, reason in connection.rejected_tools.items():
+                if server.skipped.get(original) != reason:
+                    log.warning("MCP server %r: tool %r skipped: %s", server.name, original, reason)
+                server.skipped[original] = reason
             if self.listings is not None:
                 self.listings.store(server.name, server.config, listed)
         finally:
@@ -495,7 +519,12 @@ class McpManager:
             if existing is not None and existing is server.tools.get(original) \
                     and server.fingerprints.get(original) == fingerprint:
                 continue
-            entry = self._entry(server, original, name, tool)
+            try:
+                entry = self._entry(server, original, name, tool)
+            except ValueError as exc:  # this tool's definition is unusable; the others are not
+                log.warning("MCP server %r: tool %r skipped: %s", server.name, original, exc)
+                server.skipped[original] = str(exc)
+                continue
             if registry.register(entry):
                 server.tools[original] = entry
                 server.fingerprints[original] = fingerprint
@@ -509,8 +538,10 @@ class McpManager:
             f"{original} (a tool of MCP server '{server.name}')"
         parameters = dict(tool.get("inputSchema") or {})
         parameters.setdefault("type", "object")
-        if parameters["type"] == "object":
-            parameters.setdefault("properties", {})
+        if parameters["type"] != "object" or not isinstance(parameters.get("properties", {}), dict):
+            raise ValueError(f"malformed tool definition: its inputSchema must be an object schema (type "
+                             f"{parameters['type']!r}, properties {type(parameters.get('properties')).__name__})")
+        parameters.setdefault("properties", {})
         annotations = (ToolAnnotations.from_mcp(tool.get("annotations"))
                        if server.config.get("trust_annotations", True) else None)
         return tool_entry(name, toolset_name(server.name), _RemoteTool(self, server.name, original),

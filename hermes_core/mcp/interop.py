@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..config.untrusted import TEXT_LIMIT, read_untrusted_text
 from ..errors import InteropError
 
 __all__ = ["ForeignServer", "InteropError", "claude_desktop_config", "install_in_claude", "read_servers",
@@ -44,9 +45,9 @@ class ForeignServer:
 def read_servers(path: Path) -> list[ForeignServer]:
     """The MCP servers of a Claude Desktop, Claude Code, Cursor or VS Code configuration file."""
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = json.loads(read_untrusted_text(path, TEXT_LIMIT, follow_symlinks=True))
     except OSError as exc:
-        raise InteropError(f"{path}: cannot read: {exc.strerror}") from None
+        raise InteropError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except (UnicodeDecodeError, ValueError) as exc:
         raise InteropError(f"{path}: not a JSON file: {exc}") from None
     if not isinstance(document, dict):
@@ -139,10 +140,10 @@ def install_in_claude(config_file: Path, name: str, entry: dict[str, Any]) -> bo
     """Write ``entry`` as ``mcpServers.<name>`` of Claude Desktop's configuration, keeping everything else in it
     (and the entry's own ``env`` values that ``entry`` does not set); True when it replaced an entry."""
     try:
-        text = config_file.read_text(encoding="utf-8") if config_file.exists() else ""
+        text = read_untrusted_text(config_file, TEXT_LIMIT, follow_symlinks=True) if config_file.exists() else ""
         document = json.loads(text) if text.strip() else {}
     except OSError as exc:
-        raise InteropError(f"{config_file}: cannot read: {exc.strerror}") from None
+        raise InteropError(f"{config_file}: cannot read: {exc.strerror or exc}") from None
     except (UnicodeDecodeError, ValueError) as exc:
         raise InteropError(f"{config_file}: not valid JSON ({exc}); fix or remove it first — nothing was changed") \
             from None
@@ -160,5 +161,5 @@ def install_in_claude(config_file: Path, name: str, entry: dict[str, Any]) -> bo
         tmp.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         os.replace(tmp, config_file)
     except OSError as exc:
-        raise InteropError(f"{config_file}: cannot write: {exc.strerror}") from None
+        raise InteropError(f"{config_file}: cannot write: {exc.strerror or exc}") from None
     return previous is not None

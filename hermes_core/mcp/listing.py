@@ -5,6 +5,10 @@ One file per server, ``cache/mcp-<server>.json``: the tools as the server listed
 ``Tool``), under a digest of the server's configuration, so that editing the server's entry in
 config.yaml makes the listing stale at once. A file that cannot be read, or holds anything but what
 this module writes, counts as no listing.
+
+A server never listed whose first connection failed gets a failure record in the same file instead (the error
+and when), so that for :data:`FAILURE_BACKOFF` seconds later commands do not wait for it again: a dead server
+costs one ``connect_timeout``, not one per command.
 """
 
 from __future__ import annotations
@@ -18,13 +22,17 @@ from pathlib import Path
 from typing import Any
 
 from ..config.cachefile import write_json
+from ..config.untrusted import TEXT_LIMIT, read_untrusted_bytes
 from .naming import sanitize
 
-__all__ = ["ListingCache", "config_digest"]
+__all__ = ["FAILURE_BACKOFF", "ListingCache", "config_digest"]
 
 log = logging.getLogger(__name__)
 
 FORMAT = 1
+#: Seconds a failed first connection of a server never listed is not retried by listings (``hermes mcp list``
+#: and a call of one of its tools still connect).
+FAILURE_BACKOFF = 300.0
 
 
 def config_digest(config: Mapping[str, Any]) -> str:
@@ -44,7 +52,7 @@ class ListingCache:
     def load(self, server: str, config: Mapping[str, Any]) -> list[dict[str, Any]] | None:
         """The tools of ``server``'s last listing under ``config``, or None (never listed, or stale)."""
         try:
-            stored = json.loads(self.path(server).read_bytes())
+            stored = json.loads(read_untrusted_bytes(self.path(server), TEXT_LIMIT))
             if stored["format"] == FORMAT and stored["server"] == server and stored["config"] == config_digest(config) \
                     and isinstance(stored["tools"], list) \
                     and all(isinstance(tool, dict) and isinstance(tool.get("name"), str) for tool in stored["tools"]):
@@ -54,6 +62,29 @@ class ListingCache:
         except Exception as exc:  # any shape but ours counts as no listing
             log.debug("MCP listing cache of %r ignored: %s: %s", server, type(exc).__name__, exc)
         return None
+
+    def failure(self, server: str, config: Mapping[str, Any]) -> tuple[str, float] | None:
+        """The error of ``server``'s failed first connection under ``config`` and its age in seconds, while that
+        is under :data:`FAILURE_BACKOFF`; else None."""
+        try:
+            stored = json.loads(self.path(server).read_bytes())
+            if stored["format"] == FORMAT and stored["server"] == server and stored["config"] == config_digest(config) \
+                    and isinstance(stored["error"], str) and isinstance(stored["failed_at"], (int, float)):
+                age = time.time() - stored["failed_at"]
+                return (stored["error"], age) if 0 <= age < FAILURE_BACKOFF else None
+        except FileNotFoundError:
+            return None
+        except Exception as exc:  # any shape but ours counts as no record
+            log.debug("MCP failure record of %r ignored: %s: %s", server, type(exc).__name__, exc)
+        return None
+
+    def store_failure(self, server: str, config: Mapping[str, Any], error: str) -> None:
+        """Record that ``server`` (never listed) failed its first connection with ``error``."""
+        try:
+            write_json(self.path(server), {"format": FORMAT, "server": server, "config": config_digest(config),
+                                           "failed_at": time.time(), "error": error})
+        except OSError as exc:
+            log.debug("MCP failure record of %r not written: %s", server, exc)
 
     def store(self, server: str, config: Mapping[str, Any], tools: list[dict[str, Any]]) -> None:
         """Keep ``tools`` as ``server``'s last listing (failures to write are logged, never raised)."""

@@ -35,6 +35,7 @@ from .prompts import SkillPrompts
 
 if TYPE_CHECKING:
     from ..calls.views import ToolApi
+    from .serving import Health, HttpOptions
 
 __all__ = ["BearerAuth", "HermesMcpServer", "is_error_result"]
 
@@ -87,6 +88,8 @@ class HermesMcpServer:
             _, unknown = runtime.select_tools(self.toolsets)
             if unknown:
                 raise UnknownToolsetError(unknown[0])
+        #: Calls cancelled while their thread still ran (a drain past its timeout, a client gone).
+        self.abandoned = 0
         self.bus = InMemorySubscriptionBus()
         self._connections: set[Any] = set()
         self._names: tuple[int, frozenset[str]] = (-1, frozenset())
@@ -141,7 +144,14 @@ class HermesMcpServer:
         call = partial(self.runtime.handle_function_call, self.registered_name(params.name), params.arguments or {},
                        tool_call_id=f"mcp-{ctx.request_id}", session_id=self.session_id,
                        enabled_tools=self._selected())
-        text = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+        try:
+            text = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            # a drain past its timeout (or a client gone) cancels the request; say which call was cut off
+            self.abandoned += 1
+            log.error("tool call %s (request %s) was cancelled before it finished; its thread may still be "
+                      "running", params.name, ctx.request_id)
+            raise
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
                                     is_error=is_error_result(text))
 
@@ -200,30 +210,28 @@ class HermesMcpServer:
             await self.server.run(read_stream, write_stream, self.server.create_initialization_options())
             group.cancel_scope.cancel()
 
-    async def serve_http(self, host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp",
-                         token: str | None = None) -> None:
-        """Serve streamable HTTP at ``http://host:port/path`` (port 0 picks a free port; the URL goes to stderr).
+    async def serve_http(self, sock: socket.socket, options: HttpOptions, health: Health,
+                         trace_requests: bool = False) -> None:
+        """Serve streamable HTTP at ``options.path`` on the listening ``sock`` until a signal drains it.
 
-        With ``token``, every request must carry ``Authorization: Bearer <token>``; others get 401.
+        With ``options.token``, every request but the health checks must carry ``Authorization: Bearer
+        <token>``; others get 401. ``options.stateless`` serves each request on its own, answering with JSON:
+        any replica can take any request, and the server pushes no notifications. With ``trace_requests``, the
+        W3C trace context of a request is the parent of its calls' spans.
         """
-        import uvicorn
+        from .serving import serve_app
 
-        app: Any = self.server.streamable_http_app(streamable_http_path=path, host=host)
-        if token:
-            app = BearerAuth(app, token)
-        config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-        sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((host, port))
-            sock.listen(2048)  # before the URL is printed: a client that reads it and connects is not refused
-        except OSError:
-            sock.close()
-            raise
-        bound_host, bound_port = sock.getsockname()[:2]
-        shown = f"[{bound_host}]" if ":" in bound_host else bound_host
-        print(f"Hermes MCP server listening on http://{shown}:{bound_port}{path}", file=sys.stderr, flush=True)
+        app: Any = self.server.streamable_http_app(streamable_http_path=options.path, host=options.host,
+                                                   stateless_http=options.stateless,
+                                                   json_response=options.stateless)
+        if options.token:
+            app = BearerAuth(app, options.token)
+        if trace_requests:
+            from ..calls.tracing import TraceContext
+
+            app = TraceContext(app)
         async with anyio.create_task_group() as group:
-            group.start_soon(self.watch_registry)
-            await uvicorn.Server(config).serve(sockets=[sock])
+            if not options.stateless:  # stateless clients hold no stream a change could be pushed on
+                group.start_soon(self.watch_registry)
+            await serve_app(app, sock, options, health)
             group.cancel_scope.cancel()

@@ -28,6 +28,7 @@ from mcp.shared.exceptions import MCPError
 from .._version import __version__
 from ..config.model import McpServerConfig
 from ..errors import McpCallError
+from .tolerant import screen_tool_listing
 
 __all__ = ["DEPTH_VARIABLE", "McpCallError", "ServerConnection", "result_text"]
 
@@ -68,18 +69,24 @@ def expand_env(value: str) -> str:
 
 
 class _WatchedReadStream:
-    """A transport's read stream that reports when it ends (the server closed its side)."""
+    """A transport's read stream that reports when it ends (the server closed its side), and takes the
+    malformed tools out of a tool listing (into ``rejected``) before the SDK validates it."""
 
-    def __init__(self, inner: Any, on_end: Callable[[], None]) -> None:
+    def __init__(self, inner: Any, on_end: Callable[[], None], rejected: dict[str, str]) -> None:
         self._inner = inner
         self._on_end = on_end
+        self._rejected = rejected
+        #: The negotiated protocol version, once the session knows it.
+        self.version: Callable[[], str | None] = lambda: None
 
     async def receive(self) -> Any:
         try:
-            return await self._inner.receive()
+            message = await self._inner.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError):
             self._on_end()
             raise
+        screen_tool_listing(message, self._rejected, self.version())
+        return message
 
     async def aclose(self) -> None:
         await self._inner.aclose()
@@ -116,6 +123,9 @@ class ServerConnection:
         self.last_error: str | None = None
         self.server_info: str | None = None
         self.session: ClientSession | None = None
+        #: Tools of the last listing that were malformed and left out: name -> reason.
+        self.rejected_tools: dict[str, str] = {}
+        self._rejecting: dict[str, str] = {}  # filled by the read stream during a listing
         self.attempts = 0
         self.list_changes = 0
         self.relists = 0
@@ -202,10 +212,11 @@ class ServerConnection:
             return
         async with contextlib.AsyncExitStack() as stack:
             read, write = await self._open_transport(stack)
-            watched = _WatchedReadStream(read, lambda: self.lost(self._closed_reason()))
+            watched = _WatchedReadStream(read, lambda: self.lost(self._closed_reason()), self._rejecting)
             session = await stack.enter_async_context(ClientSession(
                 watched, write, message_handler=self._on_message,
                 client_info=types.Implementation(name="hermes", version=__version__)))
+            watched.version = lambda: session.protocol_version
             timeout = self.config.connect_timeout
             try:
                 with anyio.fail_after(timeout):
@@ -255,8 +266,8 @@ class ServerConnection:
 
     # -- tools --------------------------------------------------------------------------------
 
-    @staticmethod
-    async def _list_tools(session: ClientSession) -> list[types.Tool]:
+    async def _list_tools(self, session: ClientSession) -> list[types.Tool]:
+        self._rejecting.clear()
         tools: list[types.Tool] = []
         cursor: str | None = None
         for _ in range(1000):  # a paginator that never ends must not hang the connection
@@ -265,6 +276,7 @@ class ServerConnection:
             cursor = page.next_cursor
             if not cursor:
                 break
+        self.rejected_tools = dict(self._rejecting)
         return tools
 
     async def _on_message(self, message: Any) -> None:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._version import __version__
 from ..config.cachefile import write_json
+from ..config.untrusted import TEXT_LIMIT, read_untrusted_text
 from .discovery import PluginCandidate, Source, discover
 
 if TYPE_CHECKING:
@@ -100,7 +101,7 @@ def _load(path: Path, key: str) -> list[PluginCandidate] | None:
     """The cached candidates of ``key``, or None when the file is missing, stale, another key's, or not what
     this module writes."""
     try:
-        stored = json.loads(path.read_text(encoding="utf-8"))
+        stored = json.loads(read_untrusted_text(path, TEXT_LIMIT))
     except (OSError, UnicodeDecodeError, ValueError):
         return None
     try:

@@ -185,6 +185,14 @@ class PluginContext:
             return False
         self._undo.append(undo)
         self.registered_tools.append(entry.name)
+        registry = self._contributions.registry
+        other = registry.look_alike(entry.name)
+        if other is not None:
+            owner = registry.get(other)
+            self.warnings.append(f"tool {entry.name!r} looks like tool {other!r}"
+                                 f"{f' of plugin {owner.plugin!r}' if owner and owner.plugin else ''}; a model may "
+                                 "call one for the other")
+            log.warning("%s", self.warnings[-1])
         return True
 
     @property

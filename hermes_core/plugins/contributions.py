@@ -12,6 +12,7 @@ from ..calls.middleware import Middleware
 from ..calls.registry import ToolRegistry, Undo
 from ..calls.toolsets import Toolsets
 from ..calls.websearch import RegisteredWebSearchProvider
+from ..config.untrusted import TEXT_LIMIT, read_untrusted_text
 
 __all__ = ["CliCommand", "Command", "Contributions", "Skill", "put"]
 
@@ -51,7 +52,7 @@ class Skill(NamedTuple):
         return self.path / "SKILL.md" if self.path.is_dir() else self.path
 
     def read(self) -> str:
-        return self.document.read_text(encoding="utf-8")
+        return read_untrusted_text(self.document, TEXT_LIMIT, follow_symlinks=True)
 
 
 def put(table: dict[str, Any], key: str, value: Any) -> Undo:

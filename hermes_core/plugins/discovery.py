@@ -11,6 +11,7 @@ import dataclasses
 import functools
 import importlib.util
 import json
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -164,7 +165,8 @@ def candidate_from_folder(folder: Path, source: Source = "user",
                           plugin_id: str | None = None) -> PluginCandidate | None:
     """The candidate of a plugin folder, or None when it holds neither ``plugin.yaml`` nor ``__init__.py``."""
     manifest = folder / "plugin.yaml"
-    has_manifest = manifest.is_file()
+    # a FIFO or a link there is a manifest that fails to load (and says why), not a plugin without one
+    has_manifest = os.path.lexists(manifest)
     if not has_manifest and not (folder / "__init__.py").is_file():
         return None
     plugin_id = plugin_id or folder.name
@@ -312,10 +314,11 @@ def _raw_manifest(path: Path) -> tuple[Any, str]:
     """The parsed YAML of a manifest and its text (``None`` and ``""`` when unreadable: validation says why)."""
     import yaml
 
+    from ..config.untrusted import read_untrusted_text
     from ..config.yamlmodel import load_untrusted_yaml
 
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_untrusted_text(path)
         return load_untrusted_yaml(text), text
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return None, ""
@@ -325,8 +328,10 @@ def _defines_register(init: Path) -> bool:
     """``init`` defines or imports a top-level ``register`` (parsed, never run)."""
     import ast
 
+    from ..config.untrusted import TEXT_LIMIT, read_untrusted_bytes
+
     try:
-        tree = ast.parse(init.read_bytes(), str(init))
+        tree = ast.parse(read_untrusted_bytes(init, TEXT_LIMIT, follow_symlinks=True), str(init))
     except (OSError, SyntaxError, ValueError):
         return False
     for node in tree.body:
@@ -368,8 +373,10 @@ def _entry_point_id(pyproject: Path, package: str) -> str | None:
     """The plugin id a project gives ``package`` in its plugin entry points."""
     import tomllib
 
+    from ..config.untrusted import TEXT_LIMIT, read_untrusted_text
+
     try:
-        project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
+        project = tomllib.loads(read_untrusted_text(pyproject, TEXT_LIMIT, follow_symlinks=True)).get("project", {})
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return None
     groups = project.get("entry-points", {})

@@ -7,6 +7,7 @@ nothing else of the runtime; what happened is returned as a :class:`LoadResult`,
 from __future__ import annotations
 
 import importlib
+import importlib.machinery
 import importlib.util
 import sys
 import time
@@ -22,6 +23,7 @@ from ..calls.exitguard import refusing_exit
 from ..calls.hooks import KNOWN_HOOKS
 from ..calls.references import LazyReference, ReferenceImportError
 from ..calls.registry import UNLIMITED, Requirements, ToolEntry, tool_entry
+from ..calls.streams import kept_streams
 from ..calls.toolsets import Toolset
 from ..errors import HermesError
 from .compat import HERMES_AGENT_INTERNALS, claim, import_problem, install_shims, loading
@@ -71,8 +73,13 @@ class _DirectoryPluginFinder:
         mount = self.mounts.get(fullname)
         if mount is None:
             return None
-        return importlib.util.spec_from_file_location(fullname, mount[0] / "__init__.py",
-                                                      submodule_search_locations=[str(mount[0])])
+        folder = mount[0]
+        if not (folder / "__init__.py").is_file():  # a declarative plugin (plugin.yaml and modules): a namespace
+            spec = importlib.machinery.ModuleSpec(fullname, None, is_package=True)
+            spec.submodule_search_locations = [str(folder)]
+            return spec
+        return importlib.util.spec_from_file_location(fullname, folder / "__init__.py",
+                                                      submodule_search_locations=[str(folder)])
 
 
 _finder = _DirectoryPluginFinder()
@@ -239,12 +246,15 @@ def _import_and_register(contributions: Contributions, context: PluginContext, c
         except _LoadError as exc:
             failure.append(str(exc))
 
-    try:
-        call_with_deadline(body, timeout or None)
-    except DeadlineExceeded:
-        context.close()
-        raise _LoadError(f"import and register() did not finish within {timeout:g} s (plugins.load_timeout); "
-                         "the plugin is skipped") from None
+    with kept_streams() as replaced:  # a plugin that swaps sys.stdout must not silence the command
+        try:
+            call_with_deadline(body, timeout or None)
+        except DeadlineExceeded:
+            context.close()
+            raise _LoadError(f"import and register() did not finish within {timeout:g} s (plugins.load_timeout); "
+                             "the plugin is skipped") from None
+    if replaced:
+        context.warnings.append(f"replaced {', '.join(replaced)} while loading; Hermes put it back")
     if failure:
         raise _LoadError(failure[0])
 

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
+from ..calls.toolnames import check_tool_name
 from ..config.yamlmodel import describe_validation_error, validate_yaml
 from ..errors import ManifestError
 
@@ -33,14 +34,11 @@ __all__ = [
 HERMES_AGENT_FIELDS = frozenset({"kind", "provides_web_providers", "provides_memory_providers", "pip_dependencies",
                                  "python_dependencies", "optional_env", "label", "hooks", "platforms",
                                  "python_runtime", "provides"})
-TOOL_NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
 REFERENCE = re.compile(r"^\.*[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
 
 def _tool_name(value: str) -> str:
-    if not TOOL_NAME.match(value):
-        raise ValueError("must be 1-64 characters of letters, digits, '_', '.', ':' or '-'")
-    return value
+    return check_tool_name(value)
 
 
 def _reference(value: str) -> str:
@@ -282,9 +280,11 @@ def _hermes_agent_env(data: dict[str, Any]) -> dict[str, Any]:
 def load_manifest(path: Path) -> PluginManifest:
     """Read and validate ``path``."""
     try:
-        text = path.read_text(encoding="utf-8")
+        from ..config.untrusted import read_untrusted_text
+
+        text = read_untrusted_text(path)
     except (OSError, UnicodeDecodeError) as exc:
-        raise ManifestError(f"{path}: cannot read: {exc}") from None
+        raise ManifestError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
     return parse_manifest(text, path)
 
 

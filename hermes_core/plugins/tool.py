@@ -20,8 +20,8 @@ from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import ArgsKwargs, to_jsonable_python
 
 from ..calls.registry import NO_ANNOTATIONS, UNLIMITED, ResultLimit, ToolAnnotations
+from ..calls.toolnames import check_tool_name
 from ..errors import ToolError
-from .manifest import TOOL_NAME
 
 __all__ = ["ToolError", "ToolSpec", "tool", "tool_handler", "tool_spec"]
 
@@ -149,8 +149,10 @@ def _encoded(result: Any) -> str:
 def _check(function: Callable[..., Any], name: str, description: str, path_args: tuple[str, ...]) -> None:
     """Refuse at decoration what can never be a tool: the reason names the function."""
     where = f"@tool on {function.__module__}.{function.__qualname__}"
-    if not TOOL_NAME.match(name):
-        raise TypeError(f"{where}: invalid tool name {name!r}: use 1-64 letters, digits, '_', '.', ':' or '-'")
+    try:
+        check_tool_name(name)
+    except ValueError as exc:
+        raise TypeError(f"{where}: {exc}") from None
     if not description:
         raise TypeError(f"{where}: the model needs a description: give the function a docstring or pass "
                         "description=")

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from ...calls.toolcontext import CURRENT
+from ...config.untrusted import TEXT_LIMIT, read_untrusted_bytes
 
 if TYPE_CHECKING:
     import importlib.abc
@@ -203,7 +204,7 @@ def _dotted_import(filename: str, line: int, missing: str, exc: ImportError) -> 
     import ast
 
     try:
-        tree = ast.parse(Path(filename).read_bytes(), filename)
+        tree = ast.parse(read_untrusted_bytes(filename, TEXT_LIMIT, follow_symlinks=True), filename)
     except (OSError, SyntaxError, ValueError):
         return None
     top = missing.split(".")[0]

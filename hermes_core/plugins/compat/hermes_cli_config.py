@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from ...config.home import HermesHome
+from ...config.untrusted import TEXT_LIMIT, read_untrusted_text
 from . import host
 
 __all__ = ["get_config_path", "get_env_path", "get_env_value", "get_hermes_home", "load_config",
@@ -51,7 +52,7 @@ def load_config() -> dict[str, Any]:
 def read_raw_config() -> dict[str, Any]:
     """``config.yaml`` as written, without defaults (``{}`` when there is none)."""
     try:
-        data = yaml.safe_load(home().config_file.read_text(encoding="utf-8"))
+        data = yaml.safe_load(read_untrusted_text(home().config_file, TEXT_LIMIT, follow_symlinks=True))
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -71,7 +72,7 @@ def get_env_value(key: str) -> str | None:
 def _dotenv(path: Path) -> dict[str, str]:
     """``KEY=VALUE`` lines (``export`` and surrounding quotes allowed; ``#`` comments skipped)."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = read_untrusted_text(path, TEXT_LIMIT, follow_symlinks=True).splitlines()
     except (OSError, UnicodeDecodeError):
         return {}
     values = {}

@@ -33,6 +33,9 @@ def execute_code(args: dict[str, Any], **kwargs: Any) -> str:
         return context.dispatch(name, tool_args, task_id=task_id, session_id=session_id)
 
     names = callable_tool_names(context.available_tools())
+    passthrough = context.settings.get("env_passthrough") or []
+    if not isinstance(passthrough, list) or not all(isinstance(name, str) for name in passthrough):
+        return tool_error("plugins.entries.code.settings.env_passthrough must be a list of variable names")
     result = run_code(code, dispatch=dispatch, tool_names=names, limits=limits, backend=backend,
-                      cwd=backend.default_cwd)
+                      cwd=backend.default_cwd, env_passthrough=passthrough)
     return json.dumps(result, ensure_ascii=False)

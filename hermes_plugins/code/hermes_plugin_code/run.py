@@ -1,22 +1,26 @@
-"""One ``execute_code`` run: the generated tools module and the script staged on the execution backend, the
-tool-call server they reach through a socket, and the script run there like a ``terminal`` command."""
+"""One ``execute_code`` run: the generated tools module, the script and its launcher staged on the execution
+backend, the tool-call server they reach through a socket, and the script run there through the launcher (an
+allow-listed environment; everything it starts dies with it: see :mod:`.launcher`)."""
 
 from __future__ import annotations
 
+import secrets
 import shlex
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final
 
 from hermes_core.backends import BackendError, ExecutionBackend
 
+from .isolation import local_isolation, protect_agent_process
 from .rpc import Dispatcher, ToolCallServer
 from .stubs import render_tools_module
 
-#: Environment variables whose names contain one of these are not passed to the script.
-SECRET_MARKERS: Final = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH")
 SOCKET_NAME: Final = "tools.sock"
+_LAUNCHER: Final = Path(__file__).with_name("launcher.py")
+_ENV_NAME: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
 _DEFAULT_MAX_TIMEOUT: Final = 300.0
 
@@ -52,30 +56,34 @@ def _positive(settings: Mapping[str, Any], key: str, default: float) -> float:
     return float(value)
 
 
-def script_command(python: str, directory: str) -> str:
-    """The shell command that runs the staged script, without the variables that look like credentials.
-
-    They are removed where the script runs (the backend's machine may not be this one).
-    """
-    secrets = "|".join(SECRET_MARKERS)
-    return (f"for name in $(env | sed -n 's/^\\([A-Za-z_][A-Za-z0-9_]*\\)=.*/\\1/p' | grep -iE '{secrets}'); "
-            'do unset "$name" 2>/dev/null; done\n'
-            f"exec {shlex.quote(python)} {shlex.quote(directory + '/script.py')}")
+def script_command(python: str, directory: str, *, mode: str, bwrap: str | None, keep: Iterable[str],
+                   marker: str) -> str:
+    """The shell command that runs the staged script through its launcher (see :mod:`.launcher`)."""
+    names = ",".join(name for name in keep if name and set(name) <= _ENV_NAME)
+    words = [python, f"{directory}/launcher.py", mode, names, marker, f"{directory}/script.py"]
+    return "exec " + " ".join(shlex.quote(word) for word in [*words, *([bwrap] if bwrap else [])])
 
 
 def run_code(code: str, *, dispatch: Dispatcher, tool_names: Iterable[str], limits: Limits,
-             backend: ExecutionBackend, cwd: str) -> dict[str, Any]:
+             backend: ExecutionBackend, cwd: str, env_passthrough: Iterable[str] = ()) -> dict[str, Any]:
     """Run ``code`` on ``backend`` in ``cwd`` with ``tool_names`` callable through ``dispatch``; the result for
-    the model."""
+    the model. The script's environment is the launcher's allow-list plus ``env_passthrough``."""
     names = list(tool_names)
     started = time.monotonic()
-    files = {"hermes_tools.py": render_tools_module(names, SOCKET_NAME), "script.py": code}
+    files = {"hermes_tools.py": render_tools_module(names, SOCKET_NAME), "script.py": code,
+             "launcher.py": _LAUNCHER.read_text(encoding="utf-8")}
+    mode, bwrap = local_isolation(getattr(backend, "name", ""))
+    if mode == "session" and getattr(backend, "name", "") == "local":
+        protect_agent_process()  # the script's grandparent: its /proc/<pid>/environ and mem hold the agent's secrets
+    marker = secrets.token_hex(16)
     calls = 0
     try:
         with backend.stage(files, sockets=[SOCKET_NAME]) as staged, \
                 ToolCallServer(str(staged.local_directory / SOCKET_NAME), dispatch, names,
                                limits.max_tool_calls) as server:
-            outcome = backend.run(script_command(backend.python, staged.directory), cwd=cwd,
+            command = script_command(backend.python, staged.directory, mode=mode, bwrap=bwrap,
+                                     keep=env_passthrough, marker=marker)
+            outcome = backend.run(command, cwd=cwd,
                                   timeout=limits.timeout, max_output_chars=limits.max_output_chars,
                                   env={"PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"})
             calls = server.tool_calls

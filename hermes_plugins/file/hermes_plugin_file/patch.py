@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import difflib
+import os
 from typing import Any
 
 from .results import FileToolError, file_tool
-from .textfile import check_text_file, write_text
+from .textfile import check_text_file, edit_lock, unchanged_since, write_text
 from .workspace import resolve_path, workspace_root
 
 
@@ -21,25 +22,28 @@ def patch(args: dict[str, Any]) -> dict[str, Any]:
     root = workspace_root()
     path = resolve_path(args["path"], root)
     shown = path.relative_to(root).as_posix()
-    check_text_file(path, shown)
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError:
-        raise FileToolError(f"{shown!r} is not valid UTF-8; patch edits UTF-8 text only") from None
-
-    count = text.count(old)
-    if count == 0:
-        raise FileToolError(
-            f"old_string was not found in {shown!r}; it must match the file exactly, "
-            "whitespace and indentation included (read_file shows the current text)"
-        )
-    if count > 1 and not replace_all:
-        raise FileToolError(
-            f"old_string occurs {count} times in {shown!r}; include more surrounding text to make "
-            "it unique, or set replace_all to true to replace every occurrence"
-        )
-    updated = text.replace(old, new)
-    write_text(path, updated)
+    with edit_lock(path, shown):  # another patch or write_file of this file waits, in any thread or process
+        check_text_file(path, shown)
+        before = os.stat(path)
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError:
+            raise FileToolError(f"{shown!r} is not valid UTF-8; patch edits UTF-8 text only") from None
+        count = text.count(old)
+        if count == 0:
+            raise FileToolError(
+                f"old_string was not found in {shown!r}; it must match the file exactly, "
+                "whitespace and indentation included (read_file shows the current text)"
+            )
+        if count > 1 and not replace_all:
+            raise FileToolError(
+                f"old_string occurs {count} times in {shown!r}; include more surrounding text to make "
+                "it unique, or set replace_all to true to replace every occurrence"
+            )
+        updated = text.replace(old, new)
+        if not unchanged_since(path, before):  # a program that does not take the lock wrote meanwhile
+            raise FileToolError(f"{shown!r}: the file changed since it was read; read it again and retry")
+        write_text(path, updated)
     diff = difflib.unified_diff(
         text.splitlines(keepends=True), updated.splitlines(keepends=True), f"a/{shown}", f"b/{shown}"
     )

@@ -6,7 +6,7 @@ from typing import Any, Final
 
 from .results import FileToolError, file_tool
 from .textfile import check_text_file
-from .workspace import resolve_path, workspace_root
+from .workspace import resolve_readable, workspace_root
 
 DEFAULT_LIMIT: Final = 500
 MAX_LINE_CHARS: Final = 2000
@@ -27,8 +27,7 @@ def read_file(args: dict[str, Any]) -> dict[str, Any]:
     if offset < 1 or limit < 1:
         raise FileToolError(f"offset ({offset}) and limit ({limit}) must both be at least 1")
     root = workspace_root()
-    path = resolve_path(args["path"], root)
-    shown = path.relative_to(root).as_posix()
+    path, shown = resolve_readable(args["path"], root)
     check_text_file(path, shown)
 
     lines: list[str] = []

@@ -6,10 +6,12 @@ import contextlib
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
-from hermes_core.plugin import tool_context
+from hermes_core.errors import FileLockTimeout
+from hermes_core.plugin import path_lock, tool_context
 
 from .results import FileToolError
 
@@ -42,6 +44,31 @@ def check_text_file(path: Path, shown: str) -> None:
         )
     if is_binary(path):
         raise FileToolError(f"{shown!r} is a binary file ({size} bytes); the file tools handle text only")
+
+
+#: How long an edit waits for another edit of the same file (plugin setting ``edit_lock_timeout``).
+DEFAULT_EDIT_LOCK_TIMEOUT: Final = 30.0
+
+
+@contextlib.contextmanager
+def edit_lock(path: Path, shown: str) -> Iterator[None]:
+    """Hold the lock of edits of ``path`` (across threads and processes) for the read-modify-write."""
+    timeout = float(tool_context().settings.get("edit_lock_timeout", DEFAULT_EDIT_LOCK_TIMEOUT))
+    try:
+        with path_lock(path, timeout):
+            yield
+    except FileLockTimeout:
+        raise FileToolError(f"{shown!r} is being edited by another call that has held it for over {timeout:g} s; "
+                            "try again later") from None
+
+
+def unchanged_since(path: Path, before: os.stat_result) -> bool:
+    """``path`` is still the file ``before`` describes (same inode, size and modification time)."""
+    try:
+        now = os.stat(path)
+    except FileNotFoundError:
+        return False
+    return (now.st_ino, now.st_size, now.st_mtime_ns) == (before.st_ino, before.st_size, before.st_mtime_ns)
 
 
 def write_text(path: Path, text: str) -> int:

@@ -42,3 +42,25 @@ def resolve_path(user_path: str, root: Path) -> Path:
         f"path {user_path!r} leads outside the workspace {str(root)!r}{through}; "
         "file tools only reach files inside the workspace"
     )
+
+
+def resolve_readable(user_path: str, root: Path) -> tuple[Path, str]:
+    """A path ``read_file`` may read, and how to show it: inside the workspace (shown relative to it), or a
+    result the runtime saved in its home's ``results/`` folder because it was over budget (shown in full: the
+    preview of that result gives this path and tells the model to read it)."""
+    try:
+        path = resolve_path(user_path, root)
+    except WorkspacePathError:
+        saved = _saved_result(user_path)
+        if saved is None:
+            raise
+        return saved, str(saved)
+    return path, path.relative_to(root).as_posix()
+
+
+def _saved_result(user_path: str) -> Path | None:
+    if "\0" in user_path:
+        return None
+    results = Path(os.path.realpath(tool_context().home.results_dir))
+    real = Path(os.path.realpath(os.path.expanduser(user_path)))
+    return real if real.is_relative_to(results) and real != results else None

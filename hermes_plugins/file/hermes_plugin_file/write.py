@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .results import FileToolError, file_tool
-from .textfile import write_text
+from .textfile import edit_lock, write_text
 from .workspace import resolve_path, workspace_root
 
 
@@ -17,7 +17,8 @@ def write_file(args: dict[str, Any]) -> dict[str, Any]:
     shown = path.relative_to(root).as_posix()
     if path.is_dir():
         raise FileToolError(f"{shown!r} is a directory; give the path of a file to write")
-    created = not path.exists()
     path.parent.mkdir(parents=True, exist_ok=True)
-    written = write_text(path, args["content"])
+    with edit_lock(path, shown):  # serialised with patch and other writes of this file
+        created = not path.exists()
+        written = write_text(path, args["content"])
     return {"path": shown, "bytes_written": written, "created": created}

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from hermes_plugin_file.search import search_files
 
+from hermes_core.authoring.testing import scaled_timeout
+
 
 @pytest.fixture
 def tree(workspace: Path) -> Path:
@@ -120,7 +122,7 @@ print(runtime.handle_function_call("search_files", {"pattern": sys.argv[1]}))
 def search_in_child(pattern: str, home: Path, workspace: Path, timeout: float = 20) -> dict:
     """Run search_files in a child process, so a pattern that hangs fails the test instead of the run."""
     child = subprocess.run([sys.executable, "-c", HOSTILE_SEARCH, pattern, str(home), str(workspace)],
-                           capture_output=True, text=True, timeout=timeout,
+                           capture_output=True, text=True, timeout=scaled_timeout(timeout),
                            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert child.returncode == 0, child.stderr
     return json.loads(child.stdout)

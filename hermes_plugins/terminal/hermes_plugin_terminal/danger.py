@@ -26,11 +26,17 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from . import programs
+from .containers import ContainerRun, container_run
+from .escapes import PAGER_VARIABLES, escapes
+from .inline import harmless_python
 from .invocation import Invocation, basename, operands, unwrap
 from .rules import (
+    CONTAINER_HOST_ACCESS,
     DESTRUCTIVE_SQL,
     DYNAMIC_COMMAND,
+    EDITOR_COMMAND,
     FORK_BOMB,
+    HISTORY_TAMPER,
     INTERPRETER_CODE,
     PAYLOAD_TO_SHELL,
     REMOTE_CODE_TO_SHELL,
@@ -70,6 +76,7 @@ _DESTRUCTIVE_SQL: Final = re.compile(
     r"|\btruncate\s+(?:table\s+)?[\w.\"`\[]"
     r"|\bdelete\s+from\s+[^\s;]+\s*(?:;|$)"
     r"|\b(?:dropdatabase|flushall|flushdb)\b|\.drop\s*(?:\(|$|\s)", re.I)
+_HISTORY_VARIABLES: Final = re.compile(r"HIST(?:FILE|SIZE|FILESIZE|CONTROL|IGNORE)|SAVEHIST")
 _FORK_LOOP: Final = re.compile(r"\bfork\s+while\s+fork\b|\bwhile\s*\(?\s*(?:true|1)\b[^\n]{0,200}\bfork\b", re.I)
 
 
@@ -114,6 +121,8 @@ class _Analysis:
     #: Files written so far (``./`` removed), to catch a script written and then run.
     written: set[str] = field(default_factory=set)
     _fetched: dict[int, bool] = field(default_factory=dict)
+    #: The container whose command is being read: its mount targets stand for host paths.
+    _container: ContainerRun | None = None
 
     def script(self, text: str, depth: int) -> None:
         if self._too_deep(depth):
@@ -126,6 +135,11 @@ class _Analysis:
                 self.found.add(FORK_BOMB)
         for redirect in script.redirects:
             self._writes(redirect.target if redirect.writes else None)
+        for variable, value in script.variables:
+            if _HISTORY_VARIABLES.fullmatch(variable):
+                self.found.add(HISTORY_TAMPER)
+            elif variable in PAGER_VARIABLES and value:  # PAGER='sh -c ...' git log runs the value
+                self.script(value.lstrip("|").replace("%s", "x"), depth + 1)
         if any(c.words and basename(c.words[0].text) in _DB_CLIENTS for c in script.commands):
             self._sql(script)
         for command in script.commands:
@@ -138,13 +152,24 @@ class _Analysis:
         """Check what ``words`` run (a command's words, or the words ``find -exec`` runs)."""
         if self._too_deep(depth):
             return
+        if self._container is not None:
+            words = [self._container.on_host(word) for word in words]
         unwrapped = unwrap(words)
         if unwrapped.dynamic:
             self.found.add(DYNAMIC_COMMAND)
         for nested in unwrapped.scripts:
             self.script(nested, depth + 1)
         if unwrapped.invocations:
-            self.invocation(unwrapped.invocations[-1], command, script, depth)
+            program = unwrapped.invocations[-1]
+            if any(wrapper.name == "xargs" for wrapper in unwrapped.invocations[:-1]):
+                self._xargs(program, command)
+            self.invocation(program, command, script, depth)
+
+    def _xargs(self, program: Invocation, command: Command) -> None:
+        """``find / | xargs chmod 777``: ``program`` runs on what the commands upstream list."""
+        starts = [word for source in command.upstream for lister in unwrap(source.words).invocations[-1:]
+                  for word in programs.find_starts(lister)]
+        self.found.update(programs.tree_rules(starts, {program.name}))
 
     def invocation(self, program: Invocation, command: Command, script: Script, depth: int) -> None:
         name, args = program.name, program.args
@@ -157,6 +182,14 @@ class _Analysis:
             self.words(words, command, script, depth + 1)  # find -exec find -exec ...: bounded like scripts
         if "/" in program.word.text:
             self._runs_file(program.word)
+        told = escapes(program)
+        if told.scripts or told.code:
+            self.found.add(EDITOR_COMMAND)
+        for text in told.scripts:
+            self.script(text, depth + 1)
+        run = container_run(program)
+        if run is not None:
+            self._container_run(run, command, script, depth)
         if name in _SHELLS:
             self._shell(program, command, script, depth)
         elif name in _INTERPRETERS or _PYTHON.fullmatch(name):
@@ -190,6 +223,17 @@ class _Analysis:
             if shell is not None:
                 self.words(args[shell:], command, script, depth)
 
+    def _container_run(self, run: ContainerRun, command: Command, script: Script, depth: int) -> None:
+        """A container that reaches the host asks; what it runs on mounted host paths is checked as on the host."""
+        if run.reaches_host:
+            self.found.add(CONTAINER_HOST_ACCESS)
+        if run.mounts and run.command:
+            outer, self._container = self._container, run
+            try:
+                self.words(run.command, command, script, depth + 1)
+            finally:
+                self._container = outer
+
     def _shell(self, program: Invocation, command: Command, script: Script, depth: int) -> None:
         """``sh -c SCRIPT``, ``sh FILE``, ``sh <(...)`` or a shell that reads its script from standard input."""
         args = list(program.args)
@@ -215,6 +259,9 @@ class _Analysis:
         while index < len(args) and args[index].text.startswith("-") and args[index].text not in ("-", "--"):
             text = args[index].text
             if text.lower() in _INLINE_LONG or (not text.startswith("--") and set(text[1:]) & set(letters)):
+                python = _PYTHON.fullmatch(program.name) or program.name.startswith("pypy")
+                if python and _harmless_inline(text, args[index + 1:]):
+                    return  # python -c 'print(1)': it only computes and prints
                 self.found.add(INTERPRETER_CODE)
                 if _FORK_LOOP.search(" ".join(program.texts)):
                     self.found.add(FORK_BOMB)
@@ -290,6 +337,13 @@ class _Analysis:
         texts += [r.body for c in script.commands for r in c.redirects if r.body]
         if any(_DESTRUCTIVE_SQL.search(text) for text in texts):
             self.found.add(DESTRUCTIVE_SQL)
+
+
+def _harmless_inline(option: str, rest: Sequence[Word]) -> bool:
+    """Python's ``-c CODE`` (``option`` is ``-c`` or ``-cCODE``) is plainly harmless."""
+    attached = option.partition("c")[2]
+    code = Word(attached) if attached else (rest[0] if rest else None)
+    return code is not None and code.static and not code.substitutions and harmless_python(code.text)
 
 
 def _ssh_command_start(texts: Sequence[str]) -> int:

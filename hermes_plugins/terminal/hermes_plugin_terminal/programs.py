@@ -28,6 +28,7 @@ from .rules import (
     GIT_FORCE_PUSH,
     GIT_RESET_HARD,
     GIT_REWRITE_HISTORY,
+    HISTORY_TAMPER,
     KILL_ALL_PROCESSES,
     POWER_OFF,
     PROCESS_KILL,
@@ -42,7 +43,7 @@ from .rules import (
 )
 from .shell import Word
 
-__all__ = ["check", "find_exec", "modified", "target_rules", "written"]
+__all__ = ["PERMISSION_CHANGERS", "check", "find_exec", "modified", "target_rules", "tree_rules", "written"]
 
 _TOP_DIRS: Final = ("bin|boot|dev|etc|home|lib|lib32|lib64|opt|proc|root|sbin|srv|sys|usr|var"
                     "|applications|library|system|users")
@@ -58,8 +59,24 @@ _SYSTEM_PATH: Final = re.compile(
 _CREDENTIAL_PATH: Final = re.compile(
     r"(?:^|/)\.(?:ssh|gnupg|aws|azure|kube|hermes|config/gh|docker/config\.json|netrc|git-credentials|pgpass"
     r"|npmrc|pypirc|bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zprofile|zshenv|zlogin)\b")
+#: Shell history files: erasing or linking one away hides what ran.
+_HISTORY_PATH: Final = re.compile(
+    r"(?:^|/)\.(?:bash_history|zsh_history|zhistory|sh_history|history|local/share/fish/fish_history)$")
 _FORMATTERS: Final = frozenset({"mkfs", "mke2fs", "mkswap", "mkdosfs", "mkntfs", "wipefs"})
-_PARTITIONERS: Final = frozenset({"fdisk", "sfdisk", "gdisk", "cfdisk", "parted"})
+_PARTITIONERS: Final = frozenset({"fdisk", "sfdisk", "gdisk", "cfdisk", "parted", "sgdisk"})
+#: Programs that discard, erase or sanitise a whole device (or the volume on it).
+_ERASERS: Final = frozenset({"blkdiscard", "sg_format", "sg_sanitize", "sg_unmap", "nvme", "hdparm", "cryptsetup",
+                             "badblocks", "mdadm", "zpool", "lvremove", "vgremove", "pvremove", "dmsetup"})
+#: Verbs and options of :data:`_ERASERS` that erase (the programs also have harmless uses).
+_ERASING: Final = frozenset({
+    "format", "sanitize", "write-zeroes", "write-uncor", "--security-erase", "--security-erase-enhanced",
+    "--sanitize-block-erase", "--sanitize-crypto-scramble", "--sanitize-overwrite", "--trim-sector-ranges",
+    "--trim-sector-ranges-stdin", "--write-sector", "--make-bad-sector", "luksformat", "erase", "lukserase",
+    "-w", "--zero-superblock", "destroy", "labelclear", "remove", "wipe_table"})
+_ALWAYS_ERASE: Final = frozenset({"blkdiscard", "sg_format", "sg_sanitize", "sg_unmap", "lvremove", "vgremove",
+                                   "pvremove"})
+PERMISSION_CHANGERS: Final = frozenset({"chmod", "chown", "chgrp", "chattr", "setfacl"})
+_DELETERS: Final = frozenset({"rm", "shred", "unlink", "srm"})
 _KILLERS: Final = frozenset({"pkill", "killall", "xkill", "skill", "tkill"})
 _FIREWALLS: Final = frozenset({"iptables", "ip6tables", "iptables-nft", "iptables-legacy", "ebtables", "arptables"})
 _COPIERS: Final = frozenset({"cp", "mv", "install", "ln", "rsync", "scp"})
@@ -85,6 +102,8 @@ def target_rules(path: str, *, writes: bool) -> Iterator[Rule]:
         yield SYSTEM_FILE_WRITE
     if _CREDENTIAL_PATH.search(lowered):
         yield CREDENTIAL_FILE_WRITE
+    if _HISTORY_PATH.search(lowered):
+        yield HISTORY_TAMPER
 
 
 def _letters(texts: Sequence[str]) -> set[str]:
@@ -205,12 +224,30 @@ def _rm(invocation: Invocation) -> Iterator[Rule]:
 
 
 def _find(invocation: Invocation) -> Iterator[Rule]:
-    starts = takewhile(lambda w: not w.text.startswith(("-", "(", "!")), invocation.args)
+    starts = list(takewhile(lambda w: not w.text.startswith(("-", "(", "!")), invocation.args))
     runs = {basename(words[0].text) for words in find_exec(invocation) if words}
-    if "-delete" in invocation.texts or runs & {"rm", "shred", "unlink"}:
-        if any(is_root_target(w.text) for w in starts):
-            yield DELETE_ROOT
+    if "-delete" in invocation.texts:
+        runs.add("rm")
+    yield from tree_rules(starts, runs)
+    if runs & _DELETERS:
         yield FIND_DELETE
+
+
+def find_starts(invocation: Invocation) -> list[Word]:
+    """The folders ``find`` walks (its operands before the first test), or the operands of another lister."""
+    if invocation.name == "find":
+        return list(takewhile(lambda w: not w.text.startswith(("-", "(", "!")), invocation.args))
+    return operands(invocation.args) if invocation.name in ("ls", "echo", "printf", "fd", "locate") else []
+
+
+def tree_rules(starts: Sequence[Word], runs: set[str]) -> Iterator[Rule]:
+    """Running each of ``runs`` on every file under ``starts`` (``find -exec``, ``find ... | xargs``)."""
+    lowered = [w.text.lower() for w in starts]
+    if runs & _DELETERS and any(is_root_target(text) for text in lowered):
+        yield DELETE_ROOT
+    if runs & PERMISSION_CHANGERS and any(_FILE_SYSTEM_ROOT.fullmatch(text) or _SYSTEM_DIR.fullmatch(text)
+                                           or is_root_target(text) for text in lowered):
+        yield RECURSIVE_CHMOD_ROOT
 
 
 def _shred(invocation: Invocation) -> Iterator[Rule]:
@@ -272,6 +309,20 @@ def _always(*rules: Rule) -> Callable[[Invocation], Iterator[Rule]]:
 def _init(invocation: Invocation) -> Iterator[Rule]:
     if invocation.texts[:1] and invocation.texts[0].lower() in ("0", "6", "s"):
         yield POWER_OFF
+
+
+def _eraser(invocation: Invocation) -> Iterator[Rule]:
+    texts = {t.lower() for t in invocation.texts} | set(invocation.texts)
+    if invocation.name in _ALWAYS_ERASE or texts & _ERASING:
+        yield FORMAT_DISK if _on_device(invocation) else FORMAT_FILESYSTEM
+
+
+def _history(invocation: Invocation) -> Iterator[Rule]:
+    """``history -c`` / ``-d N`` erase; ``set +o history`` stops recording."""
+    texts = invocation.texts
+    if (invocation.name == "history" and _letters(texts) & set("cd")) or (
+            invocation.name in ("set", "shopt") and "history" in texts and ("+o" in texts or "-u" in texts)):
+        yield HISTORY_TAMPER
 
 
 def _chmod(invocation: Invocation) -> Iterator[Rule]:
@@ -386,7 +437,9 @@ _CHECKS: Final[dict[str, Callable[[Invocation], Iterator[Rule]]]] = {
     "killall5": _always(KILL_ALL_PROCESSES),
     **dict.fromkeys(("shutdown", "reboot", "halt", "poweroff"), _always(POWER_OFF)),
     "init": _init, "telinit": _init,
-    "chmod": _chmod, "chown": _chmod, "chgrp": _chmod,
+    **dict.fromkeys(PERMISSION_CHANGERS, _chmod),
+    "history": _history, "set": _history, "shopt": _history,
+    **dict.fromkeys(_ERASERS, _eraser),
     "mv": _mv,
     "rsync": _rsync,
     "crontab": _crontab,

@@ -34,7 +34,7 @@ H, D = Level.HARDLINE, Level.DANGEROUS
 
 # hardline: catastrophic and never legitimate for an agent
 DELETE_ROOT: Final = Rule("delete_root", H, "deletes or moves away the root, home or a top-level system directory")
-FORMAT_DISK: Final = Rule("format_disk", H, "formats or wipes a disk device")
+FORMAT_DISK: Final = Rule("format_disk", H, "formats, wipes, discards or secure-erases a disk device")
 WRITE_BLOCK_DEVICE: Final = Rule("write_block_device", H, "overwrites a disk device with raw data")
 FORK_BOMB: Final = Rule("fork_bomb", H, "is a fork bomb")
 KILL_ALL_PROCESSES: Final = Rule("kill_all_processes", H, "signals every process on the machine")
@@ -66,6 +66,13 @@ DYNAMIC_COMMAND: Final = Rule("dynamic_command", D,
 WRITTEN_SCRIPT: Final = Rule("written_script", D, "runs a script that it writes itself")
 UNPARSABLE: Final = Rule("unparsable", D, "cannot be parsed reliably, so what it runs is unknown")
 TOO_LONG: Final = Rule("too_long", D, "is too long to be checked")
+HISTORY_TAMPER: Final = Rule("history_tamper", D, "erases, disables or redirects the shell's command history")
+CONTAINER_HOST_ACCESS: Final = Rule("container_host_access", D,
+                                    "runs a container with the host's root, a system or credential directory or "
+                                    "the Docker socket mounted, privileged, or in the host's process namespace")
+EDITOR_COMMAND: Final = Rule("editor_command", D,
+                             "gives commands to an editor, pager or debugger that can run a shell (vim -c, "
+                             "less +!, gdb -ex, emacs --eval)")
 GIT_RESET_HARD: Final = Rule("git_reset_hard", D, "discards uncommitted changes (git reset --hard)")
 GIT_CLEAN: Final = Rule("git_clean", D, "deletes untracked files (git clean -f)")
 GIT_FORCE_PUSH: Final = Rule("git_force_push", D,
@@ -81,6 +88,7 @@ RULES: Final[tuple[Rule, ...]] = (
     RECURSIVE_DELETE, FIND_DELETE, SHRED_FILES, FORMAT_FILESYSTEM, RAW_DEVICE_WRITE, DESTRUCTIVE_SQL,
     SYSTEM_FILE_WRITE, CREDENTIAL_FILE_WRITE, SERVICE_CONTROL, PROCESS_KILL, POWER_OFF, FIREWALL_CHANGE,
     CRONTAB_REMOVE, REMOTE_CODE_TO_SHELL, PAYLOAD_TO_SHELL, INTERPRETER_CODE, DYNAMIC_COMMAND, WRITTEN_SCRIPT,
-    UNPARSABLE, TOO_LONG, GIT_RESET_HARD, GIT_CLEAN, GIT_FORCE_PUSH, GIT_DISCARD_CHANGES, GIT_DELETE_BRANCH,
+    UNPARSABLE, TOO_LONG, HISTORY_TAMPER, CONTAINER_HOST_ACCESS, EDITOR_COMMAND,
+    GIT_RESET_HARD, GIT_CLEAN, GIT_FORCE_PUSH, GIT_DISCARD_CHANGES, GIT_DELETE_BRANCH,
     GIT_REWRITE_HISTORY,
 )

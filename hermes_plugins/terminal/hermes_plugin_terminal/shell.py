@@ -91,6 +91,8 @@ class Script:
     #: The parser had to recover from a syntax error: some of the line may be misread.
     has_error: bool
     _by_node: dict[int, Command]
+    #: ``(name, value)`` of each variable set (``X=1 cmd``, ``export X=1``) or unset (value None), anywhere.
+    variables: list[tuple[str, str | None]] = field(default_factory=list)
 
     def commands_in(self, node: Node) -> list[Command]:
         """The commands inside ``node`` (a substitution, a function body), in source order."""
@@ -112,6 +114,13 @@ def parse(text: str) -> Script:
             (owner.redirects if owner is not None else script.redirects).extend(redirects)
         elif node.type == "pipeline":
             _link(node, script)
+        elif node.type == "variable_assignment":
+            name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+            if name is not None:
+                words = _evaluate(value) if value is not None else []
+                script.variables.append((_text(name), " ".join(w.text for w in words)))
+        elif node.type == "unset_command":
+            script.variables.extend((_text(c), None) for c in node.named_children)
         elif node.type == "function_definition":
             name, body = node.child_by_field_name("name"), node.child_by_field_name("body")
             if name is not None and body is not None:

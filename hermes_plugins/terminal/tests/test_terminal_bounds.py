@@ -14,6 +14,8 @@ import sys
 import pytest
 from hermes_plugin_terminal.danger import MAX_COMMAND_CHARS, MAX_DEPTH, Level, classify
 
+from hermes_core.authoring.testing import scaled_timeout
+
 CLASSIFY_IN_CHILD = """
 import json, sys
 from hermes_plugin_terminal.danger import classify
@@ -33,7 +35,7 @@ HOSTILE = [
 
 def classify_in_child(command: str, timeout: float = 20) -> list:
     child = subprocess.run([sys.executable, "-c", CLASSIFY_IN_CHILD], input=command, capture_output=True, text=True,
-                           timeout=timeout, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+                           timeout=scaled_timeout(timeout), env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert child.returncode == 0, child.stderr
     return json.loads(child.stdout)
 

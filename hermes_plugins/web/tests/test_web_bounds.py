@@ -16,6 +16,8 @@ from typing import Any
 
 from hermes_plugin_web.extract import web_extract
 
+from hermes_core.authoring.testing import scaled_timeout
+
 EXTRACT_IN_CHILD = """
 import json, sys, tracemalloc
 from hermes_core import Runtime
@@ -30,7 +32,7 @@ print(json.dumps({"result": result, "peak_bytes": tracemalloc.get_traced_memory(
 def extract_in_child(url: str, timeout: float = 60) -> dict[str, Any]:
     """``web_extract(url)`` in a child process (the same HERMES_HOME): its result and its peak allocation."""
     child = subprocess.run([sys.executable, "-c", EXTRACT_IN_CHILD, url], capture_output=True, text=True,
-                           timeout=timeout, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+                           timeout=scaled_timeout(timeout), env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert child.returncode == 0, child.stderr
     return json.loads(child.stdout)
 

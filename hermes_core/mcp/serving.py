@@ -1,0 +1,166 @@
+"""Streamable HTTP for ``hermes mcp serve``: the listening socket, health endpoints, and a graceful drain on
+SIGTERM in the order a load balancer expects (the processes and workers are :mod:`hermes_core.cli.serve`'s).
+
+The drain: ``/readyz`` answers 503 for ``drain_grace`` seconds while calls are still served (health checks
+take the replica out of rotation), then the listening socket closes, in-flight calls get ``drain_timeout``
+seconds to finish (a call still running then is cancelled and logged), and the session-end hooks and
+``Runtime.close()`` run before the process exits 0.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import signal
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+log = logging.getLogger("hermes.serve")
+
+__all__ = ["Health", "HealthRoutes", "HttpOptions", "bind", "serve_app", "url_of"]
+
+@dataclass(frozen=True)
+class HttpOptions:
+    """What ``hermes mcp serve --transport http`` was asked for (picklable: workers get a copy)."""
+
+    workspace: Path
+    toolsets: tuple[str, ...] = ()
+    read_only: bool = False
+    host: str = "127.0.0.1"
+    port: int = 8000
+    path: str = "/mcp"
+    token: str | None = None
+    stateless: bool = False
+    workers: int = 1
+    drain_grace: float = 5.0
+    drain_timeout: float = 30.0
+
+
+class Health:
+    """The state ``/healthz`` and ``/readyz`` report: ready once plugins are loaded and the socket serves."""
+
+    def __init__(self, on_ready: Callable[[], object] | None = None) -> None:
+        self.ready = False
+        self.draining = False
+        self.on_ready = on_ready
+
+    def mark_ready(self) -> None:
+        self.ready = True
+        if self.on_ready is not None:
+            self.on_ready()
+
+
+_HEALTH_PATHS = frozenset({"/healthz", "/readyz"})
+
+
+class HealthRoutes:
+    """ASGI middleware answering ``GET /healthz`` (200 while alive) and ``GET /readyz`` (200 when ready, 503
+    before and while draining) ahead of any bearer check: they reveal the state and nothing else."""
+
+    def __init__(self, app: Any, health: Health) -> None:
+        self.app = app
+        self.health = health
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["path"] not in _HEALTH_PATHS:
+            await self.app(scope, receive, send)
+            return
+        if scope["method"] not in ("GET", "HEAD"):
+            status, state = 405, b"method not allowed"
+        elif scope["path"] == "/healthz":
+            status, state = 200, b"alive"
+        elif self.health.draining:
+            status, state = 503, b"draining"
+        else:
+            status, state = (200, b"ready") if self.health.ready else (503, b"starting")
+        body = b'{"status": "' + state + b'"}'
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-type", b"application/json"), (b"cache-control", b"no-store"),
+                                (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})
+
+
+def _uvicorn_server_class() -> Any:
+    import uvicorn
+
+    class DrainingServer(uvicorn.Server):
+        """uvicorn's server, with SIGTERM first marking the server draining for ``grace`` seconds; uvicorn's
+        own shutdown then stops accepting and waits ``timeout_graceful_shutdown`` for in-flight requests.
+        SIGINT skips the grace; a second signal stops at once. The signal is not re-raised at the end, so a
+        drained server exits 0."""
+
+        def __init__(self, config: Any, health: Health, grace: float) -> None:
+            super().__init__(config)
+            self.health = health
+            self.grace = grace
+            self.drain_deadline: float | None = None
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            originals = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+            try:
+                yield
+            finally:
+                for sig, handler in originals.items():
+                    signal.signal(sig, handler)
+
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            if sig == signal.SIGTERM and self.drain_deadline is None and not self.should_exit:
+                self.health.draining = True
+                self.drain_deadline = time.monotonic() + self.grace
+                log.warning("SIGTERM: draining; /readyz answers 503 for %g s, then new connections are refused "
+                            "and in-flight calls get %g s", self.grace, self.config.timeout_graceful_shutdown)
+                return
+            self.health.draining = True
+            super().handle_exit(sig, frame)
+
+        async def on_tick(self, counter: int) -> bool:
+            if self.drain_deadline is not None and not self.should_exit and time.monotonic() >= self.drain_deadline:
+                log.warning("drain grace over: refusing new connections, finishing in-flight calls")
+                self.should_exit = True
+            return bool(await super().on_tick(counter))
+
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            if self.health.draining:  # told to stop before it served: nobody routes to it yet
+                self.should_exit = True
+            elif self.started:
+                self.health.mark_ready()
+
+    return DrainingServer
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port`` (0 picks a free port), listening before anyone is told the URL."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+        sock.listen(2048)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def url_of(sock: socket.socket, path: str) -> str:
+    host, port = sock.getsockname()[:2]
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}{path}"
+
+
+async def serve_app(app: Any, sock: socket.socket, options: HttpOptions, health: Health) -> None:
+    """Serve ``app`` (health routes in front) on ``sock`` until a signal has drained it."""
+    import uvicorn
+
+    config = uvicorn.Config(HealthRoutes(app, health), log_level="warning", lifespan="on",
+                            timeout_graceful_shutdown=max(1, round(options.drain_timeout)))
+    await _uvicorn_server_class()(config, health, options.drain_grace).serve(sockets=[sock])
