@@ -233,7 +233,7 @@ class BrowserService:
             # WebRTC would reach addresses over UDP beside the proxy: it may use only what goes through the proxy.
             args=["--force-webrtc-ip-handling-policy=disable_non_proxied_udp", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync", "--disable-domain-reliability", "--no-pings",
-                  "--disable-client-side-phishing-detection",
+                  "--disable-client-side-phishing-detection", "--disable-smooth-scrolling",
                   "--disable-features=MediaRouter,AutofillServerCommunication,OptimizationHints,Translate"])
         self.sandbox = plan.sandbox
         return self._browser

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 #: Pixels one browser_scroll moves.
 SCROLL_PIXELS = 600
+TWO_FRAMES = "() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))"
 IMAGES_SCRIPT = """() => [...document.images].map(img => ({
     src: img.currentSrc || img.src, alt: img.alt || '', width: img.naturalWidth, height: img.naturalHeight
 })).filter(img => img.src && !img.src.startsWith('data:'))"""
@@ -148,6 +149,8 @@ def browser_scroll(args: dict[str, Any], **kwargs: Any) -> str:
         if direction not in ("up", "down"):
             raise BrowserError(f"direction must be up or down, not {direction!r}")
         await session.page.mouse.wheel(0, SCROLL_PIXELS if direction == "down" else -SCROLL_PIXELS)
+        # The wheel event is handled asynchronously: two frames later the page has scrolled, for the next call.
+        await session.page.evaluate(TWO_FRAMES)
         return {"scrolled": direction}
 
     return _run(kwargs, scroll)
