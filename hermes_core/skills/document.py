@@ -7,14 +7,13 @@ caller expects one, non-blocking, and never past a byte limit.
 
 from __future__ import annotations
 
-import os
 import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..errors import SkillError
+from ..config.untrusted import read_untrusted_head
+from ..errors import SkillError, UnsafeFileError
 
 __all__ = ["FRONT_MATTER_LIMIT", "SKILL_DOCUMENT", "Capped", "FrontMatter", "Problem", "parse_front_matter",
            "read_front_matter", "read_regular"]
@@ -26,7 +25,6 @@ SKILL_DOCUMENT = "SKILL.md"
 FRONT_MATTER_LIMIT = 64 * 1024
 _FIRST_READ = 4096
 _CLOSING = re.compile(rb"\n---[ \t]*\r?\n")
-_CHUNK = 64 * 1024
 
 
 class Problem(NamedTuple):
@@ -53,42 +51,15 @@ class Capped:
 
 
 def read_regular(path: Path, limit: int, *, follow_symlinks: bool = False) -> Capped:
-    """At most ``limit`` bytes of the regular file ``path``; raises :class:`SkillError` for anything else.
-
-    Without ``follow_symlinks`` a symlink is refused (``O_NOFOLLOW``, and an ``lstat`` first where the system
-    has no such flag). The file is opened non-blocking and checked again after opening, so a FIFO or a device
-    swapped in between is refused too, never read.
-    """
+    """At most ``limit`` bytes of the regular file ``path`` (a FIFO, a device or, without ``follow_symlinks``, a
+    symlink is refused before it is opened); raises :class:`SkillError` for anything else."""
     try:
-        first = os.stat(path, follow_symlinks=follow_symlinks)
-        if not stat.S_ISREG(first.st_mode):
-            raise SkillError(f"{path}: not a regular file")
-        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-        if not follow_symlinks:
-            flags |= getattr(os, "O_NOFOLLOW", 0)
-        descriptor = os.open(path, flags)
-    except SkillError:
-        raise
+        data, size = read_untrusted_head(path, limit, follow_symlinks=follow_symlinks)
+    except UnsafeFileError as exc:
+        raise SkillError(f"{path}: {exc.strerror}") from None
     except OSError as exc:
         raise SkillError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    try:
-        opened = os.fstat(descriptor)
-        if not stat.S_ISREG(opened.st_mode):
-            raise SkillError(f"{path}: not a regular file")
-        chunks: list[bytes] = []
-        remaining = limit
-        while remaining > 0:
-            chunk = os.read(descriptor, min(_CHUNK, remaining))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        data = b"".join(chunks)
-        return Capped(data, max(opened.st_size, len(data)))
-    except OSError as exc:
-        raise SkillError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    finally:
-        os.close(descriptor)
+    return Capped(data, size)
 
 
 @dataclass(frozen=True)
