@@ -1,4 +1,8 @@
 # What plugin authors import, each name once. `hermes_core/plugin.py` reads this file.
+from .addresses import AddressRefusal as AddressRefusal
+from .addresses import address_kind as address_kind
+from .addresses import address_refusal as address_refusal
+from .addresses import resolve_addresses as resolve_addresses
 from .calls.answers import approve as approve
 from .calls.answers import block as block
 from .calls.answers import modify as modify

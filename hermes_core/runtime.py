@@ -113,6 +113,8 @@ class Runtime(ToolApi):
         self._loaded = False
         self._load_lock = threading.Lock()
         self._tool_contexts: dict[str | None, ToolContext] = {}
+        self._watching_sessions = False
+        self._sessions_lock = threading.Lock()
         self._plugin_contexts: list[PluginContext] = []
         tool_output = self._config_data()["tool_output"]
         self.budget = ResultBudget(self.home.results_dir, tool_output["max_result_size_chars"],
@@ -276,8 +278,22 @@ class Runtime(ToolApi):
                 _dispatch=self.handle_function_call, _available_tools=self.available_tools,
                 _backends=self.backends, _hooks=self._invoke_hook,
                 _web_search_providers=lambda: list(self.web_search_providers.values()),
+                _watch_sessions=self._watch_sessions,
                 _skills=self.skill_catalog))
         return context
+
+    def _watch_sessions(self) -> None:
+        """From now on, tell the plugins' state objects when a session of this runtime ends: the runtime's own
+        ``on_session_end`` implementation, added once, when a state object first needs it (a browser context)."""
+        with self._sessions_lock:
+            if self._watching_sessions:
+                return
+            self._watching_sessions = True
+        self.hooks.add_callback("hermes", "on_session_end", self._end_session)
+
+    def _end_session(self, session_id: str | None = None) -> None:
+        for context in list(self._tool_contexts.values()):
+            context.end_session(session_id)
 
     def _invoke_hook(self, hook_name: str, **kwargs: Any) -> list[Any]:
         return [value for _impl, value in self.hooks.call(hook_name, **kwargs)]
@@ -320,11 +336,14 @@ class Runtime(ToolApi):
 
     def close(self) -> None:
         """Wait for the posted hook observers and end the hook workers, then stop MCP sessions and their child
-        processes and close the execution backends (which the observers may still have used)."""
+        processes, close what the plugins keep in their tool contexts (a browser...) and close the execution
+        backends (which the observers may still have used)."""
         self.hooks.close()
         if self.mcp is not None:
             self.mcp.close()
             self.mcp = None
+        for context in list(self._tool_contexts.values()):
+            context.close()
         self.backends.close()
 
     # -- the model-facing API -------------------------------------------------------------------

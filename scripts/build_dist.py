@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Final
 
 ROOT: Final = Path(__file__).resolve().parent.parent
-PACKS: Final = ("file", "terminal", "web", "code", "agent", "ssh", "skills")
-#: The eight distributions, in build order: the core, then the packs.
+PACKS: Final = ("file", "terminal", "web", "code", "agent", "ssh", "skills", "browser")
+#: The distributions, in build order: the core, then the packs.
 PROJECTS: Final = (ROOT, *(ROOT / "hermes_plugins" / pack for pack in PACKS))
 
 
@@ -28,7 +28,7 @@ def core_version() -> str:
 
 
 def versions() -> dict[str, str]:
-    """Distribution name to version, for the eight projects."""
+    """Distribution name to version, for every project."""
     found = {}
     for project in PROJECTS:
         meta = tomllib.loads((project / "pyproject.toml").read_text(encoding="utf-8"))["project"]
@@ -37,7 +37,7 @@ def versions() -> dict[str, str]:
 
 
 def version_problems(expected: str | None) -> list[str]:
-    """Why these eight may not be released together: they must share one version (``expected``, when given)."""
+    """Why these may not be released together: they must share one version (``expected``, when given)."""
     found = versions()
     wanted = expected or found[next(iter(found))]
     return [f"{name} is {version}, not {wanted}" for name, version in found.items() if version != wanted]
@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-isolation", action="store_true",
                         help="build with the installed build backend (hatchling) instead of a fresh one")
     parser.add_argument("--expect-version", metavar="VERSION",
-                        help="fail unless all eight are this version (the release workflow passes the tag)")
+                        help="fail unless all are this version (the release workflow passes the tag)")
     args = parser.parse_args(argv)
     problems = version_problems(args.expect_version)
     if problems:

@@ -335,7 +335,7 @@ def test_an_sdk_client_of_hermes_mcp_serve_gets_the_annotations_of_every_source(
 
 # -- the first-party packs ------------------------------------------------------------------------------------
 
-PACKS = ("agent", "code", "file", "terminal", "web")
+PACKS = ("agent", "browser", "code", "file", "terminal", "web")
 #: What the issue names, and what the packs must keep saying.
 FIRST_PARTY = {
     "read_file": {"read_only": True}, "search_files": {"read_only": True},

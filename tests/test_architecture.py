@@ -17,6 +17,7 @@ LAYERS: dict[str, set[str]] = {
     "_public": set(),
     "errors": set(),
     "checks": set(),
+    "addresses": set(),
     "config": {"errors", "_version"},
     "skills": {"config", "errors"},
     "backends": {"config", "checks", "errors", "_public"},

@@ -1,5 +1,5 @@
-"""What a release publishes: eight distributions that install offline by name, the `hermes-tools` command,
-and GitHub workflows (ours and the template's) that actionlint accepts."""
+"""What a release publishes: the distributions (the core and every pack) that install offline by name, the
+`hermes-tools` command, and GitHub workflows (ours and the template's) that actionlint accepts."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from hermes_core._version import __version__
 from hermes_core.authoring.scaffold import render
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKS = ("agent", "code", "file", "skills", "ssh", "terminal", "web")
+PACKS = ("agent", "browser", "code", "file", "skills", "ssh", "terminal", "web")
 DISTRIBUTIONS = ("hermes_tools", *(f"hermes_tools_{pack}" for pack in PACKS))
 ACTIONLINT = Path(sys.executable).parent / "actionlint"
 
@@ -25,13 +25,13 @@ def ok(result: subprocess.CompletedProcess[str]) -> str:
     return result.stdout
 
 
-def test_dist_holds_a_checked_sdist_and_wheel_of_each_of_the_eight(dist: Path) -> None:
+def test_dist_holds_a_checked_sdist_and_wheel_of_each_of_the_distributions(dist: Path) -> None:
     expected = {f"{name}-{__version__}{suffix}" for name in DISTRIBUTIONS
                 for suffix in (".tar.gz", "-py3-none-any.whl")}
     assert {p.name for p in dist.iterdir()} == expected
 
 
-def test_the_eight_share_one_version_and_a_wrong_tag_is_refused() -> None:
+def test_the_distributions_share_one_version_and_a_wrong_tag_is_refused() -> None:
     script = [sys.executable, str(ROOT / "scripts" / "build_dist.py")]
     refused = subprocess.run([*script, "--expect-version", "9.9.9"], capture_output=True, text=True)
     assert refused.returncode == 1

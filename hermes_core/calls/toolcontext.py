@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import logging
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
 __all__ = ["ToolContext", "tool_context"]
 
 T = TypeVar("T")
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, eq=False)
@@ -48,6 +51,7 @@ class ToolContext:
     _backends: ExecutionBackends = field(repr=False)
     _hooks: Callable[..., list[Any]] = field(repr=False)
     _web_search_providers: Callable[[], list[RegisteredWebSearchProvider]] = field(default=list, repr=False)
+    _watch_sessions: Callable[[], None] = field(default=lambda: None, repr=False)
     _skills: Callable[[], SkillCatalog] | None = field(default=None, repr=False)
     _state: dict[str, Any] = field(default_factory=dict, repr=False)
     _state_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -111,12 +115,45 @@ class ToolContext:
             CURRENT.reset(token)
 
     def state(self, key: str, factory: Callable[[], T]) -> T:
-        """This plugin's object ``key`` in this runtime, made by ``factory`` on first use (e.g. a process table)."""
+        """This plugin's object ``key`` in this runtime, made by ``factory`` on first use (e.g. a process table).
+
+        An object with a ``close()`` method is closed when the runtime closes (e.g. a browser it started); one
+        with an ``end_session(session_id)`` method is told when a session of the runtime ends (``on_session_end``,
+        however it is fired: ``Runtime.session()``, the agent loop, ``invoke_hook``)."""
         try:
             return self._state[key]
         except KeyError:
             with self._state_lock:
-                return self._state.setdefault(key, factory())
+                value = self._state.setdefault(key, factory())
+            if callable(getattr(value, "end_session", None)):
+                self._watch_sessions()
+            return value
+
+    def end_session(self, session_id: str | None) -> None:
+        """Tell this plugin's state objects that have ``end_session`` that ``session_id`` ended (failures logged)."""
+        with self._state_lock:
+            objects = list(self._state.values())
+        for value in objects:
+            end = getattr(value, "end_session", None)
+            if callable(end):
+                try:
+                    end(session_id)
+                except Exception:
+                    log.exception("ending session %r in the state of plugin %r failed", session_id, self.plugin_id)
+
+    def close(self) -> None:
+        """Close this plugin's state objects that have a ``close()`` method, and forget them all (each failure is
+        logged with the plugin's name; the others are still closed)."""
+        with self._state_lock:
+            objects = list(self._state.values())
+            self._state.clear()
+        for value in objects:
+            close = getattr(value, "close", None)
+            if callable(close):
+                try:
+                    close()
+                except Exception:
+                    log.exception("closing the state of plugin %r failed", self.plugin_id)
 
 
 CURRENT: contextvars.ContextVar[ToolContext | None] = contextvars.ContextVar("hermes_tool_context", default=None)

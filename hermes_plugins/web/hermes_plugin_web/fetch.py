@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import httpx
 
+from hermes_core.plugin import address_refusal, resolve_addresses
+
 from .body import ACCEPT_ENCODING, BodyTooLarge, UnsupportedEncoding, read_limited
 from .deadline import FetchDeadline
-from .guard import Classifier, Resolver, URLRefusedError, check_url, non_public_kind, resolve
+from .guard import Judge, Resolver, URLRefusedError, check_url
 from .settings import WebSettings
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
@@ -44,8 +48,8 @@ def is_text(media_type: str) -> bool:
     )
 
 
-def fetch(url: str, settings: WebSettings, *, resolver: Resolver = resolve,
-          classify: Classifier = non_public_kind) -> Page:
+def fetch(url: str, settings: WebSettings, *, resolver: Resolver = resolve_addresses,
+          judge: Judge = address_refusal) -> Page:
     """GET ``url``, following redirects by hand so that the guard checks every hop before connecting.
 
     ``settings.timeout`` bounds the whole fetch, however slowly the server answers.
@@ -55,10 +59,8 @@ def fetch(url: str, settings: WebSettings, *, resolver: Resolver = resolve,
         with deadline, httpx.Client(headers=HEADERS, follow_redirects=False) as client:
             for _ in range(settings.max_redirects + 1):
                 addresses = check_url(url, allow_private=settings.allow_private_networks, resolver=resolver,
-                                      classify=classify)
-                target, headers, extensions = _pinned(url, addresses)
-                with client.stream("GET", target, headers=headers, extensions={**extensions, "trace": deadline.trace},
-                                   timeout=deadline.left()) as response:
+                                      judge=judge)
+                with _first_answer(client, url, addresses, deadline) as response:
                     location = response.headers.get("location")
                     if response.status_code in REDIRECT_STATUSES and location:
                         url = str(httpx.URL(url).join(location).copy_with(fragment=None))
@@ -75,13 +77,25 @@ def fetch(url: str, settings: WebSettings, *, resolver: Resolver = resolve,
     raise FetchError(f"too many redirects: gave up after {settings.max_redirects}, at {url}")
 
 
-def _pinned(url: str, addresses: list[str]) -> tuple[httpx.URL, dict[str, str], dict[str, str]]:
-    """The request for ``url`` sent to the first checked address: Host header and TLS name stay the URL's."""
+@contextlib.contextmanager
+def _first_answer(client: httpx.Client, url: str, addresses: list[str],
+                  deadline: FetchDeadline) -> Iterator[httpx.Response]:
+    """The response for ``url`` from the first checked address that takes the connection (``localhost`` may
+    resolve to ``::1`` and ``127.0.0.1`` while the server listens on one); Host header and TLS name stay the URL's."""
     parsed = httpx.URL(url)
-    if not addresses:
-        return parsed, {}, {}
     extensions = {"sni_hostname": parsed.host} if parsed.scheme == "https" else {}
-    return parsed.copy_with(host=addresses[0]), {"Host": parsed.netloc.decode("ascii")}, extensions
+    headers = {"Host": parsed.netloc.decode("ascii")}
+    for index, address in enumerate(addresses):
+        connected = False
+        try:
+            with client.stream("GET", parsed.copy_with(host=address), headers=headers,
+                               extensions={**extensions, "trace": deadline.trace}, timeout=deadline.left()) as response:
+                connected = True
+                yield response
+                return
+        except httpx.ConnectError:
+            if connected or index == len(addresses) - 1:
+                raise
 
 
 def _timed_out(settings: WebSettings, url: str) -> str:

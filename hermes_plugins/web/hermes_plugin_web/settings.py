@@ -19,7 +19,8 @@ class SettingsError(Exception):
 class WebSettings:
     """Limits and providers; every field but the first comes from ``plugins.entries.web.settings``."""
 
-    #: ``web.allow_private_networks``: let web_extract reach loopback, private and link-local addresses.
+    #: ``web.allow_private_networks``: let web_extract reach loopback and private addresses (never link-local or
+    #: cloud metadata).
     allow_private_networks: bool = False
     #: Seconds allowed for a whole web_extract fetch (redirects and body included) or a search request.
     timeout: float = 20.0

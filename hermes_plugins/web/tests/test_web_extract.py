@@ -171,7 +171,7 @@ def test_loopback_server_is_refused_by_default(local_server, web_config) -> None
     ("url", "kind"),
     [
         ("http://10.0.0.1/admin", "private"),
-        ("http://169.254.169.254/latest/meta-data/", "link-local"),
+        ("http://169.254.169.254/latest/meta-data/", "metadata"),
         ("http://[::1]:8080/", "loopback"),
     ],
 )

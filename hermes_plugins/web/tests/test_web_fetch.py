@@ -10,21 +10,22 @@ from __future__ import annotations
 
 import pytest
 from hermes_plugin_web.fetch import FetchError, fetch
-from hermes_plugin_web.guard import non_public_kind
 from hermes_plugin_web.settings import WebSettings
+
+from hermes_core.plugin import AddressRefusal, address_refusal
 
 DISALLOWED = WebSettings(allow_private_networks=False)
 
 
-def first_hop_public(address: str) -> str | None:
-    """127.0.0.1 passes as public; every other address is classified as in production."""
-    return None if address == "127.0.0.1" else non_public_kind(address)
+def first_hop_public(address: str, *, allow_private: bool) -> AddressRefusal | None:
+    """127.0.0.1 passes as public; every other address is judged as in production."""
+    return None if address == "127.0.0.1" else address_refusal(address, allow_private=allow_private)
 
 
 def test_allowed_first_hop_is_fetched(local_server) -> None:
     url = local_server.add("/page.txt", "public page", content_type="text/plain")
 
-    page = fetch(url, DISALLOWED, classify=first_hop_public)
+    page = fetch(url, DISALLOWED, judge=first_hop_public)
 
     assert page.body == b"public page"
 
@@ -35,7 +36,7 @@ def test_redirect_to_loopback_is_refused_before_connecting(local_server, make_se
     start = local_server.add("/go", status=302, headers={"Location": target})
 
     with pytest.raises(FetchError, match=r"127\.0\.0\.2 is not a public address \(loopback\)"):
-        fetch(start, DISALLOWED, classify=first_hop_public)
+        fetch(start, DISALLOWED, judge=first_hop_public)
 
     assert local_server.paths() == ["/go"]
     assert internal.requests == []
@@ -45,7 +46,7 @@ def test_redirect_to_loopback_is_refused_before_connecting(local_server, make_se
     ("location", "kind"),
     [
         ("http://10.0.0.1/", "private"),  # a literal: refused before any connection is tried
-        ("http://169.254.169.254/latest/meta-data/", "link-local"),
+        ("http://169.254.169.254/latest/meta-data/", "metadata"),
         ("http://[::1]/", "loopback"),
         ("http://127.0.0.3/", "loopback"),
     ],
@@ -54,7 +55,7 @@ def test_redirect_to_non_public_address_is_refused(local_server, location: str, 
     start = local_server.add("/go", status=307, headers={"Location": location})
 
     with pytest.raises(FetchError, match=rf"not a public address \({kind}\)"):
-        fetch(start, DISALLOWED, classify=first_hop_public)
+        fetch(start, DISALLOWED, judge=first_hop_public)
 
 
 def test_connection_goes_to_the_checked_address(local_server) -> None:
@@ -66,7 +67,17 @@ def test_connection_goes_to_the_checked_address(local_server) -> None:
     local_server.add("/page.txt", "pinned", content_type="text/plain")
     url = f"http://rebind.test:{local_server.port}/page.txt"
 
-    page = fetch(url, DISALLOWED, resolver=lambda host, port: ["127.0.0.1"], classify=first_hop_public)
+    page = fetch(url, DISALLOWED, resolver=lambda host, port: ["127.0.0.1"], judge=first_hop_public)
 
     assert page.body == b"pinned" and page.url == url
     assert local_server.requests[0].headers["Host"] == f"rebind.test:{local_server.port}"
+
+
+def test_each_checked_address_is_tried_until_one_takes_the_connection(local_server) -> None:
+    """``localhost`` often resolves to ``::1`` first while a server listens on 127.0.0.1 only."""
+    local_server.add("/page.txt", "second address", content_type="text/plain")
+    url = f"http://dual.test:{local_server.port}/page.txt"
+
+    page = fetch(url, WebSettings(allow_private_networks=True), resolver=lambda host, port: ["::1", "127.0.0.1"])
+
+    assert page.body == b"second address"

@@ -6,7 +6,9 @@ Host names are resolved through an injected resolver, so no test depends on (or 
 from __future__ import annotations
 
 import pytest
-from hermes_plugin_web.guard import URLRefusedError, check_url, non_public_kind
+from hermes_plugin_web.guard import URLRefusedError, check_url
+
+from hermes_core.plugin import address_kind
 
 
 def resolves_to(*addresses: str):
@@ -30,7 +32,8 @@ def must_not_resolve(host: str, port: int) -> list[str]:
         ("192.168.0.10", "private"),
         ("::ffff:10.0.0.1", "private"),
         ("fc00::1", "private"),
-        ("169.254.169.254", "link-local"),
+        ("169.254.169.254", "metadata"),
+        ("169.254.1.1", "link-local"),
         ("fe80::1", "link-local"),
         ("0.0.0.0", "unspecified"),
         ("224.0.0.1", "multicast"),
@@ -41,7 +44,7 @@ def must_not_resolve(host: str, port: int) -> list[str]:
     ],
 )
 def test_address_classification(address: str, kind: str | None) -> None:
-    assert non_public_kind(address) == kind
+    assert address_kind(address) == kind
 
 
 @pytest.mark.parametrize(
@@ -105,5 +108,42 @@ def test_only_http_and_https_are_allowed_even_with_private_networks(url: str, al
         check_url(url, allow_private=allow_private, resolver=must_not_resolve)
 
 
-def test_private_networks_allowed_skips_resolution() -> None:
-    check_url("http://127.0.0.1:1/", allow_private=True, resolver=must_not_resolve)
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://[2002:7f00:1::]/",  # 6to4 for 127.0.0.1
+        "http://[2002:a9fe:a9fe::]/",  # 6to4 for 169.254.169.254
+        "http://[fec0::1]/",  # deprecated site-local
+        "http://[64:ff9b::7f00:1]/",  # NAT64 for 127.0.0.1
+        "http://[::7f00:1]/",  # IPv4-compatible 127.0.0.1
+    ],
+)
+def test_embedded_and_site_local_addresses_are_refused(url: str) -> None:
+    with pytest.raises(URLRefusedError, match="not a public address"):
+        check_url(url, allow_private=False)
+
+
+def test_private_networks_allowed_opens_loopback() -> None:
+    assert check_url("http://127.0.0.1:1/", allow_private=True) == ["127.0.0.1"]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://169.254.169.254/latest/meta-data/",
+        "http://[fd00:ec2::254]/",
+        "http://[fe80::1]/",
+        "http://[::ffff:169.254.169.254]/",
+        "http://[2002:a9fe:a9fe::]/",
+        "http://[64:ff9b::a9fe:a9fe]/",
+    ],
+)
+def test_metadata_and_link_local_stay_refused_with_private_networks(url: str) -> None:
+    with pytest.raises(URLRefusedError, match="never reachable, whatever the configuration"):
+        check_url(url, allow_private=True)
+
+
+def test_private_networks_allowed_still_checks_resolved_names() -> None:
+    # DNS that points a harmless-looking name at the metadata service is refused with the switch on.
+    with pytest.raises(URLRefusedError, match=r"metadata\.example resolves to 169\.254\.169\.254.*metadata"):
+        check_url("http://metadata.example/", allow_private=True, resolver=resolves_to("169.254.169.254"))

@@ -1,0 +1,276 @@
+"""The ten tool handlers: each runs one coroutine on the session's page and answers JSON, as Hermes Agent's do."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from hermes_core.plugin import tool_context
+
+from .browser import STATE_KEY, BrowserError, BrowserService, Session
+from .chromium import ChromiumNotFound
+from .guard import check_navigation
+from .settings import BrowserSettings, SettingsError, parse_settings
+from .snapshot import Snapshot, render
+from .vision import answer_question, vision_model
+
+if TYPE_CHECKING:
+    from playwright.async_api import Locator
+
+T = TypeVar("T")
+#: Pixels one browser_scroll moves.
+SCROLL_PIXELS = 600
+TWO_FRAMES = "() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))"
+IMAGES_SCRIPT = """() => [...document.images].map(img => ({
+    src: img.currentSrc || img.src, alt: img.alt || '', width: img.naturalWidth, height: img.naturalHeight
+})).filter(img => img.src && !img.src.startsWith('data:'))"""
+
+
+def service() -> BrowserService:
+    """The calling runtime's browser (made, not started, on first use)."""
+    context = tool_context()
+    return context.state(STATE_KEY, lambda: BrowserService(context.home.root / "tmp"))
+
+
+def _run(kwargs: dict[str, Any], action: Callable[[Session, BrowserSettings], Awaitable[dict[str, Any]]],
+         *, navigation: bool = False) -> str:
+    try:
+        browser = service()
+        settings = parse_settings(tool_context().section("browser"))
+        timeout = settings.navigation_timeout if navigation else settings.command_timeout
+        key = str(kwargs.get("session_id") or kwargs.get("task_id") or "default")
+        result = browser.call(key, settings, action, timeout + settings.command_timeout)  # navigate, then snapshot
+    except (BrowserError, ChromiumNotFound, SettingsError) as exc:
+        return json.dumps({"success": False, "error": str(exc)})
+    except Exception as exc:  # Playwright's errors are many; the model gets the first line
+        return json.dumps({"success": False, "error": _first_line(exc)})
+    return json.dumps({"success": True, **result}, ensure_ascii=False)
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
+
+
+async def _snapshot(session: Session, settings: BrowserSettings, full: bool) -> Snapshot:
+    tree = await session.send("Accessibility.getFullAXTree")
+    snapshot = render(tree["nodes"], full=full, max_chars=settings.max_snapshot_chars)
+    session.refs = snapshot.refs
+    return snapshot
+
+
+def _shown(snapshot: Snapshot) -> dict[str, Any]:
+    result: dict[str, Any] = {"snapshot": snapshot.text, "element_count": len(snapshot.refs)}
+    if snapshot.truncated:
+        result["truncated"] = True
+    return result
+
+
+async def _locator(session: Session, ref: str) -> Locator:
+    """A Playwright locator for ``ref`` (``@e3`` or ``e3``): the element is marked with an attribute, so that
+    clicks and typing get Playwright's checks (visible, enabled, not covered) and wait for what they start."""
+    key = ref.strip().lstrip("@")
+    node_id = session.refs.get(key)
+    if node_id is None:
+        raise BrowserError(f"unknown ref {ref!r}: take a browser_snapshot and use one of its refs (@e1, @e2, ...)")
+    try:
+        node = await session.send("DOM.resolveNode", {"backendNodeId": node_id})
+        await session.send("Runtime.callFunctionOn", {
+            "objectId": node["object"]["objectId"], "arguments": [{"value": key}],
+            "functionDeclaration": "function(ref) { this.setAttribute('data-hermes-ref', ref) }"})
+    except Exception as exc:  # the element left the page
+        raise BrowserError(f"the element {ref} is gone ({_first_line(exc)}): take a new browser_snapshot") from None
+    return session.page.locator(f'[data-hermes-ref="{key}"]').first
+
+
+# -- the tools ---------------------------------------------------------------------------------------
+
+
+def browser_navigate(args: dict[str, Any], **kwargs: Any) -> str:
+    url = str(args.get("url", "")).strip()
+
+    async def navigate(session: Session, settings: BrowserSettings) -> dict[str, Any]:
+        why = await check_navigation(url, allow_private=settings.allow_private)
+        if why:
+            raise BrowserError(why)
+        try:
+            await session.page.goto(url, wait_until="load")
+        except Exception as exc:
+            blocked = [m["text"] for m in session.messages[-5:] if m["source"] == "guard"]
+            raise BrowserError(f"could not open {url}: {blocked[-1] if blocked else _first_line(exc)}") from None
+        snapshot = await _snapshot(session, settings, full=False)
+        result = {"url": session.page.url, "title": snapshot.title, **_shown(snapshot)}
+        if settings.sandbox == "off" and not settings.cdp_url:
+            result["warning"] = "Chromium runs without its sandbox (browser.sandbox: off in config.yaml)"
+        return result
+
+    return _run(kwargs, navigate, navigation=True)
+
+
+def browser_snapshot(args: dict[str, Any], **kwargs: Any) -> str:
+    full = bool(args.get("full", False))
+    async def snapshot(session: Session, settings: BrowserSettings) -> dict[str, Any]:
+        return _shown(await _snapshot(session, settings, full))
+
+    return _run(kwargs, snapshot)
+
+
+def browser_click(args: dict[str, Any], **kwargs: Any) -> str:
+    ref = str(args.get("ref", ""))
+
+    async def click(session: Session, settings: BrowserSettings) -> dict[str, Any]:
+        await (await _locator(session, ref)).click()
+        await _settle(session)
+        return {"clicked": f"@{ref.lstrip('@')}", "url": session.page.url}
+
+    return _run(kwargs, click)
+
+
+def browser_type(args: dict[str, Any], **kwargs: Any) -> str:
+    ref, text = str(args.get("ref", "")), str(args.get("text", ""))
+
+    async def type_text(session: Session, settings: BrowserSettings) -> dict[str, Any]:
+        field = await _locator(session, ref)
+        await field.clear()
+        await field.press_sequentially(text)
+        return {"typed": text, "element": f"@{ref.lstrip('@')}"}
+
+    return _run(kwargs, type_text)
+
+
+def browser_scroll(args: dict[str, Any], **kwargs: Any) -> str:
+    direction = str(args.get("direction", "down"))
+
+    async def scroll(session: Session, settings: BrowserSettings) -> dict[str, Any]:
+        if direction not in ("up", "down"):
+            raise BrowserError(f"direction must be up or down, not {direction!r}")
+        await session.page.mouse.wheel(0, SCROLL_PIXELS if direction == "down" else -SCROLL_PIXELS)
+        # The wheel event is handled asynchronously: two frames later the page has scrolled, for the next call.
+        await session.page.evaluate(TWO_FRAMES)
+        return {"scrolled": direction}
+
+    return _run(kwargs, scroll)
+
+
+def browser_back(args: dict[str, Any], **kwargs: Any) -> str:
+    async def back(session: Session, settings: BrowserSettings) -> dict[str, Any]:
+        before = session.page.url
+        await session.page.go_back(wait_until="load")
+        if session.page.url == "about:blank" != before:  # the new tab's blank page is no page of the model's
+            await session.page.go_forward(wait_until="load")
+        if session.page.url == before:
+            raise BrowserError("there is no previous page")
+        return {"url": session.page.url}
+
+    return _run(kwargs, back, navigation=True)
+
+
+def browser_press(args: dict[str, Any], **kwargs: Any) -> str:
+    key = str(args.get("key", ""))
+
+    async def press(session: Session, settings: BrowserSettings) -> dict[str, Any]:
+        focused = session.page.locator(":focus")
+        try:
+            # Through the focused element, the press waits for a navigation it starts (Enter in a form).
+            await (focused.first.press(key) if await focused.count() else session.page.keyboard.press(key))
+        except Exception as exc:  # an unknown key name
+            raise BrowserError(f"cannot press {key!r}: {_first_line(exc)}") from None
+        await _settle(session)
+        return {"pressed": key, "url": session.page.url}
+
+    return _run(kwargs, press)
+
+
+def browser_get_images(args: dict[str, Any], **kwargs: Any) -> str:
+    async def images(session: Session, settings: BrowserSettings) -> dict[str, Any]:
+        found = await session.page.evaluate(IMAGES_SCRIPT)
+        return {"images": found, "count": len(found)}
+
+    return _run(kwargs, images)
+
+
+def browser_console(args: dict[str, Any], **kwargs: Any) -> str:
+    clear, expression = bool(args.get("clear", False)), args.get("expression")
+
+    async def console(session: Session, settings: BrowserSettings) -> dict[str, Any]:
+        if expression:
+            try:
+                value = await session.page.evaluate(str(expression))
+            except Exception as exc:  # the page's own error, for the model
+                return {"result": None, "error": _first_line(exc)}
+            return {"result": value}
+        result = {"console_messages": list(session.messages), "js_errors": list(session.errors),
+                  "total_messages": len(session.messages), "total_errors": len(session.errors)}
+        if clear:
+            session.messages.clear()
+            session.errors.clear()
+        return result
+
+    return _run(kwargs, console)
+
+
+def browser_vision(args: dict[str, Any], **kwargs: Any) -> str:
+    question, annotate = str(args.get("question", "")), bool(args.get("annotate", False))
+    folder = tool_context().home.results_dir
+    model = vision_model(tool_context().section("auxiliary"))
+
+    async def vision(session: Session, settings: BrowserSettings) -> dict[str, Any]:
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"browser-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:8]}.png"
+        if annotate:
+            await _snapshot(session, settings, full=False)
+            await _annotate(session)
+        try:
+            png = await session.page.screenshot(path=str(path), full_page=False)
+        finally:
+            if annotate:
+                await session.page.evaluate("() => document.getElementById('__hermes_labels')?.remove()")
+        result: dict[str, Any] = {"screenshot_path": str(path), "size_bytes": len(png)}
+        if model is None:
+            text = await session.page.evaluate("() => document.body ? document.body.innerText : ''")
+            result["page_text"] = text[:settings.max_snapshot_chars]
+            result["note"] = ("no vision model is configured (auxiliary.vision.base_url and model in config.yaml): "
+                              "here are the screenshot's path and the page's text")
+        else:
+            try:
+                result["analysis"] = await answer_question(model, png, question)
+            except Exception as exc:  # the screenshot is still there: say what failed, keep the path
+                result["analysis_error"] = f"the vision model at {model.base_url} failed: {_first_line(exc)}"
+        return result
+
+    return _run(kwargs, vision)
+
+
+async def _annotate(session: Session) -> None:
+    """Overlay ``[N]`` labels on the refs' elements (``[N]`` is ``@eN``)."""
+    boxes = []
+    for ref, node_id in session.refs.items():
+        try:
+            quads = (await session.send("DOM.getContentQuads", {"backendNodeId": node_id}))["quads"]
+        except Exception:  # an element without a box gets no label
+            continue
+        if quads:
+            boxes.append({"label": ref[1:], "x": quads[0][0], "y": quads[0][1]})
+    await session.page.evaluate("""boxes => {
+        const layer = document.createElement('div');
+        layer.id = '__hermes_labels';
+        layer.style.cssText = 'position:fixed;inset:0;pointer-events:none;z-index:2147483647';
+        for (const box of boxes) {
+            const label = document.createElement('span');
+            label.textContent = `[${box.label}]`;
+            label.style.cssText = `position:fixed;left:${box.x}px;top:${box.y}px;background:#ff0;color:#000;`
+                + 'font:bold 11px monospace;padding:0 2px;border:1px solid #000';
+            layer.appendChild(label);
+        }
+        document.documentElement.appendChild(layer);
+    }""", boxes)
+
+
+async def _settle(session: Session) -> None:
+    """Let a navigation the action started finish loading (bounded by the navigation timeout)."""
+    with contextlib.suppress(Exception):  # a page still loading is reported by the next call
+        await session.page.wait_for_load_state("load")
