@@ -10,10 +10,11 @@ __all__ = ["get_all_skills_dirs", "get_skill_search_roots", "get_skills_dir"]
 
 
 def skill_roots() -> list[tuple[str, Path]]:
-    """``(tier, folder)`` in precedence order: the home's ``skills/`` folder, then the folder of each skill a
+    """``(tier, folder)`` in precedence order: the runtime's skill folders (the home's ``skills/``, Hermes Agent's
+    ``local`` tier, and the project's only when project plugins are enabled), then the folder of each skill a
     plugin registered (a skill folder, or the folder holding a skill file)."""
     runtime = host_runtime()
-    roots = [("local", runtime.home.root / "skills")]
+    roots = [("local" if source == "user" else source, folder) for folder, source in runtime.skill_roots()]
     for skill in runtime.skills.values():
         folder = skill.path if skill.path.is_dir() else skill.path.parent
         if all(folder != root for _tier, root in roots):
