@@ -144,6 +144,25 @@ def test_check_dangerous_command_asks_the_runtimes_approvals(runtime, isolated_h
     assert call(runtime, "reach_approval", {"command": "ls -la"})["verdict"] == {"approved": True, "message": None}
 
 
+def test_an_approval_for_the_session_is_remembered_for_the_calling_tool_calls_session(runtime, isolated_home):
+    questions = []
+    runtime.set_approval_callback(lambda request: questions.append(request) or "session")
+
+    def verdict(session_id: str | None) -> dict:
+        answer = runtime.handle_function_call("reach_approval", {"command": "rm -r build"}, session_id=session_id)
+        return json.loads(answer)["verdict"]
+
+    assert verdict("s-1") == {"approved": True, "message": None}
+    assert [q.session_id for q in questions] == ["s-1"]  # asked on behalf of the call's session
+    assert verdict("s-1") == {"approved": True, "message": None}
+    assert len(questions) == 1  # remembered for s-1: not asked again
+    assert verdict("s-2")["approved"] is True and [q.session_id for q in questions] == ["s-1", "s-2"]
+    verdict(None)  # a call without a session never inherits a session's approval
+    assert [q.session_id for q in questions] == ["s-1", "s-2", None]
+    config = isolated_home / "config.yaml"  # a session answer is not written down as "always"
+    assert not config.exists() or "command_allowlist" not in config.read_text()
+
+
 def test_hardline_commands_are_refused_without_asking(runtime):
     runtime.set_approval_callback(lambda request: pytest.fail("a hardline command must not be asked about"))
     verdict = call(runtime, "reach_approval", {"command": "rm -rf /"})["verdict"]

@@ -104,6 +104,12 @@ class ToolContext:
             raise RuntimeError("this tool context belongs to no runtime with skills")
         return self._skills()
 
+    @property
+    def session_id(self) -> str | None:
+        """The session of the tool call this context is running now (``None`` outside one, or for a call made
+        without a session)."""
+        return CALL_SESSION.get() if CURRENT.get() is self else None
+
     @contextlib.contextmanager
     def activate(self) -> Iterator[ToolContext]:
         """Make this the current context for the block, as a runtime does around a handler (for calling a
@@ -157,6 +163,8 @@ class ToolContext:
 
 
 CURRENT: contextvars.ContextVar[ToolContext | None] = contextvars.ContextVar("hermes_tool_context", default=None)
+#: The session of the tool call running now (set with :data:`CURRENT`), for what a handler asks on its behalf.
+CALL_SESSION: contextvars.ContextVar[str | None] = contextvars.ContextVar("hermes_call_session", default=None)
 
 
 def tool_context() -> ToolContext:

@@ -26,8 +26,8 @@ def check_dangerous_command(command: str, env_type: str = "local", approval_call
                             has_host_access: bool = False) -> dict[str, Any]:
     """``{"approved": True, "message": None}`` when ``command`` may run; otherwise ``{"approved": False, "message":
     "BLOCKED...", ...}``. Hardline commands are always refused; each dangerous rule matched is put to the runtime's
-    approvals (its callback, its sessions' answers, ``command_allowlist``). ``approval_callback`` is Hermes Agent's
-    prompt hook and is not used: Hermes asks through its own approvals."""
+    approvals (its callback, the answers given in the calling tool call's session, ``command_allowlist``).
+    ``approval_callback`` is Hermes Agent's prompt hook and is not used: Hermes asks through its own approvals."""
     try:
         from hermes_plugin_terminal.danger import Level, classify
     except ImportError:  # no classifier: nothing can be judged safe
@@ -43,12 +43,13 @@ def check_dangerous_command(command: str, env_type: str = "local", approval_call
                            "rules are never run, even with approval"}
     current = CURRENT.get()
     approvals = current.approvals if current is not None else host_runtime().approvals
+    session_id = current.session_id if current is not None else None  # a "session" answer is kept for it
     plugin = host().plugin_id or "a plugin"
     for rule in verdict.rules:
         request = ApprovalRequest(
             message=f"Plugin {plugin} wants to run a command ({env_type}) that {rule.reason} (rule '{rule.key}'):\n"
                     f"    {command}",
-            rule_key=rule.key, tool_name=plugin, args={"command": command})
+            rule_key=rule.key, tool_name=plugin, args={"command": command}, session_id=session_id)
         if not approvals.ask(request):
             return {"approved": False, "pattern_key": rule.key, "description": rule.reason,
                     "message": f"BLOCKED: this command {rule.reason} (rule '{rule.key}') and was not approved. "
