@@ -7,8 +7,10 @@
 Each plugin of :data:`PINNED` is installed from the package index, with its dependencies, into a venv of its
 own beside the hermes-tools wheel built from this checkout (and the terminal and web packs). A probe run in
 that venv loads it, lists it (``hermes plugins list --json``, ``info ID --json``), makes a call of each tool,
-fires each of its hooks, and reports. From that, the plugin's status — ``works``, ``partly`` or ``needs Hermes
-Agent``, with the reason and the date — is written into its ``registry-index/plugins/<id>.yaml`` record
+fires each of its hooks, runs each of its slash commands (with no arguments, and with each word of an args hint
+such as ``now|status``; an answer that says it failed, or an exception, makes the plugin ``partly``) and
+reports. From that, the plugin's status — ``works``, ``partly`` or ``needs Hermes Agent``, with the reason and
+the date — is written into its ``registry-index/plugins/<id>.yaml`` record
 (created with ``hermes index fetch`` when it has none), ``index.json`` is rebuilt, and the compatibility table
 of docs/hermes-agent-compatibility.md is regenerated from the records: that table is never edited by hand.
 """
@@ -57,6 +59,29 @@ PINNED: dict[str, str] = {
     "delegate_routing": "hermes-delegate-routing==0.1.3",
     "evolve": "hermes-evolve==1.3.0",
     "session-titler": "hermes-session-titler==1.2.3",
+    # the other plugins of the compatibility table written by hand before this harness
+    "hermes-gemini-web-search": "hermes-gemini-web-search==1.0.0",
+    "hermes-browserless-web-extract": "hermes-browserless-web-extract==1.0.0",
+    "web-tinyfish": "hermes-plugin-tinyfish==0.4.1",
+    "crawlberg": "crawlberg-hermes-plugin==1.12.0",
+    "clawclaw": "hermes-clawclaw==0.2.0",
+    "hermes-music": "hermes-music==0.2.0",
+    "hermes-pmxt": "hermes-pmxt==0.4.0",
+    "ryzome": "hermes-ryzome-plugin==1.1.0",
+    "keeperhub": "keeperhub-hermes-plugin==1.0.0",
+    "pushary": "hermes-plugin-pushary==0.9.2",
+    "whatsapp-plusplus": "wpp-hermes==0.4.2",
+    "exploration": "hermes-exploration==0.1.0",
+    "acp": "acp-hermes==0.3.2",
+    "agentsfence": "agentsfence==0.2.0a9",
+    "atbash-hermes-plugin": "atbash-hermes-plugin==0.10.0",
+    "intaris": "hermes-intaris==0.1.0",
+    "aidememo": "hermes-aidememo==0.1.0",
+    "brightdata": "hermes-brightdata==0.3.1",
+    "rine": "hermes-rine==0.8.1",
+    "incontext": "incontext==0.0.5",
+    "apify": "apify-hermes-agent-plugin==0.1.5",
+    "stock-analysis": "stock-analysis-plugin==0.2.9",
 }
 
 #: Keywords of the hooks a probe fires (the contract's); other hooks get none.
@@ -74,7 +99,7 @@ HOOK_KEYWORDS["transform_tool_result"] = HOOK_KEYWORDS["post_tool_call"]
 
 #: Run in the plugin's venv: argv[1] is its distribution; prints what it found as JSON.
 PROBE = r'''
-import json, subprocess, sys
+import json, re, subprocess, sys, threading
 from packaging.utils import canonicalize_name
 import hermes_core
 
@@ -104,6 +129,24 @@ for hook in record.hooks:
     if record.id not in answered and hook in hook_keywords:
         out["hook_failures"].append(hook)
 out["agent_loop_hooks"] = [hook for hook in record.hooks if hook not in hook_keywords]
+out["commands"] = {}
+for name in out["contributions"].get("commands", []):
+    hint = rt.commands[name].args_hint or ""
+    words = hint.split("|") if re.fullmatch(r"[a-z][\w-]*(\|[a-z][\w-]*)+", hint) else []
+    for args in ["", *words]:  # empty, and each choice of a hint such as "now|status"
+        answers = []
+
+        def run(name=name, args=args, answers=answers):
+            try:
+                answer = rt.run_command(name, args)
+                answers.append("" if answer is None else str(answer))
+            except BaseException as exc:
+                answers.append(f"raised {type(exc).__name__}: {exc}")
+
+        worker = threading.Thread(target=run, daemon=True)
+        worker.start()
+        worker.join(120)
+        out["commands"][f"/{name} {args}".rstrip()] = (answers or ["raised: no answer within 120 s"])[0][:2000]
 listed = subprocess.run([sys.executable, "-m", "hermes_core.cli", "plugins", "list", "--json"],
                         capture_output=True, text=True, timeout=300)
 info = subprocess.run([sys.executable, "-m", "hermes_core.cli", "plugins", "info", record.id, "--json"],
@@ -115,6 +158,18 @@ print(json.dumps(out))
 
 INTERNAL = re.compile(r"Hermes Agent internal|No module named '(tools|hermes_cli|agent|gateway|model_tools|"
                       r"hermes_state|run_agent|toolsets|cron)\b")
+
+#: A slash command's answer that says it did not do its work (its error text, or the exception it raised).
+COMMAND_FAILED = re.compile(r"^raised |\b(error|failed|failure|unavailable|not available|not supported|cannot|"
+                            r"could not|unable to)\b|\bno\b[^.\n]{0,40}\bavailable\b|No module named|Traceback|⚠|❌",
+                            re.IGNORECASE)
+
+
+def _first_line(answer: str) -> str:
+    """The first line of ``answer`` that says what went wrong (else its first line), shortened."""
+    lines = [line.strip() for line in answer.splitlines() if line.strip()]
+    failing = [line for line in lines if COMMAND_FAILED.search(line)]
+    return ((failing or lines or [""])[0])[:200]
 
 
 def classify(probe: dict[str, Any]) -> tuple[str, str]:
@@ -138,6 +193,8 @@ def classify(probe: dict[str, Any]) -> tuple[str, str]:
                  if not available and "Hermes runs no" in reason]
     problems += [f"messaging platform {name}: registered, not run (Hermes runs no messaging gateway)"
                  for name in probe["contributions"].get("platforms", [])]
+    problems += [f"command {command} answered: {_first_line(answer)}" for command, answer in
+                 probe.get("commands", {}).items() if COMMAND_FAILED.search(answer)]
     problems += inactive
     if problems:
         return "partly", "; ".join(problems)
@@ -183,8 +240,12 @@ def measure(plugin_id: str, requirement: str, wheels: list[Path], work: Path) ->
                                timeout=1800)
     if installed.returncode:
         return {"found": False, "error": f"pip install failed: {installed.stderr.strip()[-300:]}"}
-    probe = subprocess.run([str(python), "-c", PROBE, requirement.split("==")[0], json.dumps(HOOK_KEYWORDS)],
-                           capture_output=True, text=True, env=env, timeout=900, cwd=folder)
+    try:
+        probe = subprocess.run([str(python), "-c", PROBE, requirement.split("==")[0], json.dumps(HOOK_KEYWORDS)],
+                               capture_output=True, text=True, env=env, timeout=900, cwd=folder,
+                               stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return {"found": False, "error": "the probe did not finish within 900 s"}
     try:
         return dict(json.loads(probe.stdout.strip().splitlines()[-1]))
     except (ValueError, IndexError):

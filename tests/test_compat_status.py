@@ -55,6 +55,18 @@ def test_classify_names_why_a_plugin_is_not_fully_working():
     assert harness.classify(probe(state="error", reason=failed)) == ("needs Hermes Agent", f"does not load: {failed}")
 
 
+def test_a_slash_command_that_answers_with_an_error_or_raises_makes_a_plugin_partly():
+    fine = {"/evolve": "Usage:\n  /evolve now", "/evolve status": "## Evolve — Status\n\n3 plugin module(s)"}
+    assert harness.classify(probe(commands=fine)) == ("works", "")
+    failed = {**fine, "/evolve now": "## Evolve\n  ⚠ plugin rediscovery: Hermes loads plugins once per runtime"}
+    assert harness.classify(probe(commands=failed)) == (
+        "partly", "command /evolve now answered: ⚠ plugin rediscovery: Hermes loads plugins once per runtime")
+    no_cli = {"/retitle": "No CLI context available — use /quit to generate title instead."}
+    assert harness.classify(probe(commands=no_cli))[0] == "partly"
+    raised = {"/x": "raised ImportError: x imports 'hermes_cli.plugins', a Hermes Agent internal"}
+    assert harness.classify(probe(commands=raised)) == ("partly", f"command /x answered: {raised['/x']}")
+
+
 def test_search_and_info_show_the_measured_status_before_installing():
     runner = CliRunner()
     searched = runner.invoke(cli, ["plugins", "search", "telegram"], env={"COLUMNS": "200"})
