@@ -418,6 +418,32 @@ def test_an_internal_without_a_shim_is_named_with_the_file_and_line(isolated_hom
             ) in reason
 
 
+WRAPS_THE_MISSING_INTERNAL = '''
+class SettingsError(Exception):
+    pass
+
+def register(ctx):
+    try:
+        from agent.context_compressor import ContextCompressor
+    except ImportError as exc:
+        raise SettingsError("must run inside the Hermes Agent Python environment") from exc
+'''
+
+
+def test_a_register_error_caused_by_a_missing_internal_names_the_internal(isolated_home):
+    # incontext==0.0.5 does this: its own error, raised from the ImportError of Hermes Agent's context compressor
+    folder = isolated_home / "plugins" / "wrapper"
+    folder.mkdir(parents=True)
+    (folder / "__init__.py").write_text(WRAPS_THE_MISSING_INTERNAL)
+    runtime = Runtime()
+    runtime.load_plugins()
+    reason = runtime.plugin("wrapper").reason
+    assert reason.startswith("register() raised SettingsError: must run inside the Hermes Agent Python environment, "
+                             "because it imports 'agent.context_compressor' (wrapper/__init__.py:7), ")
+    assert reason.endswith("a Hermes Agent internal module that is not part of the plugin contract and has no "
+                           "compatibility shim; the plugin must use only what register(ctx) is given")
+
+
 # -- published plugins from PyPI -----------------------------------------------------------------------------
 
 PUBLISHED_PLUGINS = """

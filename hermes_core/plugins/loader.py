@@ -299,7 +299,10 @@ def _run_plugin_code(contributions: Contributions, context: PluginContext, candi
             problem = f"register() raised ImportError: {exc}"
         raise _LoadError(problem or _import_message(module_name, exc)) from None
     except BaseException as exc:  # on this thread, even KeyboardInterrupt is the plugin's own doing
-        raise _LoadError(f"register() raised {type(exc).__name__}: {exc}") from None
+        cause = exc.__cause__ or exc.__context__  # a plugin that turns a missing internal into its own error
+        internal = import_problem(cause, prefix, root) if isinstance(cause, ImportError) else None
+        raise _LoadError(f"register() raised {type(exc).__name__}: {exc}"
+                         + (f", because it {internal}" if internal else "")) from None
     finally:
         timings["register_ms"] = (time.perf_counter() - started) * 1000
 
