@@ -84,6 +84,12 @@ PINNED: dict[str, str] = {
     "stock-analysis": "stock-analysis-plugin==0.2.9",
 }
 
+#: Plugin id -> environment variables a plugin needs before it registers anything (its own service's key), set to
+#: placeholders for the probe so that what it registers is measured; the status's reason says so.
+SETUP: dict[str, dict[str, str]] = {
+    "brightdata": {"BRIGHTDATA_API_TOKEN": "compat-probe-placeholder"},
+}
+
 #: Keywords of the hooks a probe fires (the contract's); other hooks get none.
 HOOK_KEYWORDS: dict[str, dict[str, Any]] = {
     "pre_tool_call": {"tool_name": "compat_probe", "args": {}, "task_id": "t", "session_id": "s",
@@ -164,6 +170,11 @@ COMMAND_FAILED = re.compile(r"^raised |\b(error|failed|failure|unavailable|not a
                             r"could not|unable to)\b|\bno\b[^.\n]{0,40}\bavailable\b|No module named|Traceback|⚠|❌",
                             re.IGNORECASE)
 
+#: An answer that only says the plugin's own service key is missing (``Set XQUIK_API_KEY``): like a tool unavailable
+#: for want of its key, that is the plugin working, waiting for its user's credentials.
+OWN_KEY = re.compile(r"(?i:\b(set|missing|export)\b)[^\n]{0,60}\b[A-Z][A-Z0-9]*_[A-Z0-9_]*(KEY|TOKEN|SECRET)\b|"
+                     r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]*(KEY|TOKEN|SECRET)\b[^\n]{0,20}(?i:\b(is not set|missing)\b)")
+
 
 def _first_line(answer: str) -> str:
     """The first line of ``answer`` that says what went wrong (else its first line), shortened."""
@@ -194,12 +205,15 @@ def classify(probe: dict[str, Any]) -> tuple[str, str]:
     problems += [f"messaging platform {name}: registered, not run (Hermes runs no messaging gateway)"
                  for name in probe["contributions"].get("platforms", [])]
     problems += [f"command {command} answered: {_first_line(answer)}" for command, answer in
-                 probe.get("commands", {}).items() if COMMAND_FAILED.search(answer)]
+                 probe.get("commands", {}).items() if COMMAND_FAILED.search(answer) and not OWN_KEY.search(answer)]
     problems += inactive
     if problems:
         return "partly", "; ".join(problems)
     if not contributed:  # a plugin that waits for its settings (capsule's endpoint): it works once given them
         return "works", "registers nothing until it is configured" + (f" ({said[0]})" if said else "")
+    if probe.get("setup"):
+        return "works", (f"register() refuses to run until {', '.join(probe['setup'])} is set (as under Hermes "
+                         "Agent); measured with a placeholder")
     return "works", ""
 
 
@@ -235,11 +249,15 @@ def measure(plugin_id: str, requirement: str, wheels: list[Path], work: Path) ->
     env = {**os.environ, "HERMES_HOME": str(folder / "home"), "PYTHONNOUSERSITE": "1"}
     for name in ("HERMES_LOAD_PLUGINS", "HERMES_SAFE_MODE", "HERMES_ENABLE_PROJECT_PLUGINS"):
         env.pop(name, None)
-    installed = subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                                *map(str, wheels), requirement], capture_output=True, text=True, env=env,
-                               timeout=1800)
+    install = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", *map(str, wheels), requirement]
+    installed = subprocess.run(install, capture_output=True, text=True, env=env, timeout=1800)
+    if installed.returncode:  # the venv's bundled pip may be too old for its resolver: a current one, as users have
+        subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", "-U", "pip"],
+                       capture_output=True, env=env, timeout=600)
+        installed = subprocess.run(install, capture_output=True, text=True, env=env, timeout=1800)
     if installed.returncode:
         return {"found": False, "error": f"pip install failed: {installed.stderr.strip()[-300:]}"}
+    env.update(SETUP.get(plugin_id, {}))
     try:
         probe = subprocess.run([str(python), "-c", PROBE, requirement.split("==")[0], json.dumps(HOOK_KEYWORDS)],
                                capture_output=True, text=True, env=env, timeout=900, cwd=folder,
@@ -247,7 +265,7 @@ def measure(plugin_id: str, requirement: str, wheels: list[Path], work: Path) ->
     except subprocess.TimeoutExpired:
         return {"found": False, "error": "the probe did not finish within 900 s"}
     try:
-        return dict(json.loads(probe.stdout.strip().splitlines()[-1]))
+        return {**json.loads(probe.stdout.strip().splitlines()[-1]), "setup": sorted(SETUP.get(plugin_id, {}))}
     except (ValueError, IndexError):
         return {"found": False, "error": f"the probe failed: {probe.stderr.strip()[-300:]}"}
 

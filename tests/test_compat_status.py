@@ -65,6 +65,14 @@ def test_a_slash_command_that_answers_with_an_error_or_raises_makes_a_plugin_par
     assert harness.classify(probe(commands=no_cli))[0] == "partly"
     raised = {"/x": "raised ImportError: x imports 'hermes_cli.plugins', a Hermes Agent internal"}
     assert harness.classify(probe(commands=raised)) == ("partly", f"command /x answered: {raised['/x']}")
+    own_key = {"/xstatus": '{"success":false,"error":"API key missing. Set XQUIK_API_KEY in the environment."}'}
+    assert harness.classify(probe(commands=own_key)) == ("works", "")  # waiting for its user's key, as a tool does
+
+
+def test_a_plugin_measured_with_its_key_set_says_so():
+    assert harness.classify(probe(setup=["BRIGHTDATA_API_TOKEN"])) == (
+        "works", "register() refuses to run until BRIGHTDATA_API_TOKEN is set (as under Hermes Agent); measured "
+                 "with a placeholder")
 
 
 def test_search_and_info_show_the_measured_status_before_installing():
