@@ -1,7 +1,8 @@
 """Published Hermes Agent plugins that reach for Hermes Agent's internals, installed from the package index
 (pinned, each into a fresh venv) and used through the compatibility shims: capsule's config.yaml set-up, hermes-ssh's
-approvals against a real sshd on 127.0.0.1, telegram-reactions' gateway check, hookdeck's messaging platform and
-delegate-routing's warning. ``make compat`` (scripts/compat.py) measures the whole pinned list."""
+approvals against a real sshd on 127.0.0.1, telegram-reactions' gateway check, hookdeck's messaging platform,
+delegate-routing's warning, and incontext's refusal. ``make compat`` (scripts/compat.py) measures the whole pinned
+list."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ PINNED = {
     "telegram-reactions": "hermes-plugin-telegram-reactions==1.0.0",
     "hookdeck": "hermes-hookdeck==1.0.1",
     "delegate_routing": "hermes-delegate-routing==0.1.3",
+    "incontext": "incontext==0.0.5",
 }
 
 
@@ -121,13 +123,15 @@ out["added"] = json.loads(rt.handle_function_call("ssh_machines", {
     "user": os.environ["SSH_USER"], "key": os.environ["SSH_KEY"]}))
 out["safe"] = json.loads(rt.handle_function_call("ssh_terminal", {"machine": "local", "command": "echo over-ssh"}))
 out["dangerous"] = json.loads(rt.handle_function_call("ssh_terminal", {
-    "machine": "local", "command": "rm -r " + os.environ["VICTIM"]}))
+    "machine": "local", "command": "rm -r " + os.environ["VICTIM"]}, session_id="s-1"))
+out["again"] = json.loads(rt.handle_function_call("ssh_terminal", {
+    "machine": "local", "command": "rm -r " + os.environ["VICTIM"] + "-2"}, session_id="s-1"))
 out["asked"] = asked
-out["victim_exists"] = os.path.exists(os.environ["VICTIM"])
+out["victim_exists"] = [os.path.exists(os.environ["VICTIM"]), os.path.exists(os.environ["VICTIM"] + "-2")]
 '''
 
 
-@pytest.mark.parametrize("answer", ["once", "deny"])
+@pytest.mark.parametrize("answer", ["once", "session", "deny"])
 def test_hermes_ssh_asks_through_hermes_approvals_and_runs_over_a_real_sshd(published, isolated_home, sshd,
                                                                            tmp_path: Path, request, answer):
     # hermes-ssh keeps its machines and control sockets under ~/.hermes/ssh-tools: a short home, since a socket's
@@ -140,21 +144,25 @@ def test_hermes_ssh_asks_through_hermes_approvals_and_runs_over_a_real_sshd(publ
                                   f'-o UserKnownHostsFile={sshd.known_hosts} "$@"\n')
     (wrappers / "ssh").chmod(0o755)
     victim = tmp_path / "victim"
-    (victim / "inner").mkdir(parents=True)
+    for folder in (victim, tmp_path / "victim-2"):
+        (folder / "inner").mkdir(parents=True)
     out = run(published("hermes-ssh"), SSH, HOME=str(home), PATH=f"{wrappers}{os.pathsep}{os.environ['PATH']}",
               ANSWER=answer, SSH_PORT=str(sshd.port), SSH_USER=sshd.user, SSH_KEY=str(sshd.identity_file),
               VICTIM=str(victim))
     assert out["record"] == ["loaded", ["ssh_terminal", "ssh_transfer", "ssh_machines", "ssh_sessions"]]
     assert "error" not in out["added"], out["added"]
     assert "over-ssh" in json.dumps(out["safe"]) and "error" not in out["safe"], out["safe"]
-    [question] = out["asked"]  # the safe command was not asked about
+    question = out["asked"][0]  # the safe command was not asked about
     assert "deletes files recursively (rule 'recursive_delete')" in question and str(victim) in question
-    if answer == "once":
-        assert "error" not in out["dangerous"], out["dangerous"]
-        assert out["victim_exists"] is False  # ran on 127.0.0.1 over ssh
+    # "session": remembered for the calls of session s-1, so the second command is not asked about
+    assert len(out["asked"]) == (1 if answer == "session" else 2)
+    if answer == "deny":
+        assert "was not approved" in out["dangerous"]["error"] and "was not approved" in out["again"]["error"]
+        assert out["victim_exists"] == [True, True]
     else:
-        assert "was not approved" in out["dangerous"]["error"]
-        assert out["victim_exists"] is True
+        assert "error" not in out["dangerous"], out["dangerous"]
+        assert "error" not in out["again"], out["again"]
+        assert out["victim_exists"] == [False, False]  # ran on 127.0.0.1 over ssh
 
 
 TELEGRAM = '''
@@ -201,3 +209,12 @@ def test_delegate_routing_shows_its_warning_instead_of_a_silent_loaded(published
     assert "plugin inactive" in listed.stderr  # its own log line still reaches the terminal
     strict = venv.hermes_cli("plugins", "doctor", "--strict")
     assert strict.returncode == 1
+
+
+def test_incontexts_refusal_names_the_hermes_agent_internal_behind_it(published, isolated_home):
+    venv = published("incontext")
+    [row] = [r for r in json.loads(venv.hermes_cli("plugins", "list", "--json").stdout) if r["id"] == "incontext"]
+    assert row["state"] == "error"
+    assert row["reason"].startswith("register() raised SettingsError: incontext must run inside the Hermes Agent "
+                                    "Python environment, because it imports 'agent.context_compressor' (")
+    assert "a Hermes Agent internal module that is not part of the plugin contract" in row["reason"]
