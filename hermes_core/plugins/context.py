@@ -138,7 +138,7 @@ class PluginContext:
                       is_async: bool = False, description: str = "", emoji: str = "",
                       max_result_size_chars: ResultLimit = None, override: bool = False,
                       parallel_safe: bool | None = None, path_args: list[str] | tuple[str, ...] = (),
-                      annotations: ToolAnnotations | Mapping[str, bool] | None = None) -> bool:
+                      annotations: ToolAnnotations | Mapping[str, Any] | None = None) -> bool:
         """Add a tool. Returns False if the conflict policy refused it.
 
         Either a function decorated with ``@hermes_core.plugin.tool`` alone, ``register_tool(fn)`` (keywords given
