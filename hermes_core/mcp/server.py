@@ -95,8 +95,9 @@ class HermesMcpServer:
         self.bus = InMemorySubscriptionBus()
         self._connections: set[Any] = set()
         self._names: tuple[int, frozenset[str]] = (-1, frozenset())
-        #: A call finished since the watcher last looked: it may have changed the skills (``skill_manage``).
-        self._called = False
+        #: A call that may write finished since the watcher last looked: it may have changed the skills
+        #: (``skill_manage``, or any tool that writes files).
+        self._wrote = False
         self.server = _Server("hermes", version=__version__, title="Hermes tools", instructions=INSTRUCTIONS,
                               on_list_tools=self._list_tools, on_call_tool=self._call_tool,
                               on_list_prompts=self._list_prompts, on_get_prompt=self._get_prompt,
@@ -157,7 +158,8 @@ class HermesMcpServer:
                       "running", params.name, ctx.request_id)
             raise
         finally:
-            self._called = True
+            entry = self.runtime.registry.get(self.registered_name(params.name))
+            self._wrote = self._wrote or entry is None or not entry.read_only
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
                                     is_error=is_error_result(text))
 
@@ -213,10 +215,10 @@ class HermesMcpServer:
         while True:
             await anyio.sleep(self.poll_interval)
             polls += 1
-            called, self._called = self._called, False
+            wrote, self._wrote = self._wrote, False
             # A new generation means tools came or went; every few seconds availability and the skill folders
-            # are re-read too. A finished call may have written a skill: only the prompts are re-read for it
-            # (re-reading the tools runs every tool's availability check).
+            # are re-read too. A finished call of a tool not declared read-only may have written a skill: only the
+            # prompts are re-read for it (re-reading the tools runs every tool's availability check).
             periodic = registry.generation != generation or not polls % 40
             if periodic:
                 generation = registry.generation
@@ -225,7 +227,7 @@ class HermesMcpServer:
                     signature = current
                     log.info("tool list changed; notifying %d client(s)", len(self._connections))
                     await self.notify_tools_changed()
-            if periodic or called:
+            if periodic or wrote:
                 listed = await anyio.to_thread.run_sync(self._prompts_signature)
                 if listed is not None and listed != prompts:
                     prompts = listed
