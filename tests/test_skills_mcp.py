@@ -189,3 +189,50 @@ def test_a_2026_client_hears_prompt_changes_through_subscriptions_listen(tmp_pat
     event, names = anyio.run(main)
     assert isinstance(event, PromptsListChanged)
     assert names == ["brew", "howto:tea", "soup"]
+
+
+LEARNER = '''
+from pathlib import Path
+
+_ctx = None
+
+
+def learn(args, **kwargs):
+    _ctx.register_skill("extra", Path(__file__).parent / "extra")
+    _ctx.register_tool("learned", "learner", {"description": "Came with the new skill",
+                                              "parameters": {"type": "object", "properties": {}}},
+                       lambda a, **k: "learned")
+    return "learnt"
+
+
+def register(ctx):
+    global _ctx
+    _ctx = ctx
+    ctx.register_tool("learn", "learner", {"description": "Add a skill and a tool",
+                                           "parameters": {"type": "object", "properties": {}}}, learn,
+                      annotations={"read_only": True})
+'''
+
+
+def test_a_plugin_that_changes_its_contributions_changes_the_prompts(tmp_path: Path) -> None:
+    """The call is declared read-only, so the registry's new generation (a tool came) is what sends the re-read."""
+    home = serve_home(tmp_path, with_pack=True)
+    plugin = home / "plugins" / "learner"
+    (plugin / "extra").mkdir(parents=True)
+    (plugin / "plugin.yaml").write_text("manifest_version: 1\nname: learner\n")
+    (plugin / "__init__.py").write_text(LEARNER)
+    (plugin / "extra" / "SKILL.md").write_text("---\nname: extra\ndescription: Learnt at run time\n---\nMore.\n")
+
+    async def main() -> Any:
+        changes = _PromptChanges()
+        async with AsyncExitStack() as stack:
+            session = await session_on(stack, home, inbox=changes)
+            before = [p.name for p in (await session.list_prompts()).prompts]
+            learnt = await session.call_tool("learn", {})
+            await changes.next_change()
+            return before, learnt, {p.name: p.description for p in (await session.list_prompts()).prompts}
+
+    before, learnt, after = anyio.run(main)
+    assert not learnt.is_error, learnt.content[0].text
+    assert before == ["brew", "howto:tea"]
+    assert after == {"brew": "How to brew coffee", "howto:tea": "Steep tea", "learner:extra": "Learnt at run time"}
