@@ -17,6 +17,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
 from hermes_core.adapters.langchain import langchain_tools
+from hermes_core.adapters.latest import Latest
 
 support = pytest.importorskip("hermes_adapter_test_support")
 prebuilt = pytest.importorskip("langgraph.prebuilt")
@@ -139,6 +140,41 @@ def test_an_async_handler_runs_on_the_callers_event_loop(pack_runtime: Any, work
 
     assert where.loops == [asyncio.run(main())]
     assert tool_results(model) == ["ran on the caller's loop"]
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_a_pre_tool_call_hook_sees_the_tool_call_id_the_model_sent(pack_runtime: Any, workspace: Path,
+                                                                   asynchronous: bool):
+    runtime = support.files_runtime(pack_runtime, workspace)
+    seen: list[str | None] = []
+    runtime.context().register_hook("pre_tool_call", lambda tool_call_id, **kwargs: seen.append(tool_call_id))
+    model = scripted("read_file", {"path": "notes.txt"})
+    graph = agent(model, langchain_tools(runtime))
+
+    if asynchronous:
+        asyncio.run(graph.ainvoke({"messages": [("user", "go")]}))
+    else:
+        graph.invoke({"messages": [("user", "go")]})
+
+    assert seen == ["call_1"]
+    assert support.NOTE in json.loads(tool_results(model)[0])["content"]
+
+
+def test_a_tool_registered_after_the_graph_was_built_is_called_by_the_graph_latest_builds(pack_runtime: Any,
+                                                                                          workspace: Path):
+    runtime = support.files_runtime(pack_runtime, workspace)
+    model = scripted("late", {})
+    graph = Latest(lambda view: agent(model, langchain_tools(view)), runtime)
+    built = graph()
+    assert graph() is built  # nothing changed: the same graph, not built again
+
+    runtime.register_tool("late", "late", {"description": "Registered later", "parameters": {
+        "type": "object", "properties": {}}}, lambda args, **kw: "late ran", annotations={"read_only": True})
+    messages = graph().invoke({"messages": [("user", "go")]})["messages"]
+
+    assert "late" in [tool["function"]["name"] for tool in model.offered]
+    assert tool_results(model) == ["late ran"] and messages[-1].content == "done"
+    assert graph() is not built
 
 
 def test_a_sync_invoke_goes_through_handle_function_call(pack_runtime: Any, workspace: Path):

@@ -15,6 +15,7 @@ import pytest
 from agents import Agent, OpenAIChatCompletionsModel, Runner, set_tracing_disabled
 from openai import AsyncOpenAI
 
+from hermes_core.adapters.latest import Latest
 from hermes_core.adapters.openai_agents import function_tools
 
 support = pytest.importorskip("hermes_adapter_test_support")
@@ -158,6 +159,31 @@ def test_a_tool_that_is_not_parallel_safe_runs_alone_when_the_sdk_starts_calls_t
 
     assert tool_messages(fake) == ["done", "done"]
     assert overlap.most_at_once == most_at_once
+
+
+def test_a_tool_registered_after_the_agent_was_made_is_offered_and_called_through_latest(pack_runtime: Any,
+                                                                                        workspace: Path):
+    runtime = support.files_runtime(pack_runtime, workspace)
+    latest = Latest(function_tools, runtime)
+    made = latest()
+    assert latest() is made  # nothing changed: the same list, not made again
+
+    async def main(fake: Any) -> None:
+        worker = agent(fake, made)
+        await Runner.run(worker, "go")  # before: the tool is not there yet
+        runtime.register_tool("late", "late", {"description": "Registered later", "parameters": {
+            "type": "object", "properties": {}}}, lambda args, **kw: "late ran", annotations={"read_only": True})
+        await Runner.run(worker.clone(tools=latest()), "go")  # the documented way: a clone per run
+
+    with fakes.fake_provider([("late", {})]) as fake:
+        asyncio.run(main(fake))
+
+    # the first run: one request, nothing to call; the second: the call, then a request with its result
+    first, second, third = fake.bodies("/chat/completions")
+    before, after = ({tool["function"]["name"] for tool in body["tools"]} for body in (first, second))
+    assert "late" not in before and {"late", "read_file"} <= after
+    assert [m["content"] for m in third["messages"] if m["role"] == "tool"] == ["late ran"]
+    assert latest() is not made and latest() is latest()
 
 
 def test_arguments_that_are_not_json_get_hermes_error_as_the_result(pack_runtime: Any, workspace: Path):

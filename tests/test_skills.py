@@ -95,6 +95,33 @@ def test_user_skills_are_found_in_category_folders_with_their_category(home: Pat
     assert "error" in call(skills_runtime(home), "skill_view", name="other/deploy")
 
 
+def test_without_a_description_the_first_line_of_the_body_is_listed_as_hermes_agent_does(home: Path,
+                                                                                        tmp_path: Path) -> None:
+    from hermes_core.skills.validation import validate_skill
+
+    terse = home / "skills" / "terse"
+    terse.mkdir(parents=True)
+    (terse / "SKILL.md").write_text("---\nname: terse\n---\n# Terse\n\n  Say   little,\n mean much.\nMore.\n")
+    bare = home / "skills" / "bare"
+    bare.mkdir()
+    (bare / "SKILL.md").write_text("## Heading only first\n" + "y" * 1500 + "\n")  # no front matter at all
+    shipped = tmp_path / "shipped" / "quiet"
+    shipped.mkdir(parents=True)
+    (shipped / "SKILL.md").write_text("---\nname: quiet\ndescription: ''\n---\nSpeak softly.\n")
+    runtime = skills_runtime(home)
+    runtime.context("helper").register_skill("quiet", shipped)
+
+    listed = {s["name"]: s["description"] for s in call(runtime, "skills_list")["skills"]}
+    catalog = {entry.name: entry.description for entry in runtime.skill_catalog().offered()}  # what MCP prompts use
+    assert listed["terse"] == catalog["terse"] == "Say little,"
+    assert listed["helper:quiet"] == catalog["helper:quiet"] == "Speak softly."
+    assert catalog["bare"] == "y" * 1021 + "..."  # cut at the standard's limit, as Hermes Agent cuts it
+    assert call(runtime, "skill_view", name="terse")["description"] == "Say little,"
+    # listing is lenient; validation still says what is missing
+    assert [problem.message for problem in validate_skill(terse).errors] == ["missing required field 'description'"]
+    assert any("no YAML front matter" in problem.message for problem in validate_skill(bare).errors)
+
+
 @posix_only
 def test_project_skills_are_not_read_at_all_without_the_opt_in(home: Path, project: Path) -> None:
     root = project / ".hermes" / "skills"
@@ -235,6 +262,27 @@ def test_listing_reads_front_matter_only_and_a_second_listing_reads_nothing(home
     assert first == second == ["big", "small"] and third == ["added", "big", "small"]
     # the second listing came from the cache; the third read only the new skill
     assert [p.parent.name for p in reads] == ["big", "small", "added"]
+
+
+def test_a_skill_md_changed_on_disk_invalidates_the_cached_listing(home: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import hermes_core.skills.sources as sources
+
+    first = write_skill(home / "skills", "first", "old words")
+    write_skill(home / "skills", "second", "stays")
+    assert call(skills_runtime(home), "skills_list")["count"] == 2  # the cache is written
+    reads: list[Path] = []
+    real = sources.read_front_matter
+    monkeypatch.setattr(sources, "read_front_matter", lambda path, **kw: reads.append(path) or real(path, **kw))
+    document = first / "SKILL.md"
+    stamp = document.stat()
+    document.write_text(document.read_text().replace("old words", "new words"))  # the same size
+    os.utime(document, ns=(stamp.st_atime_ns, stamp.st_mtime_ns + 1_000_000_000))  # a coarse clock still ticks
+    listed = {s["name"]: s["description"] for s in call(skills_runtime(home), "skills_list")["skills"]}
+    assert listed == {"first": "new words", "second": "stays"}
+    assert reads == [document]  # only the changed SKILL.md is read again
+    assert {s["name"]: s["description"] for s in call(skills_runtime(home), "skills_list")["skills"]} == listed
+    assert reads == [document]  # and the refreshed cache serves the next listing
 
 
 def test_the_catalogue_stays_compact_at_the_description_limit(home: Path) -> None:

@@ -27,7 +27,9 @@ __all__ = ["langchain_tools"]
 def langchain_tools(tools: ToolApi, *, toolsets: Iterable[str] | None = None, task_id: str | None = None,
                     session_id: str | None = None) -> list[BaseTool]:
     """The tools ``tools`` (a ``Runtime`` or a view from ``runtime.filtered(...)``) offers now, of ``toolsets``
-    when given, as LangChain ``StructuredTool`` objects; ``task_id`` and ``session_id`` are passed to every call."""
+    when given, as LangChain ``StructuredTool`` objects, made now (see :class:`~hermes_core.adapters.latest.Latest`
+    for tools registered later); ``task_id`` and ``session_id`` are passed to every call, and the model's id of
+    the call (LangChain's ``tool_call_id``, given when a ``ToolCall`` is invoked, as ``ToolNode`` does)."""
     made: list[BaseTool] = []
     gate = CallGate()
     for tool in offered_tools(tools, toolsets):
@@ -39,30 +41,33 @@ def langchain_tools(tools: ToolApi, *, toolsets: Iterable[str] | None = None, ta
 
 
 class _HermesTool(StructuredTool):
-    """A structured tool whose function takes the model's arguments as one dict: spread as keywords, an argument
+    """A structured tool whose function takes the model's arguments as one dict (spread as keywords, an argument
     called ``config``, ``callbacks`` or ``run_manager`` would be replaced by LangChain's own, and one called
-    ``self`` would raise."""
+    ``self`` would raise), then the model's id of the call: LangChain hands it to a tool invoked with a
+    ``ToolCall`` (as ``ToolNode`` does), and hooks and approvals see it as ``tool_call_id``."""
 
     def _to_args_and_kwargs(self, tool_input: str | dict[str, Any],
                             tool_call_id: str | None) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        return (self._parse_input(tool_input, tool_call_id),), {}
+        return (self._parse_input(tool_input, tool_call_id), tool_call_id), {}
 
 
 def _callables(tools: ToolApi, tool: OfferedTool, gate: CallGate, task_id: str | None,
                session_id: str | None) -> tuple[Callable[..., str], Callable[..., Awaitable[str]]]:
     name, parallel_safe = tool.name, tool.parallel_safe
 
-    def run(arguments: dict[str, Any] | str) -> str:
+    def run(arguments: dict[str, Any] | str, tool_call_id: str | None) -> str:
         gate.enter(parallel_safe)
         try:
-            return tools.handle_function_call(name, arguments, task_id=task_id, session_id=session_id)
+            return tools.handle_function_call(name, arguments, task_id=task_id, tool_call_id=tool_call_id,
+                                              session_id=session_id)
         finally:
             gate.leave(parallel_safe)
 
-    async def arun(arguments: dict[str, Any] | str) -> str:
+    async def arun(arguments: dict[str, Any] | str, tool_call_id: str | None) -> str:
         await gate.aenter(parallel_safe)
         try:
-            return await tools.ahandle_function_call(name, arguments, task_id=task_id, session_id=session_id)
+            return await tools.ahandle_function_call(name, arguments, task_id=task_id, tool_call_id=tool_call_id,
+                                                     session_id=session_id)
         finally:
             gate.leave(parallel_safe)
 

@@ -32,7 +32,8 @@ hookimpl = pluggy.HookimplMarker("llm")
 def llm_tools(tools: ToolApi, *, toolsets: Iterable[str] | None = None, asynchronous: bool = False,
               task_id: str | None = None, session_id: str | None = None) -> list[Tool]:
     """The tools ``tools`` (a ``Runtime`` or a view from ``runtime.filtered(...)``) offers now, of ``toolsets``
-    when given, as ``llm.Tool`` objects; each call goes through ``handle_function_call``, or, with
+    when given, as ``llm.Tool`` objects (made now; :class:`~hermes_core.adapters.latest.Latest` remakes them when
+    tools come or go); each call goes through ``handle_function_call``, or, with
     ``asynchronous`` (for llm's async models), is awaited through ``ahandle_function_call`` on the caller's loop."""
     from llm import Tool
 

@@ -29,7 +29,8 @@ def function_tools(tools: ToolApi, *, toolsets: Iterable[str] | None = None, str
                    approval: str = "hermes", task_id: str | None = None,
                    session_id: str | None = None) -> list[FunctionTool]:
     """The tools ``tools`` (a ``Runtime`` or a view from ``runtime.filtered(...)``) offers now, of ``toolsets``
-    when given, as ``FunctionTool`` objects.
+    when given, as ``FunctionTool`` objects (a list made now: for tools registered later, make it through
+    :class:`~hermes_core.adapters.latest.Latest` and give each run ``agent.clone(tools=latest())``).
 
     ``approval``: ``"hermes"`` (its approval callback asks during the call) or ``"framework"`` (the SDK's
     ``needs_approval``). ``task_id`` and ``session_id`` are passed to every call. A failed call is a tool result

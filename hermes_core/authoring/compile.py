@@ -333,7 +333,7 @@ def _entry_for(spec: ToolSpec, item: FoundTool, source: PluginSource, toolset: s
         entry["is_async"] = True
     if spec.emoji:
         entry["emoji"] = spec.emoji
-    if spec.parallel_safe is not None and spec.parallel_safe != bool(spec.annotations.read_only):
+    if spec.parallel_safe is not None and spec.parallel_safe != spec.annotations.parallel_by_default:
         entry["parallel_safe"] = spec.parallel_safe
     if spec.path_args:
         entry["path_args"] = list(spec.path_args)

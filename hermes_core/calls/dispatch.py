@@ -143,6 +143,7 @@ class _Plan:
             self.request_middleware if self.middleware else None,
             self.pre_tool_call if "pre_tool_call" in active else None,
             self.approval if scope.asks(entry) else None,
+            self.destructive_arguments if scope.checks_arguments(entry) else None,
             self.handle,
             self.post_tool_call if not active.isdisjoint(("post_tool_call", "transform_tool_result")) else None,
         ]
@@ -256,9 +257,9 @@ class _Plan:
                 return self._blocked(call, f"Blocked: not approved: {request.message}")
             start = phase.end
 
-    def approval(self, call: _Call) -> str | None:
-        """Under the ``writes`` policy, ask before a tool that is not read-only (blocked when refused or
-        unanswered)."""
+    def approval(self, call: _Call, given: list[str] | None = None) -> str | None:
+        """Under the ``writes`` policy, ask before a tool that is not read-only, or a call that gives the ``given``
+        destructive arguments of a read-only one (blocked when refused or unanswered)."""
         if call.result is not None:
             return None
         name, approvals, session_id = self.entry.name, self.dispatcher.approvals, call.session_id
@@ -266,16 +267,28 @@ class _Plan:
         if approvals.is_approved(rule_key, session_id):
             return None  # approved for the session or always: nothing was asked about this call
         shown, whole = _shown_call(name, call.args)
+        what = f"'{name}' with {', '.join(repr(argument) for argument in given)}" if given else f"'{name}'"
         request = ApprovalRequest(
-            message=f"The approval policy 'writes' asks before tools that may change things, and '{name}' is not "
+            message=f"The approval policy 'writes' asks before tools that may change things, and {what} is not "
                     f"read-only:\n    {shown}", rule_key=rule_key, tool_name=name, args=call.args,
             session_id=session_id)
         if not approvals.ask(request):
-            return self._blocked(call, f"Blocked by the approval policy 'writes': tool '{name}' may change things and "
+            return self._blocked(call, f"Blocked by the approval policy 'writes': tool {what} may change things and "
                                        "was not approved. Do not retry it; ask the user to approve it or to make the "
                                        "change themselves.")
         call.approved = whole
         return None
+
+    def destructive_arguments(self, call: _Call) -> str | None:
+        """A call of a read-only tool that gives one of its ``destructive_if`` arguments is one that may change
+        things: refused under ``read-only`` and in read-only views, asked about under ``writes``."""
+        if call.result is not None:
+            return None
+        given = self.entry.annotations.destructive_arguments(call.args)
+        if not given:
+            return None
+        refusal = self.dispatcher.scope.argument_refusal(self.entry.name, given)
+        return self._blocked(call, refusal) if refusal is not None else self.approval(call, given)
 
     def handle(self, call: _Call) -> str | None:
         """The handler (inside the ``tool_execution`` middleware), its result fitted to the budget."""
@@ -598,7 +611,7 @@ class Dispatcher:
             if call.name in INTERACTIVE_TOOLS:
                 return False
             entry = self.registry.get(call.name)
-            if entry is not None and self.scope.asks(entry):
+            if entry is not None and (self.scope.asks(entry) or self.scope.checks_arguments(entry)):
                 return False  # one question at a time
             if entry is None or entry.parallel_safe:
                 continue

@@ -160,6 +160,24 @@ class ToolScope:
         """A call of ``entry`` asks the approval callback before it runs (policy ``writes``, not read-only)."""
         return entry.annotations.read_only is not True and self.policy() == "writes"
 
+    def checks_arguments(self, entry: ToolEntry) -> bool:
+        """Calls of the read-only ``entry`` whose ``destructive_if`` arguments they give are asked about or refused
+        here (policy ``writes`` or ``read-only``, or a read-only view)."""
+        annotations = entry.annotations
+        return bool(annotations.destructive_if) and annotations.read_only is True and (
+            self.policy() != "dangerous" or self._read_only_view())
+
+    def argument_refusal(self, name: str, given: list[str]) -> str | None:
+        """Why this scope refuses a call of read-only tool ``name`` that gives its destructive arguments ``given``
+        (a message for the model), or None when the call may run (after asking, under ``writes``)."""
+        if self.policy() != "read-only" and not self._read_only_view():
+            return None
+        arguments = ", ".join(f"'{argument}'" for argument in given)
+        where = ("the approval policy 'read-only' runs only calls that change nothing" if self.policy() == "read-only"
+                 else "this view offers only read-only tools")
+        return (f"Tool '{name}' is refused with {arguments}: {where}, and a call of '{name}' with {arguments} may "
+                f"change things. Call it without {arguments}.")
+
 
 def _refused_by_policy(name: str) -> str:
     return (f"Tool '{name}' is refused by the approval policy 'read-only': only tools annotated read-only run, and "

@@ -100,21 +100,31 @@ class _Hints(NamedTuple):
     idempotent: bool | None = None
     #: It reaches an open world beyond the workspace: the web, other hosts, services (``openWorldHint``).
     open_world: bool | None = None
+    #: Arguments that make a call destructive when it gives them (Hermes' own; MCP has no per-call hint).
+    destructive_if: tuple[str, ...] = ()
 
 
 class ToolAnnotations(_Hints):
     """What a tool may do, as its author declares it (MCP's tool annotations); ``None`` is "not said".
 
     A tool that does not say it is read-only counts as one that may change things: it asks under the
-    ``writes`` policy and is left out under ``read-only``.
+    ``writes`` policy and is left out under ``read-only``. ``destructive_if`` names arguments that turn a call
+    of a read-only tool into a destructive one when the call gives them a value (anything but null, false, 0,
+    an empty string, list or object): such a call asks under ``writes`` and is refused under ``read-only`` and
+    in read-only views, while the tool itself stays offered.
     """
 
     __slots__ = ()
 
     def __new__(cls, read_only: bool | None = None, destructive: bool | None = None, idempotent: bool | None = None,
-                open_world: bool | None = None) -> ToolAnnotations:
-        self = super().__new__(cls, read_only, destructive, idempotent, open_world)
-        for name, value in zip(self._fields, self, strict=True):
+                open_world: bool | None = None, destructive_if: list[str] | tuple[str, ...] | None = ()
+                ) -> ToolAnnotations:
+        names = () if destructive_if is None else destructive_if
+        if not isinstance(names, list | tuple) or not all(isinstance(name, str) and name for name in names):
+            raise ValueError(f"annotation 'destructive_if' must be a list of argument names, not {destructive_if!r}")
+        self = super().__new__(cls, read_only, destructive, idempotent, open_world, tuple(names))
+        for name in MCP_HINTS:
+            value = getattr(self, name)
             if value is not None and type(value) is not bool:
                 raise ValueError(f"annotation {name!r} must be true, false or absent, not {value!r}")
         if read_only and destructive:
@@ -136,10 +146,10 @@ class ToolAnnotations(_Hints):
         names = {hint: name for name, hint in MCP_HINTS.items()}
         known: dict[str, Any] = {}
         for key, item in value.items():
-            name = key if key in MCP_HINTS else names.get(key)
+            name = key if key in MCP_HINTS or key == "destructive_if" else names.get(key)
             if name is None:
                 raise ValueError(f"unknown annotation {key!r}; the annotations are {', '.join(MCP_HINTS)} "
-                                 f"(or MCP's {', '.join(MCP_HINTS.values())})")
+                                 f"(or MCP's {', '.join(MCP_HINTS.values())}) and destructive_if")
             known[name] = item
         return cls(**known) if known else NO_ANNOTATIONS
 
@@ -150,6 +160,7 @@ class ToolAnnotations(_Hints):
         ``destructiveHint`` means nothing (MCP says so)."""
         if hints is None:
             return NO_ANNOTATIONS
+        values: dict[str, Any]
         if isinstance(hints, Mapping):
             values = {name: value for name, hint in MCP_HINTS.items() if type(value := hints.get(hint)) is bool}
         else:
@@ -158,21 +169,35 @@ class ToolAnnotations(_Hints):
             values.pop("destructive", None)
         return cls(**values) if values else NO_ANNOTATIONS
 
-    def as_dict(self) -> dict[str, bool]:
-        """The annotations that are set, by Hermes' names."""
-        return {name: value for name, value in zip(self._fields, self, strict=True) if value is not None}
+    def as_dict(self) -> dict[str, Any]:
+        """The annotations that are set, by Hermes' names (``destructive_if`` as a list)."""
+        hints: dict[str, Any] = {name: value for name in MCP_HINTS if (value := getattr(self, name)) is not None}
+        return {**hints, "destructive_if": list(self.destructive_if)} if self.destructive_if else hints
 
     def mcp(self) -> dict[str, bool]:
-        """The annotations that are set, by MCP's names (``readOnlyHint``, ...)."""
-        return {MCP_HINTS[name]: value for name, value in self.as_dict().items()}
+        """The annotations that are set, by MCP's names (``readOnlyHint``, ...). MCP's hints are per tool: one with
+        ``destructive_if`` is sent as what its calls may do at worst, not read-only and destructive."""
+        hints = {name: value for name in MCP_HINTS if (value := getattr(self, name)) is not None}
+        if self.destructive_if:
+            hints.update(read_only=False, destructive=True)
+        return {MCP_HINTS[name]: value for name, value in hints.items()}
 
     def label(self) -> str:
-        """One word for listings: ``read-only``, ``destructive``, ``writes`` (neither), or ``-`` when unknown."""
-        if self.read_only:
-            return "read-only"
-        if self.destructive:
-            return "destructive"
-        return "writes" if self.read_only is False else "-"
+        """One word for listings: ``read-only``, ``destructive``, ``writes`` (neither), or ``-`` when unknown;
+        followed by the arguments that make a call destructive (``read-only, destructive with expression``)."""
+        word = ("read-only" if self.read_only else "destructive" if self.destructive
+                else "writes" if self.read_only is False else "-")
+        return f"{word}, destructive with {', '.join(self.destructive_if)}" if self.destructive_if else word
+
+    def destructive_arguments(self, args: Mapping[str, Any]) -> list[str]:
+        """Of the ``destructive_if`` arguments, those the call's ``args`` give a value (a truthy one)."""
+        return [name for name in self.destructive_if if args.get(name)]
+
+    @property
+    def parallel_by_default(self) -> bool:
+        """A tool runs beside other calls unless it says otherwise when it is read-only and no argument makes a
+        call of it destructive (a call that asks runs alone)."""
+        return self.read_only is True and not self.destructive_if
 
 
 NO_ANNOTATIONS: Final = ToolAnnotations()
@@ -253,12 +278,18 @@ def tool_entry(name: str, toolset: str, handler: Callable[..., Any], *, descript
     """The one way to make a :class:`ToolEntry`: the schema is built here, with the same defaults for every source.
 
     ``annotations`` may be a mapping (``{"read_only": True}``, or MCP's ``readOnlyHint`` names); ``parallel_safe``
-    not given is whether the tool is read-only.
+    not given is whether the tool is read-only (and has no ``destructive_if``). A ``destructive_if`` argument that
+    ``parameters`` does not define raises ``ValueError``.
     """
     check_tool_name(name)
     annotations = ToolAnnotations.of(annotations)
+    properties = (parameters or {}).get("properties") or {}
+    undefined = [argument for argument in annotations.destructive_if if argument not in properties]
+    if undefined:
+        raise ValueError(f"tool {name!r}: annotation destructive_if names {', '.join(map(repr, undefined))}, which "
+                         "its parameters do not define")
     if parallel_safe is None:
-        parallel_safe = annotations.read_only is True
+        parallel_safe = annotations.parallel_by_default
     return ToolEntry(name=name, toolset=toolset,
                      schema={"name": name, "description": description,
                              "parameters": parameters or {"type": "object", "properties": {}}},

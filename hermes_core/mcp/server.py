@@ -2,8 +2,8 @@
 
 Calls run through ``handle_function_call``, so hooks, argument checks and result budgets apply; a result
 that is Hermes' ``{"error": ...}`` JSON becomes an MCP error result (``isError``). Connected clients are
-told when the tool list changes: handshake-era clients by ``notifications/tools/list_changed``, 2026-era
-clients through their ``subscriptions/listen`` stream.
+told when the tool or prompt list changes: handshake-era clients by ``notifications/tools/list_changed`` and
+``notifications/prompts/list_changed``, 2026-era clients through their ``subscriptions/listen`` stream.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import mcp.types as types
 from mcp.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.stdio import stdio_server
-from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, PromptsListChanged, ToolsListChanged
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._version import __version__
@@ -45,12 +45,14 @@ INSTRUCTIONS = "Tools provided by Hermes plugins. Each tool returns text; failur
 
 
 class _Server(Server[Any]):
-    """The SDK server, advertising ``tools.listChanged`` on every transport (HTTP builds its own options)."""
+    """The SDK server, advertising ``tools.listChanged`` and ``prompts.listChanged`` on every transport (HTTP builds
+    its own options)."""
 
     def create_initialization_options(self, notification_options: NotificationOptions | None = None,
                                       experimental_capabilities: dict[str, dict[str, Any]] | None = None,
                                       extensions: dict[str, dict[str, Any]] | None = None) -> InitializationOptions:
-        return super().create_initialization_options(notification_options or NotificationOptions(tools_changed=True),
+        return super().create_initialization_options(notification_options or NotificationOptions(tools_changed=True,
+                                                                                       prompts_changed=True),
                                                      experimental_capabilities, extensions)
 
 
@@ -93,6 +95,9 @@ class HermesMcpServer:
         self.bus = InMemorySubscriptionBus()
         self._connections: set[Any] = set()
         self._names: tuple[int, frozenset[str]] = (-1, frozenset())
+        #: A call that may write finished since the watcher last looked: it may have changed the skills
+        #: (``skill_manage``, or any tool that writes files).
+        self._wrote = False
         self.server = _Server("hermes", version=__version__, title="Hermes tools", instructions=INSTRUCTIONS,
                               on_list_tools=self._list_tools, on_call_tool=self._call_tool,
                               on_list_prompts=self._list_prompts, on_get_prompt=self._get_prompt,
@@ -152,6 +157,9 @@ class HermesMcpServer:
             log.error("tool call %s (request %s) was cancelled before it finished; its thread may still be "
                       "running", params.name, ctx.request_id)
             raise
+        finally:
+            entry = self.runtime.registry.get(self.registered_name(params.name))
+            self._wrote = self._wrote or entry is None or not entry.read_only
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
                                     is_error=is_error_result(text))
 
@@ -173,31 +181,58 @@ class HermesMcpServer:
             connection.exit_stack.callback(self._connections.discard, connection)
         return await call_next(ctx)
 
-    async def notify_tools_changed(self) -> None:
-        """Tell every connected client that the tool list changed."""
+    async def _notify(self, method: str, event: ToolsListChanged | PromptsListChanged) -> None:
         for connection in list(self._connections):
             if connection.initialized.is_set():
-                await connection.send_tool_list_changed()
-        await self.bus.publish(ToolsListChanged())
+                await getattr(connection, method)()
+        await self.bus.publish(event)
+
+    async def notify_tools_changed(self) -> None:
+        """Tell every connected client that the tool list changed."""
+        await self._notify("send_tool_list_changed", ToolsListChanged())
+
+    async def notify_prompts_changed(self) -> None:
+        """Tell every connected client that the prompt list (the skills) changed."""
+        await self._notify("send_prompt_list_changed", PromptsListChanged())
+
+    def _prompts_signature(self) -> str | None:
+        try:
+            prompts = self.prompts.list()
+        except Exception as exc:  # a skill folder gone bad must not end the server: prompts/list says why
+            log.warning("prompt list not read: %s: %s", type(exc).__name__, exc)
+            return None
+        return json.dumps([prompt.model_dump(mode="json", by_alias=True, exclude_none=True) for prompt in prompts],
+                          sort_keys=True)
 
     async def watch_registry(self) -> None:
-        """Notify clients whenever the registry's changes alter the listed tools (or availability drifts)."""
+        """Notify clients whenever the registry's changes alter the listed tools or prompts (or availability
+        drifts, or skills change on disk)."""
         registry = self.runtime.registry
         generation = registry.generation
         signature = await anyio.to_thread.run_sync(self._signature)
+        prompts: str | None = await anyio.to_thread.run_sync(self._prompts_signature)
         polls = 0
         while True:
             await anyio.sleep(self.poll_interval)
             polls += 1
-            # A new generation means tools came or went; every few seconds availability is re-read too.
-            if registry.generation == generation and polls % 40:
-                continue
-            generation = registry.generation
-            current = await anyio.to_thread.run_sync(self._signature)
-            if current != signature:
-                signature = current
-                log.info("tool list changed; notifying %d client(s)", len(self._connections))
-                await self.notify_tools_changed()
+            wrote, self._wrote = self._wrote, False
+            # A new generation means tools came or went; every few seconds availability and the skill folders
+            # are re-read too. A finished call of a tool not declared read-only may have written a skill: only the
+            # prompts are re-read for it (re-reading the tools runs every tool's availability check).
+            periodic = registry.generation != generation or not polls % 40
+            if periodic:
+                generation = registry.generation
+                current = await anyio.to_thread.run_sync(self._signature)
+                if current != signature:
+                    signature = current
+                    log.info("tool list changed; notifying %d client(s)", len(self._connections))
+                    await self.notify_tools_changed()
+            if periodic or wrote:
+                listed = await anyio.to_thread.run_sync(self._prompts_signature)
+                if listed is not None and listed != prompts:
+                    prompts = listed
+                    log.info("prompt list changed; notifying %d client(s)", len(self._connections))
+                    await self.notify_prompts_changed()
 
     # -- transports ---------------------------------------------------------------------------
 

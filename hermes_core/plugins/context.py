@@ -47,12 +47,11 @@ def normalize_command_name(name: str) -> str:
 
 
 def _frontmatter_description(document: Path) -> str:
-    """The ``description`` of a skill document's YAML front matter, or ``""`` (front matter only, capped: a
-    plugin's skill may point anywhere, a FIFO or a device included)."""
-    from ..skills.document import read_front_matter
+    """The ``description`` of a skill document's YAML front matter, else its body's first line, or ``""`` (only the
+    start is read: a plugin's skill may point anywhere, a FIFO or a device included)."""
+    from ..skills.document import listed_description, read_front_matter
 
-    description = read_front_matter(document, follow_symlinks=True).fields.get("description")
-    return " ".join(str(description).split()) if description else ""
+    return listed_description(read_front_matter(document, follow_symlinks=True))
 
 
 def _keywords_filtered(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -138,7 +137,7 @@ class PluginContext:
                       is_async: bool = False, description: str = "", emoji: str = "",
                       max_result_size_chars: ResultLimit = None, override: bool = False,
                       parallel_safe: bool | None = None, path_args: list[str] | tuple[str, ...] = (),
-                      annotations: ToolAnnotations | Mapping[str, bool] | None = None) -> bool:
+                      annotations: ToolAnnotations | Mapping[str, Any] | None = None) -> bool:
         """Add a tool. Returns False if the conflict policy refused it.
 
         Either a function decorated with ``@hermes_core.plugin.tool`` alone, ``register_tool(fn)`` (keywords given

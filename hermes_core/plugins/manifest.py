@@ -107,6 +107,11 @@ class ToolAnnotationsDeclaration(_Model):
     open_world: bool | None = Field(
         None, description="It reaches beyond the workspace and this machine (the web, other hosts, services); "
                           "MCP `openWorldHint`.")
+    destructive_if: list[Annotated[str, Field(min_length=1)]] | None = Field(
+        None, description="Arguments that make a call of a read-only tool destructive when the call gives them a "
+                          "value (not null, false, 0 or empty): such a call asks under `approvals.policy: writes` and "
+                          "is refused under `read-only` and in read-only views. Each must be one of `parameters`' "
+                          "properties. MCP clients are told the tool is destructive.")
 
     @model_validator(mode="after")
     def _consistent(self) -> ToolAnnotationsDeclaration:

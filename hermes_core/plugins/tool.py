@@ -174,13 +174,13 @@ def tool(function: F, /) -> F: ...
 def tool(*, name: str | None = None, toolset: str | None = None, description: str | None = None, emoji: str = "",
          parallel_safe: bool | None = None, path_args: tuple[str, ...] | list[str] = (),
          max_result_size_chars: ResultLimit = None,
-         annotations: ToolAnnotations | Mapping[str, bool] | None = None) -> Callable[[F], F]: ...
+         annotations: ToolAnnotations | Mapping[str, Any] | None = None) -> Callable[[F], F]: ...
 
 
 def tool(function: Callable[..., Any] | None = None, /, *, name: str | None = None, toolset: str | None = None,
          description: str | None = None, emoji: str = "", parallel_safe: bool | None = None,
          path_args: tuple[str, ...] | list[str] = (), max_result_size_chars: ResultLimit = None,
-         annotations: ToolAnnotations | Mapping[str, bool] | None = None) -> Any:
+         annotations: ToolAnnotations | Mapping[str, Any] | None = None) -> Any:
     """Mark a typed function as a Hermes tool; the function itself is returned unchanged.
 
     ``name`` defaults to the function's name, ``toolset`` to the plugin's id, ``description`` to the

@@ -15,14 +15,16 @@ from typing import Any, NamedTuple
 from ..config.untrusted import read_untrusted_head
 from ..errors import SkillError, UnsafeFileError
 
-__all__ = ["FRONT_MATTER_LIMIT", "SKILL_DOCUMENT", "Capped", "FrontMatter", "Problem", "parse_front_matter",
-           "read_front_matter", "read_regular"]
+__all__ = ["FRONT_MATTER_LIMIT", "MAX_DESCRIPTION", "SKILL_DOCUMENT", "Capped", "FrontMatter", "Problem",
+           "listed_description", "parse_front_matter", "read_front_matter", "read_regular"]
 
 #: The file that makes a folder a skill.
 SKILL_DOCUMENT = "SKILL.md"
 
 #: Listing reads at most this much of a ``SKILL.md``: the front matter must end within it.
 FRONT_MATTER_LIMIT = 64 * 1024
+#: The standard's limit on a description's length.
+MAX_DESCRIPTION = 1024
 _FIRST_READ = 4096
 _CLOSING = re.compile(rb"\n---[ \t]*\r?\n")
 
@@ -67,7 +69,7 @@ class FrontMatter:
     """A ``SKILL.md`` split in two: its front matter fields and its Markdown body."""
 
     fields: dict[str, Any]
-    #: The body (empty when only the front matter was read).
+    #: The body (from :func:`read_front_matter`, only the part of it read with the front matter).
     body: str = ""
     #: The line the body starts on (1-based).
     body_line: int = 1
@@ -129,15 +131,28 @@ def _field_lines(lines: list[str]) -> dict[str, int]:
     return found
 
 
+def listed_description(front: FrontMatter) -> str:
+    """The description a listing shows: the front matter's, else, as Hermes Agent does, the body's first line that
+    is neither blank nor a heading (cut at :data:`MAX_DESCRIPTION`); whitespace collapsed either way. Validation
+    still reports the missing field."""
+    description = front.fields.get("description")
+    if isinstance(description, str) and description.strip():
+        return " ".join(description.split())
+    line = next((line for line in (line.strip() for line in front.body.splitlines())
+                 if line and not line.startswith("#")), "")
+    line = " ".join(line.split())
+    return line if len(line) <= MAX_DESCRIPTION else line[:MAX_DESCRIPTION - 3] + "..."
+
+
 def read_front_matter(document: Path, *, follow_symlinks: bool = False) -> FrontMatter:
-    """The front matter of ``document`` without its body: at most :data:`FRONT_MATTER_LIMIT` bytes are read."""
+    """The front matter of ``document`` and as much of the body as came with it (the first 4 KiB, as Hermes Agent
+    reads for its listing): at most :data:`FRONT_MATTER_LIMIT` bytes are read."""
     try:
-        # most front matter fits the first few KiB: the body after it is not read
+        # most front matter fits the first few KiB: the rest of the body is not read
         capped = read_regular(document, _FIRST_READ, follow_symlinks=follow_symlinks)
         if capped.truncated and not _CLOSING.search(capped.data, 3):
             capped = read_regular(document, FRONT_MATTER_LIMIT, follow_symlinks=follow_symlinks)
     except SkillError as exc:
         return FrontMatter({}, problems=(Problem(str(document), 1, str(exc).removeprefix(f"{document}: ")),))
     text = capped.data.decode("utf-8", errors="replace")
-    parsed = parse_front_matter(text, document, complete=not capped.truncated)
-    return FrontMatter(parsed.fields, "", parsed.body_line, parsed.lines, parsed.problems)
+    return parse_front_matter(text, document, complete=not capped.truncated)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..config.cachefile import write_json
-from .document import SKILL_DOCUMENT, read_front_matter
+from .document import SKILL_DOCUMENT, listed_description, read_front_matter
 
 __all__ = ["FoundSkill", "SkillSource", "platform_matches", "scan_root"]
 
@@ -29,7 +29,7 @@ SkillSource = Literal["user", "project", "plugin"]
 #: How deep below a root a skill may sit (category folders), and how many folders one scan visits at most.
 MAX_DEPTH = 6
 MAX_FOLDERS = 5000
-CACHE_FORMAT = 3
+CACHE_FORMAT = 4
 #: ``platforms:`` names of Hermes Agent and the ``sys.platform`` prefix each stands for.
 PLATFORMS = {"macos": "darwin", "linux": "linux", "windows": "win32"}
 
@@ -120,10 +120,9 @@ def _found(root: Path, folder: Path, document: Path) -> FoundSkill:
     front = read_front_matter(document)
     fields = front.fields
     name = fields.get("name")
-    description = fields.get("description")
     platforms = fields.get("platforms") or []
     return FoundSkill(str(folder), category, name if isinstance(name, str) else None,
-                      " ".join(description.split()) if isinstance(description, str) else "",
+                      listed_description(front),
                       tuple(str(p) for p in (platforms if isinstance(platforms, list) else [platforms])),
                       str(front.problems[0]) if front.problems else None)
 

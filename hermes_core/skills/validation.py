@@ -16,13 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import SkillError
-from .document import SKILL_DOCUMENT, FrontMatter, Problem, parse_front_matter, read_regular
+from .document import MAX_DESCRIPTION, SKILL_DOCUMENT, FrontMatter, Problem, parse_front_matter, read_regular
 from .files import FILE_LIMIT, resolve_inside
 
 __all__ = ["MAX_DESCRIPTION", "MAX_NAME", "SkillReport", "name_problems", "validate_skill", "validate_text"]
 
 MAX_NAME = 64
-MAX_DESCRIPTION = 1024
 MAX_COMPATIBILITY = 500
 STANDARD_FIELDS = frozenset({"name", "description", "license", "allowed-tools", "metadata", "compatibility"})
 #: Fields Hermes Agent reads beyond the standard (a warning says where the standard wants them).

@@ -224,7 +224,10 @@ class BrowserService:
         plan: LaunchPlan = plan_launch(settings, self._scratch)
         self._proxy = PinningProxy(lambda: self._allow_private, self._blocked_connection, settings.navigation_timeout)
         await self._proxy.start()
-        self._browser = await chromium.launch(
+        # A persistent context only to choose the profile's folder (launch() would make it in the system's temp
+        # folder): its own context serves no session, which get contexts of their own, so its page is closed.
+        profile = await chromium.launch_persistent_context(
+            self._scratch / "profile", accept_downloads=False, service_workers="block",
             executable_path=plan.executable, headless=True, chromium_sandbox=plan.sandbox != "off",
             timeout=LAUNCH_TIMEOUT * 1000, downloads_path=str(self._scratch / "downloads"),
             # Every connection goes through the pinning proxy, loopback included (Chromium skips a proxy for
@@ -235,6 +238,12 @@ class BrowserService:
                   "--disable-component-update", "--disable-sync", "--disable-domain-reliability", "--no-pings",
                   "--disable-client-side-phishing-detection", "--disable-smooth-scrolling",
                   "--disable-features=MediaRouter,AutofillServerCommunication,OptimizationHints,Translate"])
+        for page in profile.pages:
+            await page.close()
+        if profile.browser is None:  # Playwright gives a persistent context's browser (its API allows None)
+            await profile.close()
+            raise BrowserError("Playwright gave no browser for the persistent context")
+        self._browser = profile.browser
         self.sandbox = plan.sandbox
         return self._browser
 

@@ -94,14 +94,15 @@ def bwrap_problem() -> str | None:
 
 
 def _wrapper_script(bwrap: str, chromium: str, scratch: Path) -> str:
-    # The system read-only; /tmp is `scratch` (Playwright puts the profile in /tmp), the only writable folder; new
-    # user (an ordinary user inside: Chromium's own sandbox then works, as root too), pid, ipc and uts namespaces.
-    # The network is shared: the guard filters it. Playwright talks to Chromium over fds 3 and 4, which bubblewrap
+    # The system read-only; `scratch` (the profile's folder, at the same path as outside) the only writable folder
+    # beside a /tmp of its own in memory (TMPDIR: the profile's lock socket needs a short path); new user (an
+    # ordinary user inside: Chromium's own sandbox then works, as root too), pid, ipc and uts namespaces. The
+    # network is shared: the guard filters it. Playwright talks to Chromium over fds 3 and 4, which bubblewrap
     # passes through.
     args = [bwrap, "--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--unshare-pid",
             "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--new-session", "--ro-bind", "/", "/",
-            "--dev", "/dev", "--proc", "/proc", "--bind", str(scratch), "/tmp", "--setenv", "HOME", "/tmp",
-            "--setenv", "TMPDIR", "/tmp", "--", chromium]
+            "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--bind", str(scratch), str(scratch),
+            "--setenv", "HOME", str(scratch), "--setenv", "TMPDIR", "/tmp", "--", chromium]
     return "#!/bin/sh\nexec " + " ".join(shlex.quote(arg) for arg in args) + ' "$@"\n'
 
 

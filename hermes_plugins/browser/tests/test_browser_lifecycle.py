@@ -12,7 +12,7 @@ import pytest
 from hermes_plugin_browser.chromium import INSTALL_COMMAND, ChromiumNotFound, bwrap_problem, plan_launch
 from hermes_plugin_browser.settings import BrowserSettings
 
-from hermes_core import Runtime, set_approval_callback
+from hermes_core import Runtime
 from hermes_core.plugins.discovery import candidate_from_module
 
 from .conftest import chromium_or_skip, scaled, write_config
@@ -91,6 +91,36 @@ def test_two_runtimes_do_not_share_cookies_and_close_leaves_no_process(pages, tm
     assert [path for home in ("one", "two") for path in (tmp_path / home / "tmp").iterdir()] == []  # profiles gone
 
 
+def user_data_dirs() -> set[str]:
+    """The ``--user-data-dir`` of every Chromium this process started (Linux /proc)."""
+    found = set()
+    for pid in descendants():
+        try:
+            arguments = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        found |= {argument.decode().partition("=")[2] for argument in arguments
+                  if argument.startswith(b"--user-data-dir=")}
+    return found
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+@pytest.mark.parametrize("sandbox", ["off", "auto"])
+def test_the_profile_lives_under_the_home_and_close_removes_it(pages, tmp_path, sandbox) -> None:
+    chromium_or_skip()
+    if sandbox == "auto" and bwrap_problem():
+        pytest.skip(f"no bubblewrap here: {bwrap_problem()}")
+    runtime = make_runtime(tmp_path, "home")
+    write_config(tmp_path / "home", allow_private=True, sandbox=sandbox)
+    try:
+        assert title(runtime, pages.add("/", "<title>profiled</title>")) == "profiled"
+        [profile] = user_data_dirs()
+        assert Path(profile).is_relative_to(tmp_path / "home" / "tmp") and (Path(profile) / "Default").is_dir()
+    finally:
+        runtime.close()
+    assert not Path(profile).exists() and list((tmp_path / "home" / "tmp").iterdir()) == []
+
+
 def test_sessions_have_their_own_cookies_and_session_end_closes_them(browser, pages, hermes_runtime) -> None:
     pages.add("/login", COOKIE_PAGE)
     with hermes_runtime.session("test") as alice:
@@ -149,19 +179,6 @@ def test_browser_tools_selects_the_ten_tools(browser, hermes_runtime) -> None:
     definitions = hermes_runtime.get_tool_definitions(enabled_toolsets=["browser_tools"], quiet_mode=True)
 
     assert {definition["function"]["name"] for definition in definitions} == BROWSER_TOOLS
-
-
-def test_console_expression_asks_under_the_writes_policy(browser, hermes_runtime, pages) -> None:
-    browser("browser_navigate", url=pages.add("/", "<title>t</title>"))
-    asked: list[str] = []
-    set_approval_callback(lambda request: asked.append(request.message) or "deny")
-    hermes_runtime.set_policy("writes")
-
-    evaluated = hermes_runtime.handle_function_call("browser_console", {"expression": "document.title"})
-    snapshot = json.loads(hermes_runtime.handle_function_call("browser_snapshot", {}))
-
-    assert "Blocked by the approval policy 'writes'" in evaluated and "browser_console" in asked[0]
-    assert snapshot["success"] and len(asked) == 1  # read-only tools never ask
 
 
 def test_without_the_sandbox_every_navigation_says_so(browser, browser_config, pages) -> None:

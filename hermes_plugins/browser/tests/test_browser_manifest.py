@@ -45,9 +45,9 @@ def test_annotations_say_what_each_tool_may_do() -> None:
     annotations = {name: tool["annotations"] for name, tool in TOOLS.items()}
     for name in ("browser_navigate", "browser_click", "browser_type", "browser_press"):
         assert annotations[name]["read_only"] is False and annotations[name]["open_world"] is True, name
-    for name in ("browser_snapshot", "browser_get_images"):
+    for name in ("browser_snapshot", "browser_get_images", "browser_console"):
         assert annotations[name]["read_only"] is True, name
-    assert annotations["browser_console"]["destructive"] is True  # its expression runs JavaScript in the page
+    assert annotations["browser_console"]["destructive_if"] == ["expression"]  # it runs JavaScript in the page
 
 
 def test_every_reference_resolves_to_a_function_of_the_right_shape() -> None:
