@@ -163,6 +163,25 @@ def test_an_approval_for_the_session_is_remembered_for_the_calling_tool_calls_se
     assert not config.exists() or "command_allowlist" not in config.read_text()
 
 
+def test_the_tool_context_names_the_calling_tool_calls_session_sync_and_async(runtime):
+    import asyncio
+
+    from hermes_core.plugin import tool_context
+
+    async def async_session(args, **kwargs):
+        return json.dumps({"session": tool_context().session_id})
+
+    runtime.register_tool("sync_session", "host", {"description": "s", "parameters": {"type": "object"}},
+                          lambda args, **kw: json.dumps({"session": tool_context().session_id}))
+    runtime.register_tool("async_session", "host", {"description": "a", "parameters": {"type": "object"}},
+                          async_session)
+    for name in ("sync_session", "async_session"):
+        assert json.loads(runtime.handle_function_call(name, {}, session_id="s-9")) == {"session": "s-9"}
+        assert json.loads(runtime.handle_function_call(name, {})) == {"session": None}
+        answer = asyncio.run(runtime.ahandle_function_call(name, {}, session_id="s-8"))
+        assert json.loads(answer) == {"session": "s-8"}
+
+
 def test_hardline_commands_are_refused_without_asking(runtime):
     runtime.set_approval_callback(lambda request: pytest.fail("a hardline command must not be asked about"))
     verdict = call(runtime, "reach_approval", {"command": "rm -rf /"})["verdict"]
