@@ -183,8 +183,10 @@ print("not interrupted", flush=True)
 def test_a_real_sigint_still_stops_the_caller_while_a_plugins_own_interrupt_does_not(tmp_path, mode):
     script = tmp_path / "interrupted.py"
     script.write_text(INTERRUPTED)
+    # (SIGINT back to its default in the child: a suite started as a background job inherits it ignored)
     process = subprocess.Popen([sys.executable, str(script), mode], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, env={**os.environ, "HERMES_HOME": str(tmp_path)})
+                               text=True, env={**os.environ, "HERMES_HOME": str(tmp_path)},
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + TIMEOUT
         while not (tmp_path / "started").exists():

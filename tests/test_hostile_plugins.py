@@ -245,9 +245,11 @@ def test_a_real_interrupt_of_the_user_still_aborts(isolated_home, tmp_path):
     started = tmp_path / "register-started"
     user_plugin(isolated_home, "slow", f"import time\ndef register(ctx):\n    open({str(started)!r}, 'w')\n"
                                        "    time.sleep(60)\n", "name: slow\n")
+    # (SIGINT back to its default in the child: a suite started as a background job inherits it ignored)
     process = subprocess.Popen([*HERMES, "plugins", "list"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True, env={**os.environ, "HERMES_HOME": str(isolated_home),
-                                               "HERMES_LOAD_PLUGINS": "slow"})
+                                               "HERMES_LOAD_PLUGINS": "slow"},
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         for _ in range(600):
             if started.exists() or process.poll() is not None:

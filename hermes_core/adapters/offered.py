@@ -62,7 +62,7 @@ def offered_tools(api: ToolApi, toolsets: Iterable[str] | None = None, *, strict
             continue
         parameters = strict_parameters.get(name) or function.get("parameters") or {"type": "object",
                                                                                     "properties": {}}
-        annotations = {hint: value for hint, value in entry.annotations._asdict().items() if value is not None}
+        annotations = entry.annotations.as_dict()
         tools.append(OfferedTool(name, function.get("description") or "", parameters, name in strict_parameters,
                                  entry.parallel_safe, annotations))
     return tools
