@@ -41,6 +41,8 @@ def _load_support(name: str, path: Path) -> None:
 
 _load_support("hermes_mcp_test_support", FIXTURES / "mcp" / "support.py")
 _load_support("hermes_fake_provider", FIXTURES / "providers" / "fake_provider.py")
+#: ``make compat``'s harness: its ``PINNED`` list is the one list of published plugins and their versions.
+_load_support("hermes_compat_harness", ROOT / "scripts" / "compat.py")
 _load_support("hermes_adapter_test_support", FIXTURES / "adapters" / "support.py")
 _load_support("hermes_serve_test_support", FIXTURES / "serve" / "support.py")
 
@@ -408,3 +410,25 @@ def pack_runtime(isolated_home: Path, workspace: Path) -> Iterator[Any]:
     yield make
     for runtime in made:
         runtime.close()
+
+
+@pytest.fixture(scope="session")
+def published_plugin(make_venv: Any, package_index: Any) -> Any:
+    """``published_plugin(plugin_id, *packs)``: a venv (made once per session for each plugin) with hermes-tools,
+    the first-party ``packs`` named and that published plugin at its pinned version (``PINNED`` of
+    scripts/compat.py), installed from the package index with its dependencies."""
+    pinned = sys.modules["hermes_compat_harness"].PINNED
+    venvs: dict[str, Any] = {}
+
+    def get(plugin_id: str, *packs: str) -> Any:
+        if plugin_id not in venvs:
+            venv = make_venv(f"published-{plugin_id}")
+            for pack in packs:
+                venv.install(f"hermes-tools-{pack}", extra=("--no-deps",))
+            installed = venv.run(venv.python, "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                                 pinned[plugin_id], timeout=900)
+            assert installed.returncode == 0, installed.stdout + installed.stderr
+            venvs[plugin_id] = venv
+        return venvs[plugin_id]
+
+    return get

@@ -3,7 +3,6 @@ search`` and ``plugins info`` before a plugin is installed, and the docs' table 
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -14,10 +13,7 @@ from hermes_core.cli import cli
 from hermes_core.index.build import find_layout, load_entry_file
 
 ROOT = Path(__file__).resolve().parent.parent
-spec = importlib.util.spec_from_file_location("compat_harness", ROOT / "scripts" / "compat.py")
-assert spec is not None and spec.loader is not None
-harness = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(harness)
+harness = sys.modules["hermes_compat_harness"]  # loaded by conftest.py
 
 
 def probe(**changes):

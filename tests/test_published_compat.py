@@ -17,33 +17,12 @@ import pytest
 
 pytestmark = [pytest.mark.network, pytest.mark.slow]
 
-PINNED = {
-    "capsule": "capsule-hermes==0.5.0",
-    "hermes-ssh": "hermes-ssh==0.4.12",
-    "telegram-reactions": "hermes-plugin-telegram-reactions==1.0.0",
-    "hookdeck": "hermes-hookdeck==1.0.1",
-    "delegate_routing": "hermes-delegate-routing==0.1.3",
-    "incontext": "incontext==0.0.5",
-}
 
 
 @pytest.fixture(scope="session")
-def published(make_venv, package_index):
-    """``published(plugin_id)``: a venv (made once per session) with hermes-tools, the terminal pack and that one
-    plugin installed from the package index with its dependencies."""
-    venvs: dict[str, Any] = {}
-
-    def get(plugin_id: str) -> Any:
-        if plugin_id not in venvs:
-            venv = make_venv(f"compat-{plugin_id}")
-            venv.install("hermes-tools-terminal", extra=("--no-deps",))
-            installed = venv.run(venv.python, "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                                 PINNED[plugin_id], timeout=900)
-            assert installed.returncode == 0, installed.stdout + installed.stderr
-            venvs[plugin_id] = venv
-        return venvs[plugin_id]
-
-    return get
+def published(published_plugin):
+    """``published(plugin_id)``: the plugin's venv, with the terminal pack (its classifier answers approvals)."""
+    return lambda plugin_id: published_plugin(plugin_id, "terminal")
 
 
 def run(venv: Any, code: str, **env: str) -> dict:

@@ -10,6 +10,7 @@ docs/hermes-agent-compatibility.md has the table of every plugin tried, these am
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,21 +18,6 @@ import pytest
 
 pytestmark = pytest.mark.network
 
-#: The plugins, pinned.
-PINNED = {
-    "hermes-tenuo": "hermes-tenuo==0.1.4",
-    "ollama-cloud": "hermes-ollama-cloud==1.0.1",
-    "serpapi": "serpapi-hermes-plugin==1.1.1",
-    "tabstack": "tabstack-hermes==0.0.1",
-    "noisegate": "noisegate-hermes==0.3.3",
-    "agentguard-spend": "agentguard-spend-hermes==0.4.1",
-    "hermes-loop": "hermes-loop-plugin==1.0.2",
-    "sagtask": "sagtask==2.2.1",
-    "hindsight": "hindsight-hermes==0.5.0",
-    "plivo-tools": "hermes-plivo-tools==0.1.3",
-    "hermes-tweet": "hermes-tweet==0.1.16",
-    "hermead": "hermead==0.2.0",
-}
 
 #: Run in each venv before the test's own code: a local HTTP service, a runtime, and an observer of tool calls.
 PRELUDE = '''
@@ -102,23 +88,9 @@ out = {}
 
 
 @pytest.fixture(scope="session")
-def published(make_venv, package_index):
-    """``published(plugin_id)``: a venv (made once per session) with hermes-tools, the web pack when asked,
-    and that one plugin installed from PyPI with its dependencies."""
-    venvs: dict[str, Any] = {}
-
-    def get(plugin_id: str, *, web: bool = False) -> Any:
-        if plugin_id not in venvs:
-            venv = make_venv(f"published-{plugin_id}")
-            if web:
-                venv.install("hermes-tools-web", extra=("--no-deps",))
-            installed = venv.run(venv.python, "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                                 PINNED[plugin_id], timeout=900)
-            assert installed.returncode == 0, installed.stdout + installed.stderr
-            venvs[plugin_id] = venv
-        return venvs[plugin_id]
-
-    return get
+def published(published_plugin):
+    """``published(plugin_id)``: the plugin's venv, with the web pack when asked."""
+    return lambda plugin_id, *, web=False: published_plugin(plugin_id, *(["web"] if web else []))
 
 
 def run(venv: Any, code: str, **env: str) -> dict:
@@ -409,4 +381,5 @@ def test_hermead_observes_calls_and_answers_its_slash_command(published, isolate
 
 def test_every_pinned_plugin_is_in_the_compatibility_table():
     table = (Path(__file__).parent.parent / "docs" / "hermes-agent-compatibility.md").read_text()
-    assert [requirement for requirement in PINNED.values() if f"`{requirement}`" not in table] == []
+    pinned = sys.modules["hermes_compat_harness"].PINNED
+    assert [requirement for requirement in pinned.values() if f"`{requirement}`" not in table] == []
