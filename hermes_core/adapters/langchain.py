@@ -11,7 +11,7 @@ is not ``parallel_safe`` runs alone, as in Hermes' own batches (``ToolNode`` run
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_type_hints
 
 from langchain_core.tools import BaseTool, StructuredTool
 
@@ -71,4 +71,6 @@ def _callables(tools: ToolApi, tool: OfferedTool, gate: CallGate, task_id: str |
         finally:
             gate.leave(parallel_safe)
 
+    for function in (run, arun):  # LangChain reads these hints at every call: evaluate their strings once, here
+        function.__annotations__ = get_type_hints(function)
     return run, arun
