@@ -402,7 +402,7 @@ def test_an_invalid_skill_md_is_refused_with_every_problem_and_nothing_changes(h
     assert not [p for p in (home / "skills" / "brew").iterdir() if p.name != "SKILL.md"]  # no temporary left
 
 
-@pytest.mark.parametrize("file_path", ["../escape.md", "SKILL2.md", "/tmp/x.md", "references/../../x.md"])
+@pytest.mark.parametrize("file_path", ["../escape.md", "SKILL2.md", "/etc/x.md", "references/../../x.md"])
 def test_skill_manage_writes_only_inside_the_standard_folders(home: Path, file_path: str) -> None:
     runtime = skills_runtime(home)
     call(runtime, "skill_manage", action="create", name="brew", content=GOOD.format(name="brew"))

@@ -69,7 +69,7 @@ def test_downloads_are_off(browser, pages, hermes_home, hermes_workspace) -> Non
 
     assert "/file.bin" in pages.paths()  # the browser asked for it...
     # ...and saved none of it. (Chromium may hold a denied download's first bytes in a temporary file of its
-    # private folder, $HERMES_HOME/tmp/browser-*, until it deletes it; that folder goes when the browser closes.)
+    # private folder, the home's own browser-* folder, until it deletes it; that folder goes when the browser closes.)
     private = hermes_home / "tmp"
     saved = [path for folder in (hermes_home, hermes_workspace) for path in folder.rglob("*")
              if path.is_file() and private not in path.parents and marker[:40] in path.read_bytes()]

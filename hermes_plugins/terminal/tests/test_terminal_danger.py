@@ -224,7 +224,7 @@ CORPUS: list[tuple[str, Level, str | None]] = [
     ("docker run --privileged --pid=host alpine nsenter -t 1 -m sh", DANGEROUS, "container_host_access"),
     ("docker container run -v ~/.ssh:/keys alpine cat /keys/id_rsa", DANGEROUS, "container_host_access"),
     ("docker run --rm -v $PWD:/src -w /src node:20 npm test", SAFE, None),
-    ("docker run --rm alpine rm -rf /tmp/x", SAFE, None),
+    ("docker run --rm alpine rm -rf /scratch/x", SAFE, None),
     ("docker run -it --name web -p 8080:80 nginx", SAFE, None),
     ("chattr -R +i /", HARDLINE, "recursive_chmod_root"),
     ("find / -exec chmod 777 {} +", HARDLINE, "recursive_chmod_root"),
