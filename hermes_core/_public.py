@@ -9,7 +9,8 @@ Names and modules of 0.2 that moved in 0.3 keep working for one release with a `
 Modules moved into subpackages (``hermes_core.registry`` is ``hermes_core.calls.registry``): a finder first on
 ``sys.meta_path`` answers for these names (and the modules of a moved package) with the module at its new
 place, the same object, and passes every other name on after one string comparison. ``hermes_core.config``,
-``hermes_core.index``, ``hermes_core.backends`` and ``hermes_core.authoring`` became packages of the same name.
+``hermes_core.index``, ``hermes_core.backends`` and ``hermes_core.authoring`` became packages of the same name
+(the last keeps 0.2's ``@tool`` names through :func:`moved_names`).
 """
 
 from __future__ import annotations
@@ -45,29 +46,38 @@ def read_stub(path: str) -> dict[str, str]:
 def attach(face: str, stub: str, moved: Mapping[str, str] | None = None) -> tuple[
         Callable[[str], Any], Callable[[], list[str]], list[str]]:
     """``__getattr__``, ``__dir__`` and ``__all__`` for the face ``face`` whose names ``stub`` lists; ``moved``
-    maps names the face no longer has to the module that has them now (a ``DeprecationWarning`` on use)."""
+    maps names the face no longer has to the module that has them now (see :func:`moved_names`)."""
     table = read_stub(stub)
     package = face if stub.endswith("__init__.pyi") else face.rpartition(".")[0]
     names = sorted(table)
+    old_name = moved_names(face, moved or {})
 
     def __getattr__(name: str) -> Any:
         module = table.get(name)
-        if module is not None:
-            value = getattr(import_module(module, package), name)
-        elif moved and name in moved:
-            warnings.warn(f"{face}.{name} moved to {moved[name]}.{name}; the old name goes away in the next release",
-                          DeprecationWarning, stacklevel=2)
-            value = getattr(import_module(moved[name]), name)
-        else:
-            raise AttributeError(f"module {face!r} has no attribute {name!r}")
-        if module is not None:
-            sys.modules[face].__dict__[name] = value
+        if module is None:
+            return old_name(name)
+        value = getattr(import_module(module, package), name)
+        sys.modules[face].__dict__[name] = value
         return value
 
     def __dir__() -> list[str]:
         return names
 
     return __getattr__, __dir__, names
+
+
+def moved_names(module: str, moved: Mapping[str, str]) -> Callable[[str], Any]:
+    """A module ``__getattr__`` for the names ``module`` had in 0.2 and ``moved`` maps to where they are now: each
+    still works, with a ``DeprecationWarning`` that names the new place."""
+    def __getattr__(name: str) -> Any:
+        if name not in moved:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        warnings.warn(f"{module}.{name} moved to {moved[name]}.{name}; the old name goes away in the next release",
+                      DeprecationWarning, stacklevel=2)
+        return getattr(import_module(moved[name]), name)
+
+    return __getattr__
+
 
 #: Old module (under ``hermes_core.``) -> its new place.
 MOVED_MODULES = {

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from hermes_core._public import MOVED_MODULES, MOVED_NAMES
+
 PACKAGE = Path(__file__).resolve().parent.parent / "hermes_core"
 
 #: What each part of the core (a subpackage, or a module at the top) may import, besides itself.
@@ -28,7 +30,7 @@ LAYERS: dict[str, set[str]] = {
     "missing": {"plugins", "mcp", "config", "errors"},
     "runtime": {"missing", "mcp", "skills", "plugins", "calls", "backends", "config", "checks", "errors",
                 "_version"},
-    "authoring": {"runtime", "plugins", "calls", "config", "errors", "_version"},
+    "authoring": {"runtime", "plugins", "calls", "config", "errors", "_version", "_public"},
     "cli": {"authoring", "index", "runtime", "missing", "mcp", "skills", "plugins", "calls", "backends", "config",
             "checks", "errors", "_version"},
     "adapters": {"runtime", "calls", "errors"},
@@ -176,18 +178,24 @@ def test_every_public_error_lives_in_errors_py_and_is_a_hermes_error():
     assert [error.__name__ for error in public if not issubclass(error, errors.HermesError)] == []
 
 
-def test_old_names_and_modules_still_work_with_a_deprecation_warning():
+@pytest.mark.parametrize("old", sorted(MOVED_MODULES))
+def test_every_moved_module_still_imports_as_its_new_self_with_a_deprecation_warning(old):
     import importlib
-    import warnings
+    import sys
 
-    import hermes_core
-    from hermes_core.calls.dispatch import tool_error
-    from hermes_core.calls.registry import ToolRegistry
+    sys.modules.pop(f"hermes_core.{old}", None)  # (only the old name's entry: imported before, it would not warn)
+    with pytest.warns(DeprecationWarning, match=rf"hermes_core\.{old} moved to hermes_core\."):
+        module = importlib.import_module(f"hermes_core.{old}")
+    assert module is importlib.import_module(f"hermes_core.{MOVED_MODULES[old]}")
 
-    with pytest.warns(DeprecationWarning, match=r"hermes_core\.tool_error moved to hermes_core\.plugin"):
-        assert hermes_core.tool_error is tool_error
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        old = importlib.import_module("hermes_core.registry")
-    assert old.ToolRegistry is ToolRegistry
-    assert any("hermes_core.calls.registry" in str(w.message) for w in caught if w.category is DeprecationWarning)
+
+@pytest.mark.parametrize(("face", "name", "new"), [
+    *(("hermes_core", name, new) for name, new in sorted(MOVED_NAMES.items())),
+    *(("hermes_core.authoring", name, "hermes_core.plugin") for name in ("ToolError", "ToolSpec", "tool", "tool_spec")),
+])
+def test_every_moved_name_still_works_with_a_deprecation_warning(face, name, new):
+    import importlib
+
+    with pytest.warns(DeprecationWarning, match=rf"{face}\.{name} moved to {new}\.{name}"):
+        value = getattr(importlib.import_module(face), name)
+    assert value is getattr(importlib.import_module(new), name)
