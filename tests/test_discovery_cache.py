@@ -46,6 +46,15 @@ def test_second_discovery_reads_the_cache(plugins, counted, isolated_home):
     assert list((isolated_home / "cache").glob("discovery-*.json"))
 
 
+def test_python_writing_bytecode_into_a_plugin_folder_keeps_the_cache(plugins, counted):
+    folder = plugins.folder("one", manifest=MANIFEST.format(id="one", text="first"))
+    plugins.runtime().discover()
+    os.utime(folder, ns=(0, 0))  # (the folder's own stamp changes, as importing the plugin changes it)
+    (folder / "__pycache__").mkdir()
+    assert ids(plugins.runtime().discover()) == ["one"]
+    assert len(counted) == 1
+
+
 def test_adding_a_plugin_is_seen_at_once(plugins, counted):
     plugins.folder("one", manifest=MANIFEST.format(id="one", text="first"))
     plugins.runtime().discover()

@@ -75,9 +75,10 @@ def _watched(candidates: list[PluginCandidate], roots: list[str], eps: Sequence[
     files += [str(Path(dist._path) / "entry_points.txt")
               for dist in dists if hasattr(dist, "_path") and dist.read_text("entry_points.txt")]
     for candidate in candidates:
-        files += [p for p in (candidate.manifest_path, candidate.path) if p]
-        if candidate.path:
-            files.append(str(Path(candidate.path) / "__init__.py"))
+        if candidate.manifest_path:
+            files.append(candidate.manifest_path)
+        if candidate.path:  # the files discovery reads there, not the folder: importing writes __pycache__ into it
+            files += [str(Path(candidate.path) / name) for name in ("plugin.yaml", "__init__.py")]
     return sorted(set(files))
 
 
