@@ -32,7 +32,7 @@ MULTI_FILE = """*** Begin Patch
      return 0
 *** Update File: README.md
  # Project
- 
+
 -Old text.
 +New text.
 *** Add File: docs/guide.md
