@@ -228,10 +228,9 @@ def search_files(args: dict[str, Any]) -> dict[str, Any]:
     else:
         regex = _compile(pattern, bool(args.get("ignore_case")))
         found, truncated = _grep(files, regex, root, window, deadline, mode, context)
-        listed = found.get("matches", found.get("files", found.get("counts")))
-        result.update(output_mode=mode, **found,
-                      count=sum(not m.get("context") for m in listed) if mode == "content" else len(listed),
-                      truncated=truncated)
+        count = (sum(not m.get("context") for m in found["matches"]) if mode == "content"
+                 else len(found["files" if mode == "files_only" else "counts"]))
+        result.update(output_mode=mode, **found, count=count, truncated=truncated)
     if offset:
         result["offset"] = offset
     if truncated and not deadline.reached:
