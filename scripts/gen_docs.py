@@ -439,7 +439,7 @@ def block_toolsets_packs() -> str:
 
 def block_toolsets_presets() -> str:
     """The core presets: their tools, written against the first preset when they share most of them."""
-    toolsets = importlib.import_module("hermes_core.calls.toolsets")
+    toolsets = importlib.import_module("hermes_core.tools.toolsets")
     presets = toolsets.PRESETS
     reference = next(iter(presets.values()))
     rows = []
@@ -465,7 +465,7 @@ def block_toolsets_presets() -> str:
 
 def block_toolsets_legacy() -> str:
     """Hermes Agent's legacy ``*_tools`` names and the tools they stand for."""
-    toolsets = importlib.import_module("hermes_core.calls.toolsets")
+    toolsets = importlib.import_module("hermes_core.tools.toolsets")
     providers = _providers()
     rows = []
     for name, tools in toolsets.LEGACY_TOOLSETS.items():
