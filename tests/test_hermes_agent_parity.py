@@ -279,7 +279,7 @@ def test_hermes_agents_urls_and_count_calls_answer_in_its_shapes(hermes_agent_re
 
 
 def test_each_of_hermes_agents_toolsets_is_its_tools_minus_those_not_shipped(hermes_agent_reference) -> None:
-    from hermes_core.calls.toolsets import HERMES_AGENT_TOOLSETS, NOT_SHIPPED, PRESETS
+    from hermes_core.tools.toolsets import HERMES_AGENT_TOOLSETS, NOT_SHIPPED, PRESETS
 
     theirs = hermes_agent_reference["toolsets"]
     ours = {**PRESETS, **HERMES_AGENT_TOOLSETS}

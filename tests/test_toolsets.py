@@ -139,7 +139,7 @@ def test_execute_code_lists_only_surviving_tools(runtime):
 
 
 def test_hermes_cli_holds_no_tool_that_is_not_shipped_and_each_has_its_reason():
-    from hermes_core.calls.toolsets import NOT_SHIPPED, PRESETS
+    from hermes_core.tools.toolsets import NOT_SHIPPED, PRESETS
 
     assert len(PRESETS["hermes-cli"].tools) == 35
     assert not set(PRESETS["hermes-cli"].tools) & set(NOT_SHIPPED)
