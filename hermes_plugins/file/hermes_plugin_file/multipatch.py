@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .results import FileToolError
-from .textfile import check_text_file, edit_lock, unchanged_since, write_text
+from .textfile import check_text_file, edit_lock, read_utf8, unchanged_since, write_text
 from .v4a import FileChange, Hunk, PatchSyntaxError, parse_patch
 from .workspace import resolve_path, workspace_root
 
@@ -79,10 +79,7 @@ def _state(path: Path, root: Path, files: dict[Path, _File]) -> _File:
         if path.exists():
             check_text_file(path, shown)
             info = os.stat(path)
-            try:
-                text = path.read_bytes().decode("utf-8")
-            except UnicodeDecodeError:
-                raise FileToolError(f"{shown!r} is not valid UTF-8; patch edits UTF-8 text only") from None
+            text = read_utf8(path, shown)
         files[path] = _File(path, shown, text, text, info)
     return files[path]
 

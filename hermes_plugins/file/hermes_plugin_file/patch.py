@@ -8,7 +8,7 @@ from typing import Any
 
 from .multipatch import apply_patch
 from .results import FileToolError, file_tool
-from .textfile import check_text_file, edit_lock, unchanged_since, write_text
+from .textfile import check_text_file, edit_lock, read_utf8, unchanged_since, write_text
 from .workspace import resolve_path, workspace_root
 
 
@@ -38,10 +38,7 @@ def patch(args: dict[str, Any]) -> dict[str, Any]:
     with edit_lock(path, shown):  # another patch or write_file of this file waits, in any thread or process
         check_text_file(path, shown)
         before = os.stat(path)
-        try:
-            text = path.read_bytes().decode("utf-8")
-        except UnicodeDecodeError:
-            raise FileToolError(f"{shown!r} is not valid UTF-8; patch edits UTF-8 text only") from None
+        text = read_utf8(path, shown)
         count = text.count(old)
         if count == 0:
             raise FileToolError(
