@@ -157,8 +157,10 @@ def _find(lines: list[str], wanted: list[str], start: int, shown: str, number: i
     """Where ``wanted`` is in ``lines`` from ``start``: the one place, at the strictest level that finds any."""
     for level in (lambda s: s, str.rstrip, str.strip):
         target = [level(line) for line in wanted]
+        leveled = [level(line) for line in lines]
+        # only the places whose first line matches are compared whole: linear in the file, not file x hunk
         places = [i for i in range(start, len(lines) - len(wanted) + 1)
-                  if [level(line) for line in lines[i:i + len(wanted)]] == target]
+                  if leveled[i] == target[0] and leveled[i:i + len(wanted)] == target]
         if len(places) == 1:
             return places[0]
         if places:

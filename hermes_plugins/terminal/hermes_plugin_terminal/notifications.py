@@ -29,6 +29,8 @@ SCAN_SECONDS: Final = 0.2
 #: The end of the output a completion report carries, and what a watch report carries of its matches.
 COMPLETION_TAIL_CHARS: Final = 2000
 MATCHED_LINES: Final = 20
+#: The most of a line still without its end the watcher keeps (a stream without newlines must not grow it).
+PARTIAL_LINE_CHARS: Final = 4096
 
 
 @dataclass
@@ -106,7 +108,8 @@ def _matches(entry: BackgroundProcess, watch: Watch, now: float) -> list[str]:
     total = output.total_chars
     text = watch.partial + output.since(watch.position)
     watch.position = total
-    *lines, watch.partial = text.split("\n")
+    *lines, partial = text.split("\n")
+    watch.partial = partial[-PARTIAL_LINE_CHARS:]
     if entry.process.poll() is not None:  # nothing more is coming: the last line is complete
         lines.append(watch.partial)
         watch.partial = ""
