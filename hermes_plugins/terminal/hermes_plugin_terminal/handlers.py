@@ -66,13 +66,14 @@ def _terminal(args: dict[str, Any], task: str, session_id: str | None) -> dict[s
     settings = _settings()
     backend = _backend(task)
     cwd = _start_directory(args.get("workdir"), task, settings, backend)
+    watch = _watch(args) if args.get("background") else None  # a bad argument is refused before approval is asked
     # approval comes before any backend sees the command
     refusal = check_command(command, session_id=session_id, args=args)
     if refusal:
         raise _UserError(refusal)
     pty = bool(args.get("pty"))
     if args.get("background"):
-        return _start_background(backend, command, cwd, task, pty, bool(args.get("workdir")), _watch(args))
+        return _start_background(backend, command, cwd, task, pty, bool(args.get("workdir")), watch)
     timeout = min(float(args.get("timeout") or DEFAULT_TIMEOUT), settings.max_timeout)
     cap = min(int(args.get("max_output_chars") or DEFAULT_OUTPUT_CHARS), settings.max_output_chars)
     try:
