@@ -1,19 +1,23 @@
 """Classify shell commands as safe, dangerous (needs approval) or hardline (always refused).
 
-The command is parsed (:mod:`.shell`, tree-sitter-bash) into the programs it runs, wrappers such as
-``sudo`` and ``xargs`` peeled off (:mod:`.invocation`), and each program checked for what it does
-(:mod:`.programs`). Code the shell runs later is parsed too: ``sh -c``, ``eval``, ``ssh host ...``, a
-here-document fed to a shell, ``trap`` and ``alias`` bodies. So quoting does not hide a command, and
-text that is only printed stays safe: ``echo "rm -rf /"`` runs nothing, ``git commit -m "rm -rf /"``
-neither.
+The command is parsed (:mod:`.shell`, tree-sitter-bash) into the programs it runs, wherever bash runs them:
+lists, pipelines, subshells, functions, loops, ``coproc``, ``$(...)``, backticks and ``<(...)``, in here-documents
+and here-strings too. Wrappers such as ``sudo``, ``su``, ``xargs``, ``timeout`` or ``unshare`` are peeled off
+(:mod:`.invocation`), programs that are handed commands are read (``tmux``, ``screen``, ``parallel``, ``fd -x``,
+``tar --to-command``...: :mod:`.runners`; editors told to run a shell: :mod:`.escapes`; containers:
+:mod:`.containers`), and each program is checked for what it does (:mod:`.programs`). Code the shell runs later is
+parsed too: ``sh -c``, ``eval``, ``ssh host ...``, a shell's standard input (a here-document, a here-string,
+``echo ... |``: ``sudo -s``, ``su``, ``bash``, ``at``), ``trap`` and ``alias`` bodies, prompt strings. So quoting
+does not hide a command, and text that is only printed stays safe: ``echo "rm -rf /"`` runs nothing, ``git commit
+-m "rm -rf /"`` neither.
 
-What cannot be known without running the command needs approval (fail closed): a variable or a
-substitution as the command word, ``eval`` and ``alias``, code handed to an interpreter (``python -c``,
-``perl -e``, ``awk`` with ``system``, a here-document into ``python``), text piped into a shell, a script
-the command writes and then runs, a line the parser cannot read, one nested deeper than
-:data:`MAX_DEPTH`, and one longer than :data:`MAX_COMMAND_CHARS`. Hardline refusals are kept for what
-is certain. Every step is linear in the command's length (no backtracking patterns), and nesting is
-bounded, so classification time is linear too.
+What cannot be known without running the command needs approval (fail closed): a variable or a substitution as
+the command word, ``eval``, ``alias`` and ``hash -p``, code handed to an interpreter (``python -c``, ``perl -e``,
+``awk`` with ``system``, a here-document into ``python``), text piped into a shell, a script the command writes
+and then runs, a line the parser cannot read (a syntax error, or words it split where bash would not), one nested
+deeper than :data:`MAX_DEPTH`, and one longer than :data:`MAX_COMMAND_CHARS`. Hardline refusals are kept for what
+is certain. Every step is linear in the command's length (no backtracking patterns, a bounded number of readings
+of ambiguous options), and nesting is bounded, so classification time is linear too.
 
 This is a safety net against mistakes and casual obfuscation, not a sandbox.
 """
@@ -26,8 +30,8 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from . import programs
-from .containers import ContainerRun, container_run
-from .escapes import PAGER_VARIABLES, escapes
+from .containers import ContainerRun, container_runs
+from .escapes import PAGER_VARIABLES, commands_read, escapes, stdin_commands
 from .inline import harmless_python
 from .invocation import Invocation, basename, operands, unwrap
 from .rules import (
@@ -35,6 +39,7 @@ from .rules import (
     DESTRUCTIVE_SQL,
     DYNAMIC_COMMAND,
     EDITOR_COMMAND,
+    FIND_DELETE,
     FORK_BOMB,
     HISTORY_TAMPER,
     INTERPRETER_CODE,
@@ -47,7 +52,8 @@ from .rules import (
     Level,
     Rule,
 )
-from .shell import Command, Script, Word, clean, parse
+from .runners import runs
+from .shell import Command, Redirect, Script, Word, clean, parse
 
 __all__ = ["MAX_COMMAND_CHARS", "MAX_DEPTH", "RULES", "Classification", "Level", "Rule", "classify"]
 
@@ -56,7 +62,23 @@ MAX_COMMAND_CHARS: Final = 10_000
 #: Nested scripts (``sh -c "sh -c '...'"``) deeper than this need approval (``unparsable``).
 MAX_DEPTH: Final = 8
 
-_SHELLS: Final = frozenset({"sh", "bash", "zsh", "ksh", "dash", "ash", "mksh", "fish", "csh", "tcsh", "rbash"})
+_SHELLS: Final = frozenset({"sh", "bash", "zsh", "ksh", "dash", "ash", "mksh", "fish", "csh", "tcsh", "rbash",
+                            "yash", "posh", "oksh", "loksh", "pdksh", "ksh93", "rzsh", "rksh"})
+#: Variables whose value the shell itself runs or expands with its substitutions (``PS4='$(...)' bash -x``).
+_SHELL_CODE_VARIABLES: Final = frozenset({"PROMPT_COMMAND", "PS0", "PS1", "PS2", "PS3", "PS4"})
+#: Front ends that run a command in a container, a pod or a machine: a shell among their words runs there.
+_EXEC_FRONTENDS: Final = frozenset({"docker", "podman", "nerdctl", "finch", "kubectl", "oc", "lxc", "incus",
+                                    "multipass", "machinectl", "distrobox", "toolbox", "flatpak-spawn", "lxc-attach",
+                                    "vagrant", "minikube", "docker-compose", "systemd-nspawn"})
+#: A quoted array subscript holding a substitution: bash runs it whenever the text is evaluated as arithmetic
+#: (``[[ $x -eq 'a[$(cmd)]' ]]``, ``let``, ``declare -i``, ``(( ))`` on a variable that holds it).
+_SUBSCRIPT_CODE: Final = re.compile(r"[A-Za-z_]\w{0,64}\[[^\]\n]{0,200}?(?:\$\(|`)")
+#: ``${x@P}`` expands ``x`` as a prompt string, running the substitutions in its value.
+_PROMPT_EXPANSION: Final = re.compile(r"\$\{[^}]{0,200}@P\}")
+#: Reserved words that cannot start a command: a line where one does is one bash refuses.
+_CLOSING_WORDS: Final = frozenset({"then", "else", "elif", "fi", "do", "done", "esac"})
+#: How many other readings of ambiguous wrapper options one classification follows (then: ``unparsable``).
+MAX_READINGS: Final = 64
 #: Interpreters: the short options that hand them code inline, and those that take a value.
 _INTERPRETERS: Final = {
     "perl": ("eE", "IMx"), "ruby": ("e", "Ir"), "node": ("ep", "r"), "nodejs": ("ep", "r"), "bun": ("e", "r"),
@@ -123,30 +145,57 @@ class _Analysis:
     _fetched: dict[int, bool] = field(default_factory=dict)
     #: The container whose command is being read: its mount targets stand for host paths.
     _container: ContainerRun | None = None
+    #: Other readings of ambiguous options still to be followed.
+    _readings: int = MAX_READINGS
 
     def script(self, text: str, depth: int) -> None:
         if self._too_deep(depth):
             return
         script = parse(text)
-        if script.has_error:
+        if script.has_error or script.misread:
             self.found.add(UNPARSABLE)
+        self._evaluated_text(text, depth)
         for name, body in script.functions:
             if sum(1 for c in body if c.words and c.words[0].text == name) >= 2:
                 self.found.add(FORK_BOMB)
         for redirect in script.redirects:
-            self._writes(redirect.target if redirect.writes else None)
+            self._redirect(redirect, depth)
         for variable, value in script.variables:
-            if _HISTORY_VARIABLES.fullmatch(variable):
-                self.found.add(HISTORY_TAMPER)
-            elif variable in PAGER_VARIABLES and value:  # PAGER='sh -c ...' git log runs the value
-                self.script(value.lstrip("|").replace("%s", "x"), depth + 1)
+            self._variable(variable, value, depth)
         if any(c.words and basename(c.words[0].text) in _DB_CLIENTS for c in script.commands):
             self._sql(script)
         for command in script.commands:
             self.rendered.append(" ".join(w.text for w in command.words))
+            if command.words and command.words[0].text in _CLOSING_WORDS:
+                self.found.add(UNPARSABLE)  # "then rm -rf /": bash refuses the line, tree-sitter reads a command
             for redirect in command.redirects:
-                self._writes(redirect.target if redirect.writes else None)
+                self._redirect(redirect, depth)
             self.words(command.words, command, script, depth)
+
+    def _variable(self, name: str, value: str | None, depth: int) -> None:
+        """A variable set (``value``) or unset (None): some change the history, some hold code that runs."""
+        if _HISTORY_VARIABLES.fullmatch(name):
+            self.found.add(HISTORY_TAMPER)
+        elif name in PAGER_VARIABLES and value:  # PAGER='sh -c ...' git log runs the value
+            self.script(value.lstrip("|").replace("%s", "x"), depth + 1)
+        elif name in _SHELL_CODE_VARIABLES and value:
+            self.script(value, depth + 1)
+
+    def _redirect(self, redirect: Redirect, depth: int) -> None:
+        """A file written, or an unquoted here-document whose substitutions the shell runs first."""
+        self._writes(redirect.target if redirect.writes else None)
+        substituted = redirect.substituted()
+        if substituted is not None and ("`" in substituted or "$" in substituted):
+            self.script(substituted, depth + 1)
+
+    def _evaluated_text(self, text: str, depth: int) -> None:
+        """Text bash evaluates later: an array subscript with a substitution inside quotes, ``${x@P}``."""
+        if "@P" in text and _PROMPT_EXPANSION.search(text):
+            self.found.add(DYNAMIC_COMMAND)
+        if "[" in text and ("$(" in text or "`" in text):
+            for match in _SUBSCRIPT_CODE.finditer(text):
+                self.found.add(DYNAMIC_COMMAND)
+                self.script(_substitution(text, match.end()), depth + 1)
 
     def words(self, words: Sequence[Word], command: Command, script: Script, depth: int) -> None:
         """Check what ``words`` run (a command's words, or the words ``find -exec`` runs)."""
@@ -157,8 +206,16 @@ class _Analysis:
         unwrapped = unwrap(words)
         if unwrapped.dynamic:
             self.found.add(DYNAMIC_COMMAND)
+        for name, value in unwrapped.assignments:
+            self._variable(name, value, depth)
         for nested in unwrapped.scripts:
             self.script(nested, depth + 1)
+        for other in unwrapped.alternatives:
+            if self._readings <= 0:
+                self.found.add(UNPARSABLE)
+                break
+            self._readings -= 1
+            self.words(other, command, script, depth + 1)
         if unwrapped.invocations:
             program = unwrapped.invocations[-1]
             if any(wrapper.name == "xargs" for wrapper in unwrapped.invocations[:-1]):
@@ -182,13 +239,9 @@ class _Analysis:
             self.words(words, command, script, depth + 1)  # find -exec find -exec ...: bounded like scripts
         if "/" in program.word.text:
             self._runs_file(program.word)
-        told = escapes(program)
-        if told.scripts or told.code:
-            self.found.add(EDITOR_COMMAND)
-        for text in told.scripts:
-            self.script(text, depth + 1)
-        run = container_run(program)
-        if run is not None:
+        self._escapes(program, command, depth)
+        self._handed(program, command, script, depth)
+        for run in container_runs(program):
             self._container_run(run, command, script, depth)
         if name in _SHELLS:
             self._shell(program, command, script, depth)
@@ -206,22 +259,54 @@ class _Analysis:
             for arg in args:
                 if "=" in arg.text:
                     self.script(arg.text.partition("=")[2], depth + 1)
+        elif (name == "hash" and "-p" in program.texts) or (name == "enable" and "-f" in program.texts):
+            self.found.add(DYNAMIC_COMMAND)  # hash -p /bin/rm ls: a later "ls" runs rm; enable -f loads code
         elif name in ("source", "."):
             self._code(args[:1], script, depth, run_file=True)
         elif name == "trap" and args and not args[0].text.startswith("-"):
             self.script(args[0].text, depth + 1)
         elif name == "ssh":
-            self._code(args[_ssh_command_start(program.texts):], script, depth)
-        elif name in ("su", "runuser"):
-            scripts = [args[i + 1].text for i, a in enumerate(args[:-1]) if a.text in ("-c", "--command")]
-            for text in scripts:
-                self.script(text, depth + 1)
+            remote = args[_ssh_command_start(program.texts):]
+            if remote:
+                self._code(remote, script, depth)
+            else:  # ssh host <<< '...': the remote shell runs its standard input
+                self._stdin_code(command, script, depth, shell=True)
         else:
-            # a shell deeper in the arguments: docker exec box sh -c '...', kubectl exec pod -- bash -c '...'
-            shell = next((i for i, a in enumerate(args[:-1]) if basename(a.text) in _SHELLS and a.static
-                          and args[i + 1].text.startswith("-") and "c" in args[i + 1].text[1:]), None)
+            # a shell deeper in the arguments: docker exec box sh -c '...', kubectl exec -i pod -- bash <<< '...'
+            frontend = name in _EXEC_FRONTENDS
+            shell = next((i for i, a in enumerate(args) if basename(a.text) in _SHELLS and a.static and (
+                frontend or (i + 1 < len(args) and args[i + 1].text.startswith("-") and "c" in args[i + 1].text[1:]))),
+                None)
             if shell is not None:
                 self.words(args[shell:], command, script, depth)
+
+    def _escapes(self, program: Invocation, command: Command, depth: int) -> None:
+        """An editor, pager or debugger told to run commands, on its command line or its standard input."""
+        told = escapes(program)
+        kind = stdin_commands(program)
+        if kind is not None:
+            texts, unreadable = _stdin_texts(command)
+            for text in texts:
+                read = commands_read(kind, text)
+                told.scripts += read.scripts
+                told.code = told.code or read.code
+            told.code = told.code or unreadable
+        if told.scripts or told.code:
+            self.found.add(EDITOR_COMMAND)
+        for text in told.scripts:
+            self.script(text, depth + 1)
+
+    def _handed(self, program: Invocation, command: Command, script: Script, depth: int) -> None:
+        """Commands ``program`` is handed to run (:mod:`.runners`)."""
+        handed = runs(program)
+        for text in handed.scripts:
+            self.script(text, depth + 1)
+        for words in handed.commands:
+            self.words(words, command, script, depth + 1)
+        if any(basename(word.text) in programs.DELETERS for word in handed.per_file):
+            self.found.add(FIND_DELETE)
+        if handed.stdin_script:
+            self._stdin_code(command, script, depth, shell=True)
 
     def _container_run(self, run: ContainerRun, command: Command, script: Script, depth: int) -> None:
         """A container that reaches the host asks; what it runs on mounted host paths is checked as on the host."""
@@ -337,6 +422,32 @@ class _Analysis:
         texts += [r.body for c in script.commands for r in c.redirects if r.body]
         if any(_DESTRUCTIVE_SQL.search(text) for text in texts):
             self.found.add(DESTRUCTIVE_SQL)
+
+
+def _stdin_texts(command: Command) -> tuple[list[str], bool]:
+    """The text ``command`` reads on standard input where it is written in the line (here-documents, here-strings,
+    ``echo`` upstream), and whether it may read other input (a file, another program's output)."""
+    texts = [redirect.body for redirect in command.redirects if redirect.body is not None]
+    unreadable = any(redirect.operator == "<" for redirect in command.redirects)
+    for source in command.upstream:
+        if source.words and source.words[0].text == "echo":
+            texts.append(" ".join(w.text for w in source.words[1:] if not w.text.startswith("-")))
+        else:
+            unreadable = True
+    return texts, unreadable
+
+
+def _substitution(text: str, start: int) -> str:
+    """The command of the substitution opening just before ``start`` in ``text`` (``$(`` or a backtick)."""
+    if text[start - 1] == "`":
+        end = text.find("`", start)
+        return text[start:end if end >= 0 else len(text)]
+    depth, index = 1, start
+    limit = min(len(text), start + MAX_COMMAND_CHARS)
+    while index < limit and depth:
+        depth += {"(": 1, ")": -1}.get(text[index], 0)
+        index += 1
+    return text[start:index - 1 if not depth else index]
 
 
 def _harmless_inline(option: str, rest: Sequence[Word]) -> bool:
