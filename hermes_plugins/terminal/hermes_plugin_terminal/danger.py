@@ -19,6 +19,10 @@ deeper than :data:`MAX_DEPTH`, and one longer than :data:`MAX_COMMAND_CHARS`. Ha
 is certain. Every step is linear in the command's length (no backtracking patterns, a bounded number of readings
 of ambiguous options), and nesting is bounded, so classification time is linear too.
 
+Two stricter readings are opt-in (:class:`Strictness`): ``read_only`` asks for every command that is not made
+only of programs on a read-only list (:mod:`.readonly`, ``approvals.mode: strict``), and ``workspace`` asks for
+every path outside the workspace (:mod:`.paths`, ``terminal.workspace_only``).
+
 This is a safety net against mistakes and casual obfuscation, not a sandbox.
 """
 
@@ -33,7 +37,9 @@ from . import programs
 from .containers import ContainerRun, container_runs
 from .escapes import PAGER_VARIABLES, commands_read, escapes, stdin_commands
 from .inline import harmless_python
-from .invocation import Invocation, basename, operands, unwrap
+from .invocation import Invocation, Unwrapped, basename, operands, unwrap
+from .paths import Workspace
+from .readonly import ReadOnlyList, risky_variable
 from .rules import (
     CONTAINER_HOST_ACCESS,
     DESTRUCTIVE_SQL,
@@ -43,6 +49,8 @@ from .rules import (
     FORK_BOMB,
     HISTORY_TAMPER,
     INTERPRETER_CODE,
+    NOT_READ_ONLY,
+    OUTSIDE_WORKSPACE,
     PAYLOAD_TO_SHELL,
     REMOTE_CODE_TO_SHELL,
     RULES,
@@ -55,7 +63,8 @@ from .rules import (
 from .runners import runs
 from .shell import Command, Redirect, Script, Word, clean, parse
 
-__all__ = ["MAX_COMMAND_CHARS", "MAX_DEPTH", "RULES", "Classification", "Level", "Rule", "classify"]
+__all__ = ["MAX_COMMAND_CHARS", "MAX_DEPTH", "RULES", "Classification", "Level", "ReadOnlyList", "Rule", "Strictness",
+           "Workspace", "classify"]
 
 #: Longer commands are not parsed: they need approval (``too_long``).
 MAX_COMMAND_CHARS: Final = 10_000
@@ -75,6 +84,8 @@ _EXEC_FRONTENDS: Final = frozenset({"docker", "podman", "nerdctl", "finch", "kub
 _SUBSCRIPT_CODE: Final = re.compile(r"[A-Za-z_]\w{0,64}\[[^\]\n]{0,200}?(?:\$\(|`)")
 #: ``${x@P}`` expands ``x`` as a prompt string, running the substitutions in its value.
 _PROMPT_EXPANSION: Final = re.compile(r"\$\{[^}]{0,200}@P\}")
+#: Where writing is no write: a redirection to one of these is read-only.
+_HARMLESS_SINK: Final = re.compile(r"/dev/(?:null|stdout|stderr|tty)|/dev/fd/[12]")
 #: Reserved words that cannot start a command: a line where one does is one bash refuses.
 _CLOSING_WORDS: Final = frozenset({"then", "else", "elif", "fi", "do", "done", "esac"})
 #: How many other readings of ambiguous wrapper options one classification follows (then: ``unparsable``).
@@ -103,6 +114,16 @@ _FORK_LOOP: Final = re.compile(r"\bfork\s+while\s+fork\b|\bwhile\s*\(?\s*(?:true
 
 
 @dataclass(frozen=True)
+class Strictness:
+    """The stricter readings a user opts into (the default reads neither)."""
+
+    #: ``approvals.mode: strict``: every program run must be on this list, with safe options (``not_read_only``).
+    read_only: ReadOnlyList | None = None
+    #: ``terminal.workspace_only``: every path read or written must stay in this workspace (``outside_workspace``).
+    workspace: Workspace | None = None
+
+
+@dataclass(frozen=True)
 class Classification:
     """The verdict on one command: its level and every rule it matched (hardline rules first)."""
 
@@ -110,6 +131,11 @@ class Classification:
     rules: tuple[Rule, ...]
     #: The simple commands found, words as the shell sees them, separated by `` ; ``.
     normalized: str
+    #: What is not read-only (``not_read_only``): the programs, ``>`` for a file written, ``$NAME`` for a variable
+    #: set, and an empty string for a command known only at run time.
+    unlisted: tuple[str, ...] = ()
+    #: The paths outside the workspace (``outside_workspace``).
+    outside: tuple[str, ...] = ()
 
     @property
     def rule_key(self) -> str | None:
@@ -120,25 +146,30 @@ class Classification:
         return self.rules[0].reason if self.rules else "no danger rule matched"
 
 
-def classify(command: str) -> Classification:
-    """Parse ``command`` and check everything it would run against :data:`RULES`."""
+def classify(command: str, strictness: Strictness | None = None) -> Classification:
+    """Parse ``command`` and check everything it would run against :data:`RULES` (the opt-in ones too when
+    ``strictness`` asks for them)."""
     if len(command) > MAX_COMMAND_CHARS:
         return Classification(Level.DANGEROUS, (TOO_LONG,), command[:200])
-    analysis = _Analysis()
+    analysis = _Analysis(strictness or Strictness())
     try:
         analysis.script(clean(command), depth=0)
     except RecursionError:  # absurdly nested words
         analysis.found.add(UNPARSABLE)
     matched = sorted((rule for rule in RULES if rule in analysis.found), key=lambda r: r.level is not Level.HARDLINE)
     level = matched[0].level if matched else Level.SAFE
-    return Classification(level, tuple(matched), " ; ".join(analysis.rendered))
+    return Classification(level, tuple(matched), " ; ".join(analysis.rendered),
+                          tuple(dict.fromkeys(analysis.unlisted)), tuple(dict.fromkeys(analysis.outside)))
 
 
 @dataclass
 class _Analysis:
     """The rules found so far, over one command line and every script nested in it."""
 
+    strictness: Strictness
     found: set[Rule] = field(default_factory=set)
+    unlisted: list[str] = field(default_factory=list)
+    outside: list[str] = field(default_factory=list)
     rendered: list[str] = field(default_factory=list)
     #: Files written so far (``./`` removed), to catch a script written and then run.
     written: set[str] = field(default_factory=set)
@@ -174,6 +205,8 @@ class _Analysis:
 
     def _variable(self, name: str, value: str | None, depth: int) -> None:
         """A variable set (``value``) or unset (None): some change the history, some hold code that runs."""
+        if self.strictness.read_only is not None and risky_variable(name):
+            self._not_read_only(f"${name}")
         if _HISTORY_VARIABLES.fullmatch(name):
             self.found.add(HISTORY_TAMPER)
         elif name in PAGER_VARIABLES and value:  # PAGER='sh -c ...' git log runs the value
@@ -184,6 +217,13 @@ class _Analysis:
     def _redirect(self, redirect: Redirect, depth: int) -> None:
         """A file written, or an unquoted here-document whose substitutions the shell runs first."""
         self._writes(redirect.target if redirect.writes else None)
+        target = redirect.target
+        if target is not None and not target.text.isdigit() and target.text != "-":
+            if redirect.writes and self.strictness.read_only is not None and not _HARMLESS_SINK.fullmatch(target.text):
+                self._not_read_only(">")
+            workspace = self.strictness.workspace
+            if workspace is not None and self._container is None and not workspace.inside(target):
+                self._outside([target.text])
         substituted = redirect.substituted()
         if substituted is not None and ("`" in substituted or "$" in substituted):
             self.script(substituted, depth + 1)
@@ -204,6 +244,7 @@ class _Analysis:
         if self._container is not None:
             words = [self._container.on_host(word) for word in words]
         unwrapped = unwrap(words)
+        self._strict(unwrapped)
         if unwrapped.dynamic:
             self.found.add(DYNAMIC_COMMAND)
         for name, value in unwrapped.assignments:
@@ -221,6 +262,33 @@ class _Analysis:
             if any(wrapper.name == "xargs" for wrapper in unwrapped.invocations[:-1]):
                 self._xargs(program, command)
             self.invocation(program, command, script, depth)
+
+    def _strict(self, unwrapped: Unwrapped) -> None:
+        """The opt-in readings: every program of the chain on the read-only list, every path in the workspace."""
+        read_only, workspace = self.strictness.read_only, self.strictness.workspace
+        chain = unwrapped.invocations
+        if read_only is not None:
+            if unwrapped.dynamic:
+                self._not_read_only("")
+            for program in chain:
+                if not read_only.allows(program):
+                    self._not_read_only(program.name)
+        if workspace is not None and self._container is None:
+            for index, program in enumerate(chain):
+                inner = chain[index + 1] if index + 1 < len(chain) else None
+                if inner is not None and inner.word is not program.word:  # a wrapper: only its own words
+                    program = Invocation(program.name, program.word, program.args[:len(program.args)
+                                                                                   - len(inner.args) - 1])
+                self._outside(workspace.outside(program))
+
+    def _not_read_only(self, what: str) -> None:
+        self.found.add(NOT_READ_ONLY)
+        self.unlisted.append(what)
+
+    def _outside(self, paths: Sequence[str]) -> None:
+        if paths:
+            self.found.add(OUTSIDE_WORKSPACE)
+            self.outside.extend(paths)
 
     def _xargs(self, program: Invocation, command: Command) -> None:
         """``find / | xargs chmod 777``: ``program`` runs on what the commands upstream list."""
