@@ -407,7 +407,7 @@ def _flow_style_for_empty(node: Any) -> None:
 @contextlib.contextmanager
 def _file_lock(path: Path) -> Iterator[None]:
     """An exclusive lock on ``<path>.lock`` for the read-modify-write of ``path`` (across threads and processes)."""
-    from ..errors import FileLockTimeout
+    from ..errors import FileLockTimeout, UnsafeFileError
     from .filelock import exclusive_lock
 
     with contextlib.ExitStack() as stack:
@@ -416,6 +416,8 @@ def _file_lock(path: Path) -> Iterator[None]:
             stack.enter_context(exclusive_lock(path.with_name(path.name + ".lock")))
         except FileLockTimeout:
             raise
+        except UnsafeFileError as exc:
+            raise ConfigError(f"{path}: cannot lock the configuration for editing: {exc}") from None
         except OSError as exc:
             raise ConfigError(f"{path}: cannot write the configuration ({exc.strerror}); check the folder's "
                               "permissions") from None

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
-from hermes_core.errors import FileLockTimeout
+from hermes_core.errors import FileLockTimeout, UnsafeFileError
 from hermes_core.plugin import path_lock, tool_context
 
 from .results import FileToolError
@@ -60,6 +60,8 @@ def edit_lock(path: Path, shown: str) -> Iterator[None]:
     except FileLockTimeout:
         raise FileToolError(f"{shown!r} is being edited by another call that has held it for over {timeout:g} s; "
                             "try again later") from None
+    except UnsafeFileError as exc:
+        raise FileToolError(f"{shown!r} cannot be locked for editing: {exc}") from None
 
 
 def unchanged_since(path: Path, before: os.stat_result) -> bool:
