@@ -7,7 +7,7 @@ import os
 from typing import Any
 
 from .results import FileToolError, file_tool
-from .textfile import check_text_file, edit_lock, unchanged_since, write_text
+from .textfile import edit_lock, open_text_file, unchanged_since, write_text
 from .workspace import resolve_path, workspace_root
 
 
@@ -23,10 +23,10 @@ def patch(args: dict[str, Any]) -> dict[str, Any]:
     path = resolve_path(args["path"], root)
     shown = path.relative_to(root).as_posix()
     with edit_lock(path, shown):  # another patch or write_file of this file waits, in any thread or process
-        check_text_file(path, shown)
-        before = os.stat(path)
+        with open_text_file(path, shown) as stream:
+            before, data = os.fstat(stream.fileno()), stream.read()
         try:
-            text = path.read_bytes().decode("utf-8")
+            text = data.decode("utf-8")
         except UnicodeDecodeError:
             raise FileToolError(f"{shown!r} is not valid UTF-8; patch edits UTF-8 text only") from None
         count = text.count(old)

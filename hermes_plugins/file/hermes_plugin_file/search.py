@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -19,7 +20,7 @@ import re2
 from hermes_core.plugin import tool_context
 
 from .results import FileToolError, file_tool
-from .textfile import is_binary, max_file_bytes
+from .textfile import hard_links_allowed, is_binary, max_file_bytes
 from .workspace import resolve_path, workspace_root
 
 DEFAULT_LIMIT: Final = 50
@@ -108,11 +109,14 @@ def _grep(
     """Up to ``limit`` matching lines and whether more exist; skips binary, huge and unreadable files."""
     matches: list[dict[str, Any]] = []
     size_limit = max_file_bytes()
+    hard_links = hard_links_allowed()  # a hard link's other name may be outside the workspace
     for path in files:
         try:
             if deadline.passed():
                 return matches, True
-            if path.stat().st_size > size_limit or is_binary(path):
+            info = path.stat()
+            if not stat.S_ISREG(info.st_mode) or info.st_size > size_limit or (info.st_nlink > 1 and not hard_links) \
+                    or is_binary(path):
                 continue
             with path.open(encoding="utf-8", errors="replace") as stream:
                 for number, line in enumerate(stream, 1):
