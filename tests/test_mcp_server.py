@@ -210,6 +210,64 @@ def test_stdout_carries_nothing_but_protocol_even_when_plugins_print(server_home
     assert "the demo plugin prints to stdout when it loads" in stderr and "add prints to stdout too" in stderr
 
 
+def peak_memory(pid: int) -> int:
+    """The peak resident memory of process ``pid``, in bytes (Linux's VmHWM)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(line for line in status.splitlines() if line.startswith("VmHWM:")).split()[1]) * 1024
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads the server's peak memory from /proc")
+def test_a_line_over_the_cap_is_refused_while_it_is_read_and_the_server_goes_on(server_home):
+    from hermes_core.mcp.stdio import MAX_LINE_BYTES
+
+    process = subprocess.Popen(serve_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, env={**os.environ, "HERMES_HOME": str(server_home)})
+    lines: queue.Queue[bytes | None] = queue.Queue()
+
+    def pump() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    def send(data: bytes) -> None:
+        assert process.stdin is not None
+        process.stdin.write(data)
+        process.stdin.flush()
+
+    def answer(ident: int) -> dict:
+        while (line := lines.get(timeout=WAIT)) is not None:
+            message = json.loads(line)
+            if message.get("id") == ident:
+                return message
+        raise AssertionError("the server closed stdout")
+
+    threading.Thread(target=pump, daemon=True).start()
+    try:
+        send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}}).encode() + b"\n")
+        answer(1)
+        send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+        before = peak_memory(process.pid)
+        send(b'{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "add", "arguments": {"a": "')
+        chunk = b"1" * (1024 * 1024)
+        for _ in range(200):  # a 200 MB line
+            send(chunk)
+        send(b'", "b": 1}}}\n')
+        refused = answer(2)
+        assert refused["error"]["code"] == -32600 and "MiB a message may have" in refused["error"]["message"]
+        send(json.dumps({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                         "params": {"name": "add", "arguments": {"a": 20, "b": 22}}}).encode() + b"\n")
+        assert answer(3)["result"]["content"][0]["text"] == '{"sum": 42}'
+        grown = peak_memory(process.pid) - before
+    finally:
+        assert process.stdin is not None
+        process.stdin.close()
+        process.wait(timeout=WAIT)
+    assert grown < 2 * MAX_LINE_BYTES + 32 * 1024 * 1024, f"the server grew by {grown / 2**20:.0f} MiB"
+
+
 def test_sdk_client_over_streamable_http_lists_calls_and_hears_changes(server_home):
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
