@@ -172,7 +172,6 @@ WRAPPERS: Final[dict[str, _Wrapper]] = {
     "daemonize": _w("aceEloPpu"),
     "nocache": _w(),
     "eatmydata": _w(),
-    "firejail-run": _w(""),
     "linux32": _w(),
     "linux64": _w(),
 }

@@ -143,8 +143,8 @@ def _screen_command(args: list[Word], found: Runs) -> None:
 
 
 def _parallel(invocation: Invocation, found: Runs) -> None:
-    """GNU ``parallel``/``sem``: the command (joined, run by a shell) with its inputs; no command: the inputs, or
-    the lines read from standard input, are the commands."""
+    """GNU ``parallel``/``sem``: the command (its words joined and run by a shell, or kept as words with ``-q``)
+    with its inputs; no command: the inputs, or the lines read from standard input, are the commands."""
     args = list(invocation.args)
     index = 0
     while index < len(args) and args[index].text.startswith("-") and args[index].text not in _PARALLEL_INPUTS:
@@ -161,6 +161,9 @@ def _parallel(invocation: Invocation, found: Runs) -> None:
         return
     template, values = _joined(command), _joined(inputs)
     found.scripts.append(template.replace("{}", values) if "{}" in template else f"{template} {values}".strip())
+    # with -q (--quote) the words stay words: both readings are checked
+    words = [replaced for word in command for replaced in (inputs if word.text == "{}" else [word])]
+    found.commands.append(words if any(word.text == "{}" for word in command) else [*command, *inputs])
 
 
 def _fd(invocation: Invocation, found: Runs) -> None:

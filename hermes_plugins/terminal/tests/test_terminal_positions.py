@@ -88,6 +88,7 @@ _NESTING_POSITIONS = [p for p in POSITIONS if "`" not in p and '"' not in p and 
     "bash -c {q}", "sh -c {q}", "eval {q}", "su -c {q}", "sudo -s <<< {q}", "echo {q} | bash"]
 
 
+_OPERATORS = frozenset("|<>;&")
 #: Wrappers that join their words and parse them again (so quotes inside the words are lost).
 _REPARSING = frozenset({"ssh host {p}", "eval {p}"})
 
@@ -108,7 +109,8 @@ def test_nested_wrappers_and_positions_never_make_a_payload_safe(payload: str,
             wrapper = wrapper.replace("{p}", "{q}")
         elif "{p}" in wrapper and not simple:  # words of a compound command are no command: hand it to a shell
             command = f"sh -c {shlex.quote(command)}"
-        command, simple = _nest(compose(wrapper, command), position), position == "{}"
+        # a pipe or a redirection of the wrapper's own makes the result more than one simple command
+        command, simple = _nest(compose(wrapper, command), position), position == "{}" and not _OPERATORS & set(wrapper)
     assert classify(command).level is not Level.SAFE, command
 
 
