@@ -84,6 +84,17 @@ def _check_kind(info: os.stat_result, shown: str) -> None:
         raise FileToolError(f"{shown!r} is {kind}; the file tools read regular files only")
 
 
+def read_utf8(path: Path, shown: str) -> tuple[str, os.stat_result]:
+    """The text of a file an edit changes, opened and checked as :func:`open_text_file` does, and the file's
+    status when it was read; a :class:`FileToolError` when it is not UTF-8."""
+    with open_text_file(path, shown) as stream:
+        before, data = os.fstat(stream.fileno()), stream.read()
+    try:
+        return data.decode("utf-8"), before
+    except UnicodeDecodeError:
+        raise FileToolError(f"{shown!r} is not valid UTF-8; patch edits UTF-8 text only") from None
+
+
 #: How long an edit waits for another edit of the same file (plugin setting ``edit_lock_timeout``).
 DEFAULT_EDIT_LOCK_TIMEOUT: Final = 30.0
 
