@@ -81,7 +81,8 @@ def set_approval_callback(callback: ApprovalCallback | None) -> ApprovalCallback
 def request_approval(request: ApprovalRequest, callback: ApprovalCallback | None = None, *, mode: str = "ask",
                      timeout: float | None = 60.0) -> ApprovalDecision:
     """Ask ``callback`` (default: the process-wide one); an exception, no answer within ``timeout`` or an
-    unknown answer is a refusal. Mode ``deny`` refuses and ``approve`` allows once, without asking."""
+    unknown answer is a refusal. Mode ``deny`` refuses and ``approve`` allows once, without asking; ``ask`` and
+    ``strict`` ask (``strict`` makes the terminal ask about more commands, not differently)."""
     if mode == "deny":
         return "deny"
     if mode == "approve":
@@ -175,7 +176,7 @@ class Approvals:
         if self.is_approved(request.rule_key, request.session_id) or _covered(request):
             return True
         settings = self._config().approvals
-        asks = settings.mode == "ask"
+        asks = settings.mode in ("ask", "strict")
         observed = self._observed(request) if asks else {}
         if asks:
             self._notify("pre_approval_request", observed)
