@@ -6,9 +6,12 @@ from .addresses import resolve_addresses as resolve_addresses
 from .calls.answers import approve as approve
 from .calls.answers import block as block
 from .calls.answers import modify as modify
+from .calls.auxiliary import AuxiliaryModel as AuxiliaryModel
+from .calls.auxiliary import auxiliary_model as auxiliary_model
 from .calls.dispatch import tool_error as tool_error
 from .calls.hooks import hookimpl as hookimpl
 from .calls.hooks import hookspec as hookspec
+from .calls.media import save_media as save_media
 from .calls.registry import UNLIMITED as UNLIMITED
 from .calls.registry import ToolAnnotations as ToolAnnotations
 from .calls.registry import tool_entry as tool_entry
@@ -16,7 +19,13 @@ from .calls.toolcontext import ToolContext as ToolContext
 from .calls.toolcontext import tool_context as tool_context
 from .calls.websearch import WebSearchProvider as WebSearchProvider
 from .config.filelock import path_lock as path_lock
+from .errors import MediaError as MediaError
 from .errors import ToolError as ToolError
+from .media import Media as Media
+from .media import MediaInfo as MediaInfo
+from .media import SavedMedia as SavedMedia
+from .media import ToolResult as ToolResult
+from .media import media_info as media_info
 from .plugins.context import PluginContext as PluginContext
 from .plugins.tool import ToolSpec as ToolSpec
 from .plugins.tool import tool as tool

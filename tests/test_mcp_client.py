@@ -469,7 +469,7 @@ def _check_everything(runtime: Runtime, server: str) -> None:
     assert call(runtime, f"mcp__{server}__echo", message="hi") == "Echo: hi"
     assert call(runtime, f"mcp__{server}__get-sum", a=2, b=40) == "The sum of 2 and 40 is 42."
     image = call(runtime, f"mcp__{server}__get-tiny-image")
-    assert "[image image/png" in image and "not shown]" in image
+    assert "[image: " in image and "(image/png, " in image  # saved in the results folder, its path in the text
     weather = call(runtime, f"mcp__{server}__get-structured-content", location="Chicago")
     assert set(json.loads(weather)) == {"temperature", "conditions", "humidity"}
 
