@@ -8,8 +8,6 @@ a time limit, and writes at most the frames asked for, each scaled down to a wid
 from __future__ import annotations
 
 import shutil
-import subprocess
-import tempfile
 from pathlib import Path
 
 __all__ = ["DEMUXERS", "FramesError", "ffmpeg", "take_frames"]
@@ -34,6 +32,8 @@ def take_frames(video: bytes, count: int, width: int, timeout: float) -> list[by
     tools = ffmpeg()
     if tools is None:
         raise FramesError("ffmpeg is not installed (it takes the frames): install ffmpeg, e.g. apt-get install ffmpeg")
+    import tempfile
+
     ffmpeg_path, ffprobe_path = tools
     with tempfile.TemporaryDirectory(prefix="hermes-video-") as folder:
         source = Path(folder) / "video"
@@ -60,6 +60,8 @@ def _duration(ffprobe_path: str, source: Path, timeout: float) -> float:
 
 
 def _run(command: list[str], timeout: float, what: str) -> str:
+    import subprocess
+
     try:
         result = subprocess.run(command, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:

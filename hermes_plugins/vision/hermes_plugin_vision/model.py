@@ -5,10 +5,13 @@ Hermes runs no model of its own; without one configured the tools are unavailabl
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from hermes_core.errors import LlmEndpointError
 from hermes_core.plugin import AuxiliaryModel, auxiliary_model
 
-from .sources import Loaded
+if TYPE_CHECKING:
+    from .sources import Loaded
 
 __all__ = ["NO_MODEL", "VisionUnavailable", "ask", "vision_model"]
 

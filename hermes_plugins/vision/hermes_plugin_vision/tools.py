@@ -9,32 +9,17 @@ from typing import Any
 from hermes_core.errors import LlmEndpointError
 from hermes_core.plugin import media_info
 
-from .frames import FramesError, ffmpeg, take_frames
-from .model import VisionUnavailable, ask, vision_model
+from .frames import FramesError, take_frames
+from .model import VisionUnavailable, ask
 from .settings import SettingsError, load_settings
 from .sources import Loaded, SourceError, load_image, load_video
 
-__all__ = ["video_analyze", "video_available", "vision_analyze", "vision_available"]
+__all__ = ["video_analyze", "vision_analyze"]
 
 IMAGE_PROMPT = "Fully describe and explain everything about this image, then answer the following question:\n\n{}"
 VIDEO_PROMPT = ("These are {} frames taken evenly across a video, in order. Fully describe and explain everything "
                 "happening in the video, including visual content, motion, text overlays, and scene transitions. Then "
                 "answer the following question:\n\n{}")
-
-
-def vision_available() -> bool:
-    """The ``check_fn`` of vision_analyze: True, or an exception naming the settings to add."""
-    vision_model()
-    return True
-
-
-def video_available() -> bool:
-    """The ``check_fn`` of video_analyze: a vision model and ffmpeg."""
-    vision_model()
-    if ffmpeg() is None:
-        raise VisionUnavailable("ffmpeg is not installed: video_analyze takes the video's frames with it "
-                                "(apt-get install ffmpeg, brew install ffmpeg)")
-    return True
 
 
 def vision_analyze(args: dict[str, Any], **kwargs: Any) -> str:
