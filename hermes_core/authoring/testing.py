@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import ssl
 import struct
 import threading
 import zlib
@@ -216,18 +217,26 @@ HttpAnswer = tuple[int, dict[str, str], bytes | str | dict[str, Any] | list[Any]
 class LocalHttp:
     """A threaded HTTP server on 127.0.0.1: ``route(method, path, answer)`` sets what a path answers (a fixed
     :data:`HttpAnswer` or a function of the :class:`HttpRequest`); an unknown path is a 404. Every request is kept
-    in :attr:`requests`."""
+    in :attr:`requests`. Given a server-side ``tls`` context (e.g. from ``trustme``), it speaks HTTPS."""
 
+    tls: ssl.SSLContext | None = None
     requests: list[HttpRequest] = field(default_factory=list)
     _routes: dict[tuple[str, str], HttpAnswer | Callable[[HttpRequest], HttpAnswer]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _http_handler(self))
         self._httpd.daemon_threads = True
+        if self.tls is not None:
+            self._httpd.socket = self.tls.wrap_socket(self._httpd.socket, server_side=True)
         threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
 
+    @property
+    def host(self) -> str:
+        """``127.0.0.1:<port>``."""
+        return f"127.0.0.1:{self._httpd.server_address[1]}"
+
     def url(self, path: str = "/") -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}{path}"
+        return f"{'https' if self.tls else 'http'}://{self.host}{path}"
 
     def route(self, method: str, path: str, answer: HttpAnswer | Callable[[HttpRequest], HttpAnswer]) -> str:
         """Answer ``method`` requests for ``path`` (without the query string); returns its URL."""

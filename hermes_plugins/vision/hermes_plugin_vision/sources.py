@@ -18,7 +18,7 @@ from hermes_core.plugin import MediaInfo, media_info, tool_context
 
 from .settings import VisionSettings
 
-__all__ = ["Loaded", "SourceError", "load_image", "load_video"]
+__all__ = ["Loaded", "SourceError", "check_image", "load_image", "load_video"]
 
 #: The image types vision models read (what OpenAI, Anthropic and Gemini all accept).
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
@@ -51,7 +51,14 @@ class Loaded:
 
 def load_image(reference: str, settings: VisionSettings) -> Loaded:
     """The image ``reference`` names, checked: one of the types vision models read, within the byte and pixel caps."""
-    data, source = _load(reference, settings, settings.max_bytes, IMAGES)
+    return check_image(*_load(reference, settings, settings.max_bytes, IMAGES), settings)
+
+
+def check_image(data: bytes, source: str, settings: VisionSettings) -> Loaded:
+    """``data`` as an image, if it is one of the types vision models read within the byte and pixel caps (its size
+    read from its header: nothing is decoded)."""
+    if len(data) > settings.max_bytes:
+        raise SourceError(f"{source} has {len(data):,} bytes, more than the {settings.max_bytes:,} byte limit")
     info = media_info(data)
     if info is None or info.kind != "image":
         raise SourceError(f"{source} is not an image Hermes can read (PNG, JPEG, GIF or WebP)")
