@@ -123,6 +123,20 @@ def test_what_is_not_an_image_or_a_sound_is_refused_with_the_reason(runtime, med
     assert why in text and references(text) == []
 
 
+def test_a_tool_function_may_return_a_tool_result(runtime):
+    from hermes_core.plugin import tool
+
+    @tool(toolset="charts")
+    def plot(title: str) -> ToolResult:
+        """Plot the sales."""
+        return ToolResult({"title": title}, Media.from_bytes(PNG))
+
+    runtime.context("charts").register_tool(plot)
+
+    first, second = runtime.handle_function_call("plot", {"title": "sales"}).split("\n")
+    assert json.loads(first) == {"title": "sales"} and references(second)[0][1].read_bytes() == PNG
+
+
 def test_save_media_gives_a_handler_the_path_before_it_answers(runtime, hermes_home):
     def handler(args: dict[str, Any], **kwargs: Any) -> ToolResult:
         saved = save_media(Media.from_bytes(PNG))
