@@ -24,7 +24,7 @@ import re
 import stat
 import struct
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
@@ -226,6 +226,21 @@ class ToolResult:
             else:
                 lines.append(json.dumps(part, ensure_ascii=False))
         return "\n".join(lines)
+
+
+def _no_store() -> MediaStore | None:
+    return None
+
+
+#: Finds the media folder of the tool call running now. A call's context lives above this module: the call path
+#: (``hermes_core.calls.media``) fills this slot when it is imported; unfilled, a ToolResult's media are described.
+current_store: Callable[[], MediaStore | None] = _no_store
+
+
+def find_stores_with(finder: Callable[[], MediaStore | None]) -> None:
+    """Fill the :data:`current_store` slot (the call path does, once)."""
+    global current_store
+    current_store = finder
 
 
 def _kept(store: MediaStore | None, media: Media) -> str:

@@ -1,8 +1,11 @@
-"""Media of the tool call running now: the calling runtime's media folder, and saving into it."""
+"""Media of the tool call running now: the calling runtime's media folder, and saving into it.
+
+Importing this module fills the slot :data:`hermes_core.media.current_store`, so the results of handlers have
+somewhere to put their media (the dispatch imports it)."""
 
 from __future__ import annotations
 
-from ..media import MAX_MEDIA_BYTES, Media, MediaStore, SavedMedia
+from ..media import MAX_MEDIA_BYTES, Media, MediaStore, SavedMedia, find_stores_with
 from .toolcontext import CURRENT
 
 __all__ = ["media_store", "save_media"]
@@ -25,3 +28,6 @@ def save_media(media: Media) -> SavedMedia:
     if store is None:
         raise RuntimeError("save_media() is only available while a Hermes runtime is calling a tool handler")
     return store.save(media)
+
+
+find_stores_with(media_store)
