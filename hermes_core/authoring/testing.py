@@ -231,9 +231,13 @@ class LocalHttp:
         threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
 
     @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    @property
     def host(self) -> str:
         """``127.0.0.1:<port>``."""
-        return f"127.0.0.1:{self._httpd.server_address[1]}"
+        return f"127.0.0.1:{self.port}"
 
     def url(self, path: str = "/") -> str:
         return f"{'https' if self.tls else 'http'}://{self.host}{path}"
