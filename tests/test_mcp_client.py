@@ -7,8 +7,6 @@ import logging
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,27 +18,6 @@ from hermes_core.mcp.naming import MAX_TOOL_NAME, ToolNames, tool_name
 
 support = sys.modules["hermes_mcp_test_support"]  # loaded by conftest.py
 WAIT = scaled_timeout(30.0)  # the longest a test waits for a state change before it fails
-
-
-@pytest.fixture
-def hermes(isolated_home: Path) -> Iterator[Callable[..., Runtime]]:
-    """Start a runtime whose config.yaml has the given ``mcp_servers`` and connect them (waiting for each one's
-    first attempt); every one is closed afterwards."""
-    runtimes: list[Runtime] = []
-
-    def start(servers: dict[str, dict], before: Callable[[Runtime], None] | None = None) -> Runtime:
-        (isolated_home / "config.yaml").write_text(yaml.safe_dump({"mcp_servers": servers}))
-        runtime = Runtime(home=isolated_home)
-        runtimes.append(runtime)
-        if before:
-            before(runtime)
-        runtime.load_plugins()
-        runtime.start_mcp()
-        return runtime
-
-    yield start
-    for runtime in runtimes:
-        runtime.close()
 
 
 @pytest.fixture(scope="session")

@@ -11,17 +11,14 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
 import anyio
-import pytest
 import yaml
 from anthropic.types import ToolUseBlock
 
-from hermes_core import Runtime
 from hermes_core.authoring.testing import scaled_timeout
 
 support = sys.modules["hermes_mcp_test_support"]  # loaded by conftest.py
@@ -44,30 +41,12 @@ def media_server() -> dict[str, Any]:
     return {"command": sys.executable, "args": [str(SERVER)]}
 
 
-@pytest.fixture
-def hermes(isolated_home: Path) -> Iterator[Callable[..., Runtime]]:
-    runtimes: list[Runtime] = []
-
-    def start(**config: Any) -> Runtime:
-        (isolated_home / "config.yaml").write_text(yaml.safe_dump({"mcp_servers": {"media": media_server()},
-                                                                   **config}))
-        runtime = Runtime(home=isolated_home)
-        runtimes.append(runtime)
-        runtime.load_plugins()
-        runtime.start_mcp()
-        return runtime
-
-    yield start
-    for runtime in runtimes:
-        runtime.close()
-
-
 def saved(text: str) -> list[tuple[str, Path, str]]:
     return [(kind, Path(path), mime) for kind, path, mime, _ in REFERENCE.findall(text)]
 
 
 def test_an_image_from_a_server_is_saved_and_named_in_the_text(hermes, isolated_home):
-    runtime = hermes()
+    runtime = hermes({"media": media_server()})
 
     text = runtime.handle_function_call("mcp__media__chart", {})
 
@@ -78,7 +57,7 @@ def test_an_image_from_a_server_is_saved_and_named_in_the_text(hermes, isolated_
 
 
 def test_the_anthropic_answer_carries_the_servers_image_as_an_image_block(hermes):
-    runtime = hermes()
+    runtime = hermes({"media": media_server()})
 
     [reply] = runtime.answer_tool_calls([ToolUseBlock(type="tool_use", id="t1", name="mcp__media__chart", input={})])
 
@@ -88,7 +67,7 @@ def test_the_anthropic_answer_carries_the_servers_image_as_an_image_block(hermes
 
 
 def test_a_sound_from_a_server_is_saved_as_audio(hermes):
-    runtime = hermes()
+    runtime = hermes({"media": media_server()})
 
     [(kind, path, mime)] = saved(runtime.handle_function_call("mcp__media__sound", {}))
 
@@ -96,7 +75,7 @@ def test_a_sound_from_a_server_is_saved_as_audio(hermes):
 
 
 def test_invalid_or_oversized_media_from_a_server_become_a_reason_not_a_file(hermes, isolated_home):
-    runtime = hermes(tool_output={"max_media_bytes": 50_000})
+    runtime = hermes({"media": media_server()}, tool_output={"max_media_bytes": 50_000})
 
     broken = runtime.handle_function_call("mcp__media__bad_image", {})
     huge = runtime.handle_function_call("mcp__media__huge_image", {})

@@ -15,7 +15,8 @@ Fixtures:
   records every request, to stand in for the API a tool calls.
 
 Helpers: :func:`scaled_timeout` turns a test's hang bound into one that holds on a slow or busy machine;
-:func:`png_image` makes a real PNG of any size (cheaply, even 20 000 × 20 000) for tools that read images.
+:func:`png_image` makes a real PNG of any size (cheaply, even 20 000 × 20 000) for tools that read images;
+:func:`imports_of` says which modules importing one module loads (a check every listing runs should stay light).
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ from ..plugins.records import PluginRecord
 from ..runtime import Runtime
 
 __all__ = ["HttpRequest", "LocalHttp", "call_tool", "hermes_home", "hermes_runtime", "hermes_workspace",
-           "load_hermes_plugin", "local_http", "manifest_drift", "png_image", "result_media", "scaled_timeout"]
+           "imports_of", "load_hermes_plugin", "local_http", "manifest_drift", "png_image", "result_media",
+           "scaled_timeout"]
 
 MODULE_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 TIMEOUT_SCALE_VARIABLE = "HERMES_TEST_TIMEOUT_SCALE"
@@ -293,3 +295,18 @@ def local_http() -> Iterator[LocalHttp]:
     server = LocalHttp()
     yield server
     server.close()
+
+
+def imports_of(module: str, *, path: str | os.PathLike[str] | None = None) -> set[str]:
+    """The modules a fresh interpreter has loaded once it imported ``module`` (``path`` first on its ``sys.path``)."""
+    import subprocess
+    import sys
+
+    code = f"import json, sys; import {module}; print(json.dumps(sorted(sys.modules)))"
+    env = {**os.environ, **({"PYTHONPATH": os.pathsep.join([str(path), os.environ.get("PYTHONPATH", "")])}
+                            if path is not None else {})}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                            timeout=scaled_timeout(60))
+    if result.returncode != 0:
+        raise AssertionError(f"importing {module} failed:\n{result.stderr}")
+    return set(json.loads(result.stdout))

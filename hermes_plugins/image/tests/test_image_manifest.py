@@ -1,50 +1,24 @@
-"""plugin.yaml: the declared tool, its annotations and the code it points to agree; the check every listing runs
-imports nothing of the call path."""
+"""plugin.yaml: image_generate with Hermes Agent's toolset and arguments, saying it writes files and reaches the
+world, in step with the code; its check imports neither fal-client nor httpx."""
 
 from __future__ import annotations
 
-import importlib
-import inspect
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import hermes_plugin_image
-import yaml
 
-MANIFEST = yaml.safe_load((Path(hermes_plugin_image.__file__).parent / "plugin.yaml").read_text(encoding="utf-8"))
+from hermes_core.authoring.testing import imports_of
+from hermes_core.plugins.manifest import load_manifest
 
-
-def resolve(reference: str) -> object:
-    module, _, attribute = reference.partition(":")
-    return getattr(importlib.import_module(module), attribute)
+PACK = Path(hermes_plugin_image.__file__).parent
 
 
-def test_image_generate_is_declared_with_hermes_agents_toolset_and_arguments() -> None:
-    [tool] = MANIFEST["tools"]
-    assert (MANIFEST["name"], tool["name"], tool["toolset"]) == ("image", "image_generate", "image_gen")
-    assert set(tool["parameters"]["properties"]) == {"prompt", "aspect_ratio", "image_url", "reference_image_urls"}
-    assert tool["parameters"]["required"] == ["prompt"]
-
-
-def test_it_says_it_writes_files_and_reaches_the_outside_world() -> None:
-    [tool] = MANIFEST["tools"]
-    assert tool["annotations"] == {"read_only": False, "destructive": False, "idempotent": False, "open_world": True}
-
-
-def test_the_references_resolve_to_functions_of_the_right_shape() -> None:
-    [tool] = MANIFEST["tools"]
-    assert list(inspect.signature(resolve(tool["handler"])).parameters) == ["args", "kwargs"]
-    assert not inspect.signature(resolve(tool["check_fn"])).parameters
-
-
-def test_the_check_imports_neither_fal_client_nor_httpx() -> None:
-    code = ("import json, sys; import hermes_plugin_image.check; "
-            "print(json.dumps([m for m in sys.modules if m.startswith(('httpx', 'fal_client', 'hermes_plugin_'))"
-            " and not m.startswith('hermes_plugin_image')]))")
-    pack = str(Path(hermes_plugin_image.__file__).parent.parent)
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                            env={**os.environ, "PYTHONPATH": pack})
-    assert json.loads(result.stdout) == []
+def test_image_generate_is_hermes_agents_and_says_what_it_may_do(manifest_drift) -> None:
+    [tool] = load_manifest(PACK / "plugin.yaml").tools or ()
+    assert (tool.name, tool.toolset) == ("image_generate", "image_gen")
+    assert set(tool.parameters["properties"]) == {"prompt", "aspect_ratio", "image_url", "reference_image_urls"}
+    assert tool.annotations is not None and tool.annotations.model_dump(exclude_none=True) == {
+        "read_only": False, "destructive": False, "idempotent": False, "open_world": True}
+    assert manifest_drift("hermes_plugin_image") == []
+    assert [m for m in imports_of("hermes_plugin_image.check", path=PACK.parent)
+            if m.startswith(("httpx", "fal_client", "hermes_plugin_vision"))] == []
