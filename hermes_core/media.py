@@ -32,6 +32,8 @@ from typing import Final, Literal
 from .errors import MediaError
 
 __all__ = [
+    "ATTACH_MAX_BYTES",
+    "ATTACH_MAX_SIDE",
     "IMAGE_TYPES_ANY_MODEL_READS",
     "MAX_MEDIA_BYTES",
     "Attachment",
@@ -41,6 +43,8 @@ __all__ = [
     "MediaStore",
     "SavedMedia",
     "ToolResult",
+    "current_store",
+    "find_stores_with",
     "has_references",
     "media_info",
     "reference_lines",
@@ -353,14 +357,19 @@ class MediaStore:
             return None
         return path
 
-    def attachments(self, text: str) -> list[Attachment]:
+    def attachments(self, text: str, kinds: Iterable[str] = ("image", "audio"),
+                    max_bytes: int | None = None) -> list[Attachment]:
         """The media ``text``'s reference lines name that replies may carry, in order: files of this folder
-        whose bytes are the type and size their line says (a line that does not check out stays text only)."""
+        whose bytes are the type and size their line says (a line that does not check out stays text only). Only
+        media of ``kinds`` and at most ``max_bytes`` (else the folder's cap) are read."""
         found = []
+        kinds, limit = frozenset(kinds), min(max_bytes or self.max_bytes, self.max_bytes)
         for match in _REFERENCE.finditer(text):
             kind, shown, mime_type, size = match.group(1, 2, 3, 4)
+            if kind not in kinds or int(size) > limit or not mime_type.startswith(kind):
+                continue
             path = self._checked_path(shown)
-            if path is None or int(size) > self.max_bytes or not mime_type.startswith(kind):
+            if path is None:
                 continue
             data = _read_exactly(path, int(size))
             info = media_info(data[:65536]) if data is not None else None

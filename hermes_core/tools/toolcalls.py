@@ -15,7 +15,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, NamedTuple, TypeAlias, TypedDict
 
-from ..media import Attachment, MediaStore, has_references
+from ..media import ATTACH_MAX_BYTES, Attachment, MediaStore, has_references
 
 __all__ = [
     "AnthropicToolResult",
@@ -268,7 +268,7 @@ def tool_reply(call: ToolCall, result: str, media: MediaStore | None = None) -> 
     media folder), the images the result's reference lines name are attached where the provider takes them."""
     if call.provider == "openai":
         return {"role": "tool", "tool_call_id": call.id, "content": result}  # text only: the text names the file
-    images = [found for found in media.attachments(result) if found.attachable_image()] \
+    images = [found for found in media.attachments(result, ("image",), ATTACH_MAX_BYTES) if found.attachable_image()] \
         if media is not None and has_references(result) else []
     if call.provider == "openai-responses":
         if images:
