@@ -25,6 +25,7 @@ __all__ = [
     "LlmEndpointError",
     "ManifestError",
     "McpCallError",
+    "MediaError",
     "MissingDirectory",
     "NotStrictError",
     "PluginFault",
@@ -205,6 +206,10 @@ class InteropError(HermesError):
 
 class McpCallError(HermesError):
     """A remote tool call failed: the tool reported an error, the server refused, timed out or went away."""
+
+
+class MediaError(HermesError, ValueError):
+    """An image or a sound of a tool result cannot be kept: too large, not an image or a sound, unreadable."""
 
 
 # -- Hermes Agent compatibility ----------------------------------------------------------------------------

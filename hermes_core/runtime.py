@@ -118,7 +118,7 @@ class Runtime(ToolApi):
         self._plugin_contexts: list[PluginContext] = []
         tool_output = self._config_data()["tool_output"]
         self.budget = ResultBudget(self.home.results_dir, tool_output["max_result_size_chars"],
-                                   tool_output["turn_budget_chars"])
+                                   tool_output["turn_budget_chars"], tool_output["max_media_bytes"])
         #: The tools this runtime offers and dispatches (all of them, unless the policy is ``read-only``).
         self.scope = ToolScope(self.registry, self.toolsets, None if policy is None else check_policy(policy),
                                lambda: self._config_data()["approvals"]["policy"])

@@ -12,7 +12,7 @@ import sysconfig
 import threading
 import time
 import venv
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib.metadata import EntryPoint, distributions
@@ -468,3 +468,27 @@ def published_plugin(make_venv: Any, package_index: Any) -> Any:
         return venvs[plugin_id]
 
     return get
+
+
+@pytest.fixture
+def hermes(isolated_home: Path) -> Iterator[Callable[..., Runtime]]:
+    """``hermes(servers, before=None, **config)``: start a runtime whose config.yaml has the given ``mcp_servers``
+    (and ``config``'s other sections) and connect them, waiting for each one's first attempt; ``before(runtime)``
+    runs before plugins load. Every runtime is closed afterwards."""
+    runtimes: list[Runtime] = []
+
+    def start(servers: dict[str, dict], before: Callable[[Runtime], None] | None = None, **config: Any) -> Runtime:
+        import yaml
+
+        (isolated_home / "config.yaml").write_text(yaml.safe_dump({"mcp_servers": servers, **config}))
+        runtime = Runtime(home=isolated_home)
+        runtimes.append(runtime)
+        if before:
+            before(runtime)
+        runtime.load_plugins()
+        runtime.start_mcp()
+        return runtime
+
+    yield start
+    for runtime in runtimes:
+        runtime.close()

@@ -1,13 +1,19 @@
-"""Result-size budgets: oversized results are saved in the home's ``results/`` folder and previewed."""
+"""Result-size budgets: oversized results are saved in the home's ``results/`` folder and previewed; the media of
+results go to its ``media/`` folder, each within a size cap."""
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import re
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..media import MediaStore
 
 __all__ = ["PREVIEW_CHARS", "ResultBudget"]
 
@@ -20,10 +26,19 @@ PREVIEW_CHARS = 2_000
 class ResultBudget:
     """Keeps each result, and each turn's results, within a character budget."""
 
-    def __init__(self, results_dir: Path, per_tool: int = 100_000, per_turn: int = 200_000) -> None:
+    def __init__(self, results_dir: Path, per_tool: int = 100_000, per_turn: int = 200_000,
+                 max_media_bytes: int = 20_000_000) -> None:
         self._results_dir = results_dir
         self.per_tool = per_tool
         self.per_turn = per_turn
+        self.max_media_bytes = max_media_bytes
+
+    @functools.cached_property
+    def media(self) -> MediaStore:
+        """Where the media of results are saved, and the only folder replies attach media from."""
+        from ..media import MediaStore  # off the start-up path
+
+        return MediaStore(self._results_dir, self.max_media_bytes)
 
     def fit(self, tool_name: str, result: str, limit: int | None) -> str:
         """``result`` if within ``limit`` (``None`` = unlimited), else a preview plus where it was saved."""
@@ -50,16 +65,20 @@ class ResultBudget:
 
     def _shrink(self, tool_name: str, result: str, limit: int) -> str:
         preview = result[: min(PREVIEW_CHARS, limit)]
+        from ..media import reference_lines
+
+        # a medium's reference line outlives the cut, so the reply still carries the picture or the sound
+        kept = "".join(f"\n{line}" for line in reference_lines(result) if line not in preview)
         try:
             path = self._save(tool_name, result)
         except OSError as exc:
             log.warning("could not save the oversized result of %s: %s", tool_name, exc)
             marker = (f"\n[... truncated: {len(result) - limit:,} of {len(result):,} characters not shown; "
                       f"the full result could not be saved ({exc.strerror or exc})]")
-            return result[: max(limit - len(marker), 0)] + marker
+            return result[: max(limit - len(marker) - len(kept), 0)] + marker + kept
         return (f"[The result of {tool_name} has {len(result):,} characters, more than its budget of {limit:,}. "
                 f"It was saved in full to {path}; read that file for the rest. First {len(preview):,} characters:]\n"
-                f"{preview}")
+                f"{preview}{kept}")
 
     def _save(self, tool_name: str, result: str) -> Path:
         import tempfile  # off the start-up path: only an oversized result needs them

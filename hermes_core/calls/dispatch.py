@@ -33,6 +33,7 @@ from .approval import ApprovalRequest, Approvals, approved_call
 from .arguments import ArgumentError, ArgumentValidator, parse_arguments
 from .budget import ResultBudget
 from .hooks import HookImpl, HookRunner, answer_problem, quoted
+from .media import media_store  # noqa: F401 - fills the slot that lets handlers' results keep their media
 from .middleware import Middleware
 from .toolcontext import CALL_SESSION, CURRENT, ToolContext
 
@@ -559,7 +560,9 @@ class Dispatcher:
         """Run the calls as :meth:`run_tool_calls` does; each result as the reply item its provider expects."""
         _warn_if_on_a_loop("answer_tool_calls")
         parsed = read_tool_calls(calls)
-        return [tool_reply(call, result) for call, result in zip(parsed, self._run(parsed, context), strict=True)]
+        media = self.budget.media
+        return [tool_reply(call, result, media) for call, result in zip(parsed, self._run(parsed, context),
+                                                                        strict=True)]
 
     async def arun_tool_calls(self, calls: Iterable[ToolCallLike], **context: Any) -> list[str]:
         """:meth:`run_tool_calls` without blocking the running loop (parallel-safe batches run concurrently)."""
@@ -568,8 +571,9 @@ class Dispatcher:
     async def aanswer_tool_calls(self, calls: Iterable[ToolCallLike], **context: Any) -> list[ToolReply]:
         """:meth:`answer_tool_calls` without blocking the running loop."""
         parsed = read_tool_calls(calls)
-        return [tool_reply(call, result) for call, result in zip(parsed, await self._arun(parsed, context),
-                                                                 strict=True)]
+        media = self.budget.media
+        return [tool_reply(call, result, media) for call, result in zip(parsed, await self._arun(parsed, context),
+                                                                        strict=True)]
 
     def _run(self, parsed: list[ToolCall], context: dict[str, Any]) -> list[str]:
         def run(call: ToolCall) -> str:

@@ -85,6 +85,8 @@ class ObservabilityConfig(_Section):
 class ToolOutputConfig(_Section):
     max_result_size_chars: int = Field(100_000, gt=0, description="Default per-tool result budget.")
     turn_budget_chars: int = Field(200_000, gt=0, description="Budget for all results of one turn.")
+    max_media_bytes: int = Field(20_000_000, gt=0, description="Largest image or sound kept from one tool result "
+                                                               "(saved in the results folder's media/).")
 
 
 class WebConfig(BaseModel):

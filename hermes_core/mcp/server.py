@@ -1,7 +1,8 @@
 """``hermes mcp serve``: the registry's tools for any MCP client, over stdio or streamable HTTP.
 
 Calls run through ``handle_function_call``, so hooks, argument checks and result budgets apply; a result
-that is Hermes' ``{"error": ...}`` JSON becomes an MCP error result (``isError``). Connected clients are
+that is Hermes' ``{"error": ...}`` JSON becomes an MCP error result (``isError``), and the images and sounds a
+result saved come with its text as ``ImageContent`` and ``AudioContent``. Connected clients are
 told when the tool or prompt list changes: handshake-era clients by ``notifications/tools/list_changed`` and
 ``notifications/prompts/list_changed``, 2026-era clients through their ``subscriptions/listen`` stream.
 """
@@ -29,6 +30,7 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._version import __version__
 from ..calls.dispatch import AGENT_LOOP_TOOLS
+from ..media import MediaStore, has_references
 from ..tools.toolcalls import is_error_result
 from ..tools.toolsets import UnknownToolsetError
 from .naming import PREFIX
@@ -43,7 +45,8 @@ __all__ = ["BearerAuth", "HermesMcpServer", "is_error_result"]
 
 log = logging.getLogger(__name__)
 
-INSTRUCTIONS = "Tools provided by Hermes plugins. Each tool returns text; failures come back as error results."
+INSTRUCTIONS = ("Tools provided by Hermes plugins. Each tool returns text, with the images and sounds it made; "
+                "failures come back as error results.")
 
 
 class _Server(Server[Any]):
@@ -56,6 +59,19 @@ class _Server(Server[Any]):
         return super().create_initialization_options(notification_options or NotificationOptions(tools_changed=True,
                                                                                        prompts_changed=True),
                                                      experimental_capabilities, extensions)
+
+
+def mcp_content(text: str, media: MediaStore) -> list[types.ContentBlock]:
+    """A result as MCP content: its text, then each image and sound its reference lines name (an image no model
+    could take, by type, bytes or pixels, stays a path in the text)."""
+    content: list[types.ContentBlock] = [types.TextContent(type="text", text=text)]
+    if has_references(text):
+        for found in media.attachments(text):
+            if found.saved.kind == "audio":
+                content.append(types.AudioContent(type="audio", data=found.base64, mime_type=found.saved.mime_type))
+            elif found.attachable_image():
+                content.append(types.ImageContent(type="image", data=found.base64, mime_type=found.saved.mime_type))
+    return content
 
 
 class BearerAuth:
@@ -162,7 +178,7 @@ class HermesMcpServer:
         finally:
             entry = self.runtime.registry.get(self.registered_name(params.name))
             self._wrote = self._wrote or entry is None or not entry.read_only
-        return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
+        return types.CallToolResult(content=mcp_content(text, self.runtime.budget.media),
                                     is_error=is_error_result(text))
 
     async def _list_prompts(self, ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
