@@ -15,6 +15,7 @@ from .calls.registry import tool_entry as tool_entry
 from .calls.toolcontext import ToolContext as ToolContext
 from .calls.toolcontext import tool_context as tool_context
 from .calls.websearch import WebSearchProvider as WebSearchProvider
+from .config.filelock import exclusive_lock as exclusive_lock
 from .config.filelock import path_lock as path_lock
 from .errors import ToolError as ToolError
 from .plugins.context import PluginContext as PluginContext
