@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -16,7 +16,7 @@ import yaml
 
 from hermes_core import Runtime
 
-START = datetime(2026, 3, 2, 9, 0, 30, tzinfo=timezone.utc)
+START = datetime(2026, 3, 2, 9, 0, 30, tzinfo=UTC)
 NUMBER = {"type": "object", "properties": {"text": {"type": "string"}, "seconds": {"type": "number"}}}
 
 

@@ -178,7 +178,7 @@ def test_with_the_pack_switched_off_runtime_cron_says_how_to_switch_it_on(hermes
     config({"plugins": {"disabled": ["cron"]}})
     pack = EntryPoint(name="cron", value="hermes_plugin_cron", group="hermes_agent.plugins")
     runtime = Runtime(home=hermes_home, entry_points=[pack])
-    with pytest.raises(CronUnavailable, match="is disabled: .*`hermes plugins enable cron` switches it on"):
+    with pytest.raises(CronUnavailable, match=r"is disabled: .*`hermes plugins enable cron` switches it on"):
         runtime.cron  # noqa: B018
 
 

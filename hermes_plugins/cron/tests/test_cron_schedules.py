@@ -3,14 +3,14 @@ compared in tests/test_cron.py)."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
 import pytest
 from hermes_plugin_cron.clock import Clock
 from hermes_plugin_cron.schedules import ScheduleError, compute_next_run, parse_duration, parse_schedule
 
-NOW = datetime(2026, 3, 2, 9, 0, 30, tzinfo=timezone.utc)
+NOW = datetime(2026, 3, 2, 9, 0, 30, tzinfo=UTC)
 
 
 class Fixed(Clock):
