@@ -294,9 +294,9 @@ class Scheduler:
             try:
                 claims = self.store.claim_due(free, self._crashed([])) if free > 0 else []
                 problem = None
-            except CronError as exc:  # a corrupt jobs.json, a lock held too long: said once, retried
+            except Exception as exc:  # a corrupt jobs.json, a lock held too long...: said once, tried again
                 if str(exc) != problem:
-                    log.error("%s", exc)
+                    log.error("cannot look for due jobs: %s", exc, exc_info=not isinstance(exc, CronError))
                 problem, claims = str(exc), []
             for claim in claims:
                 thread = threading.Thread(target=self.runner.run, args=(claim,), daemon=True,
