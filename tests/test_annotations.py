@@ -335,7 +335,7 @@ def test_an_sdk_client_of_hermes_mcp_serve_gets_the_annotations_of_every_source(
 
 # -- the first-party packs ------------------------------------------------------------------------------------
 
-PACKS = ("agent", "browser", "code", "file", "terminal", "web")
+PACKS = ("agent", "browser", "code", "cron", "file", "terminal", "web")
 #: What the issue names, and what the packs must keep saying.
 FIRST_PARTY = {
     "read_file": {"read_only": True}, "search_files": {"read_only": True},
@@ -343,6 +343,7 @@ FIRST_PARTY = {
     "write_file": {"read_only": False, "destructive": True}, "patch": {"read_only": False, "destructive": True},
     "terminal": {"read_only": False, "destructive": True, "open_world": True},
     "execute_code": {"read_only": False, "destructive": True, "open_world": True},
+    "cronjob": {"read_only": False, "destructive": True, "open_world": True},
 }
 
 

@@ -266,3 +266,100 @@ def test_sigterm_drains_and_a_run_cut_off_is_recorded_as_failed(home, sigterm_se
     [job] = home.json("cron", "list")
     assert job["last_status"] == "error" and job["last_error"].startswith("Interrupted")
     release.touch()
+
+
+# -- beside Hermes Agent 0.19 (its own venv, its own cron module) ------------------------------------------------
+
+#: Runs in Hermes Agent's venv: its cron.jobs module at a fixed time; argv: [now, action, json argument].
+HERMES_AGENT_CRON = """\
+import json, sys
+from datetime import datetime
+import cron.jobs as jobs
+now = datetime.fromisoformat(sys.argv[1])
+jobs._hermes_now = lambda: now.astimezone(jobs._hermes_now_real().tzinfo)
+action, argument = sys.argv[2], json.loads(sys.argv[3])
+if action == "create":
+    print(json.dumps([jobs.create_job(prompt=f"say {s}", schedule=s, name=s)["id"] for s in argument]))
+elif action == "read":
+    job = jobs.get_job(argument)
+    print(json.dumps({"job": job, "due": [j["id"] for j in jobs.get_due_jobs()]}))
+else:
+    out = {}
+    for text in argument:
+        try:
+            parsed = jobs.parse_schedule(text)
+            out[text] = [parsed, jobs.compute_next_run(parsed), jobs.compute_next_run(parsed, "2026-06-14T23:59:00")]
+        except ValueError as exc:
+            out[text] = ["error", str(exc).splitlines()[0]]
+    print(json.dumps(out))
+"""
+
+
+def hermes_agent_cron(python: str, home: Path, now: datetime, action: str, argument: Any,
+                      zone: str = "UTC") -> Any:
+    code = HERMES_AGENT_CRON.replace("import cron.jobs as jobs",
+                                     "import cron.jobs as jobs\njobs._hermes_now_real = jobs._hermes_now")
+    result = subprocess.run([python, "-c", code, now.isoformat(), action, json.dumps(argument)], capture_output=True,
+                            text=True, timeout=scaled_timeout(120), cwd=home,
+                            env={**os.environ, "HERMES_HOME": str(home), "HERMES_TIMEZONE": zone})
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+FORMS = ["30m", "45 min", "2h", "3 hours", "1d", "2 days", "every 30m", "every 2h", "every 90 minutes", "every 1d",
+         "0 9 * * *", "*/15 * * * *", "0 9 * * 1-5", "30 8 1 * *", "0 0,12 * * 0,6", "5 4 * * 0", "* * * * * */10",
+         "2026-09-01T09:00:00", "2026-09-01T09:00", "2026-09-01T09:00:00Z", "2026-09-01T09:00:00+05:30",
+         "2026-09-01", "2026-06-15T06:29:00", "2026-06-01T09:00:00",
+         "0 9 * * MON", "every fortnight", "soon", "61 * * * *", "2026-13-01T09:00", "Tuesday"]
+
+
+@pytest.mark.parametrize("zone", ["UTC", "America/New_York", "Asia/Kolkata"])
+def test_every_schedule_form_gives_hermes_agents_next_run(hermes_agent, tmp_path, zone):
+    from zoneinfo import ZoneInfo
+
+    from hermes_plugin_cron.clock import Clock
+    from hermes_plugin_cron.schedules import ScheduleError, compute_next_run, parse_schedule
+
+    # no daylight-saving change between now and the next runs: across one, Hermes Agent 0.19's croniter 6.0.0 puts
+    # a run an hour off the wall clock (docs/cron.md), and Hermes (croniter 7) does not
+    now = datetime(2026, 6, 15, 6, 30, tzinfo=UTC)
+    theirs = hermes_agent_cron(hermes_agent, tmp_path, now, "parse", FORMS, zone)
+
+    class Fixed(Clock):
+        def now(self) -> datetime:
+            return now.astimezone(self.zone)
+
+    clock = Fixed(ZoneInfo(zone))
+    ours: dict[str, Any] = {}
+    for text in FORMS:
+        try:
+            parsed = parse_schedule(text, clock)
+            ours[text] = [parsed, compute_next_run(parsed, clock), compute_next_run(parsed, clock, "2026-06-14T23:59:00")]
+        except ScheduleError as exc:
+            ours[text] = ["error", str(exc).splitlines()[0]]
+    assert ours == theirs
+
+
+def test_a_jobs_file_hermes_agent_wrote_is_listed_with_its_schedules_and_next_runs(hermes_agent, home):
+    schedules = ["30m", "every 2h", "0 9 * * *", "*/10 * * * * */30", "2026-06-01T09:00:00"]
+    ids = hermes_agent_cron(hermes_agent, home.home, START, "create", schedules)
+    written = {job["id"]: job for job in json.loads((home.home / "cron" / "jobs.json").read_text())["jobs"]}
+    listed = {job["id"]: job for job in home.json("cron", "list", "--all")}
+    assert sorted(listed) == sorted(ids)
+    for job_id in ids:
+        assert {key: listed[job_id][key] for key in ("name", "schedule", "schedule_display", "next_run_at", "repeat")} \
+            == {key: written[job_id][key] for key in ("name", "schedule", "schedule_display", "next_run_at", "repeat")}
+    table = home.hermes("cron", "list").stdout
+    assert all(written[job_id]["next_run_at"] in table for job_id in ids)
+
+
+def test_a_job_made_with_the_cronjob_tool_is_read_and_run_by_hermes_agent(hermes_agent, home):
+    answer = json.loads(home.hermes("tools", "call", "cronjob", json.dumps({
+        "action": "create", "schedule": "0 9 * * *", "tool": "mark", "arguments": {"label": "both"},
+        "name": "shared"})).stdout)
+    job_id = answer["job_id"]
+    read = hermes_agent_cron(hermes_agent, home.home, datetime(2026, 3, 3, 9, 0, 10, tzinfo=UTC), "read", job_id)
+    job = read["job"]
+    assert (job["name"], job["schedule"], job["next_run_at"]) == \
+        ("shared", {"kind": "cron", "expr": "0 9 * * *", "display": "0 9 * * *"}, "2026-03-03T09:00:00+00:00")
+    assert job["prompt"].startswith("Call the tool `mark`") and read["due"] == [job_id]

@@ -89,3 +89,9 @@ def test_a_one_shot_may_start_up_to_two_minutes_late_and_never_after_it_ran():
                                       {"kind": "interval", "minutes": True}])
 def test_a_malformed_stored_schedule_has_no_next_run(schedule):
     assert compute_next_run(schedule, UTC) is None
+
+
+def test_a_run_after_a_daylight_saving_change_keeps_its_wall_clock_time():
+    # Hermes Agent 0.19 (croniter 6.0.0) answers 07:30-04:00 here, an hour early; docs/cron.md says so
+    new_york = Fixed(ZoneInfo("America/New_York"))
+    assert compute_next_run({"kind": "cron", "expr": "30 8 1 * *"}, new_york) == "2026-04-01T08:30:00-04:00"
