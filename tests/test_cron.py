@@ -334,7 +334,8 @@ def test_every_schedule_form_gives_hermes_agents_next_run(hermes_agent, tmp_path
     for text in FORMS:
         try:
             parsed = parse_schedule(text, clock)
-            ours[text] = [parsed, compute_next_run(parsed, clock), compute_next_run(parsed, clock, "2026-06-14T23:59:00")]
+            anchored = compute_next_run(parsed, clock, "2026-06-14T23:59:00")
+            ours[text] = [parsed, compute_next_run(parsed, clock), anchored]
         except ScheduleError as exc:
             ours[text] = ["error", str(exc).splitlines()[0]]
     assert ours == theirs
