@@ -364,3 +364,12 @@ def test_a_job_made_with_the_cronjob_tool_is_read_and_run_by_hermes_agent(hermes
     assert (job["name"], job["schedule"], job["next_run_at"]) == \
         ("shared", {"kind": "cron", "expr": "0 9 * * *", "display": "0 9 * * *"}, "2026-03-03T09:00:00+00:00")
     assert job["prompt"].startswith("Call the tool `mark`") and read["due"] == [job_id]
+
+
+def test_the_deployment_page_shows_the_cron_manifest():
+    root = Path(__file__).resolve().parent.parent
+    manifest = (root / "deploy" / "kubernetes" / "hermes-cron.yaml").read_text()
+    assert manifest in (root / "docs" / "deploy.md").read_text()
+    job = yaml.safe_load(manifest)
+    container = job["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]
+    assert container["args"] == ["hermes", "cron", "tick"] and job["spec"]["concurrencyPolicy"] == "Forbid"
