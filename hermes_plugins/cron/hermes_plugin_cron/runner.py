@@ -173,8 +173,8 @@ def _silent(response: str) -> bool:
     if not text:
         return False
     lines = [line for line in text.splitlines() if line.strip()]
-    token = (lambda line: " ".join(line.strip().upper().split()) in _SILENCE)  # noqa: E731
-    return token(text) or token(lines[0]) or token(lines[-1]) or text.upper().startswith("[SILENT]")
+    return any(" ".join(line.upper().split()) in _SILENCE for line in (text, lines[0], lines[-1])) \
+        or text.upper().startswith("[SILENT]")
 
 
 def _failure_notice(job: dict[str, Any], error: str | None) -> str:

@@ -124,10 +124,11 @@ def test_output_is_pruned_to_the_configured_retention(runtime, cronjob, outputs,
     assert len(outputs(job_id)) == 2
 
 
-def test_serve_runs_jobs_as_they_fall_due_and_drains_on_stop(runtime, cronjob, clock, calls):
-    cronjob("create", schedule="every 1m", tool="echo", arguments={})
+def serve_until_called(runtime, clock, calls, drain_timeout: float = 30.0) -> list[int]:
+    """Run ``serve`` in a thread, make a minute pass, stop it once a tool was called; what ``serve`` returned."""
     stop = threading.Event()
-    thread = threading.Thread(target=runtime.cron.serve, args=(stop,), kwargs={"interval": 0.05}, daemon=True)
+    cut: list[int] = []
+    thread = threading.Thread(target=lambda: cut.append(runtime.cron.serve(stop, 0.05, drain_timeout)), daemon=True)
     thread.start()
     clock.advance(minutes=1)
     deadline = time.monotonic() + scaled_timeout(10)
@@ -135,21 +136,18 @@ def test_serve_runs_jobs_as_they_fall_due_and_drains_on_stop(runtime, cronjob, c
         time.sleep(0.02)
     stop.set()
     thread.join(scaled_timeout(10))
-    assert len(calls) == 1 and not thread.is_alive()
+    assert not thread.is_alive()
+    return cut
+
+
+def test_serve_runs_jobs_as_they_fall_due_and_drains_on_stop(runtime, cronjob, clock, calls):
+    cronjob("create", schedule="every 1m", tool="echo", arguments={})
+    assert serve_until_called(runtime, clock, calls) == [0] and len(calls) == 1
 
 
 def test_serve_records_runs_cut_off_by_the_drain_timeout(runtime, cronjob, clock, calls, stored):
     cronjob("create", schedule="every 1m", tool="sleepy", arguments={"seconds": 30})
-    stop = threading.Event()
-    cut: list[int] = []
-    thread = threading.Thread(target=lambda: cut.append(runtime.cron.serve(stop, 0.05, 0.1)), daemon=True)
-    thread.start()
-    clock.advance(minutes=1)
-    deadline = time.monotonic() + scaled_timeout(10)
-    while not calls and time.monotonic() < deadline:
-        time.sleep(0.02)
-    stop.set()
-    thread.join(scaled_timeout(10))
+    cut = serve_until_called(runtime, clock, calls, drain_timeout=0.1)
     runtime.release.set()
     job = stored()["jobs"][0]
     assert cut == [1] and job["last_status"] == "error" and job["last_error"].startswith("Interrupted")
