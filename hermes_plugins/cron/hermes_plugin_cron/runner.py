@@ -12,6 +12,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from hermes_core.errors import CronError
+
 from .clock import Clock
 from .delivery import DeliveryRefused, deliver, targets
 from .output import Outcome, failed_outcome, prompt_outcome, save_output, tool_outcome
@@ -75,8 +77,14 @@ class Runner:
             outcome = Outcome(False, outcome.document, "", "Agent completed but produced empty response")
         if not (outcome.success and _silent(outcome.response)):
             delivery_error = self._deliver(job, outcome, started, output)
-        self.store.finish(claim, outcome.success, outcome.error, delivery_error)
-        return RunReport(job["id"], job["name"], outcome.success, outcome.error, delivery_error, output)
+        error = outcome.error
+        try:
+            self.store.finish(claim, outcome.success, error, delivery_error)
+        except CronError as exc:  # the claim stays: the next scheduler records the run as failed, never runs it again
+            log.error("job %s: the end of its run could not be recorded: %s", job["id"], exc)
+            return RunReport(job["id"], job["name"], False, f"the end of the run could not be recorded: {exc}",
+                             delivery_error, output)
+        return RunReport(job["id"], job["name"], outcome.success, error, delivery_error, output)
 
     def record_crash(self, job: dict[str, Any], error: str) -> RunReport:
         """The output file of a run whose scheduler died (the store has recorded it as failed)."""

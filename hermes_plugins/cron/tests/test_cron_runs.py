@@ -248,3 +248,19 @@ def test_a_lease_is_exclusive_across_threads(tmp_path):
     again = Lease.take(tmp_path / "x.lock")
     assert again is not None
     again.release()
+
+
+def test_a_run_whose_end_cannot_be_recorded_is_recorded_failed_by_the_next_tick(runtime, cronjob, clock, hermes_home,
+                                                                              stored):
+    from hermes_core.plugin import exclusive_lock
+
+    cronjob("create", schedule="every 1m", tool="echo", arguments={})
+    clock.advance(minutes=1)
+    scheduler = runtime.cron
+    scheduler.store.lock_timeout = 0.2
+    [claim] = scheduler.store.claim_due(8, lambda job, error: None)
+    with exclusive_lock(hermes_home / "cron" / ".jobs.lock"):  # another process holds the jobs file meanwhile
+        report = scheduler.runner.run(claim)
+    assert not report.success and report.error.startswith("the end of the run could not be recorded")
+    [recorded] = runtime.cron.tick()
+    assert "did not finish" in recorded.error and stored()["jobs"][0]["run_claim"] is None
