@@ -39,6 +39,9 @@ log = logging.getLogger(__name__)
 
 #: Hermes Agent's lock file for jobs.json critical sections.
 LOCK_NAME = ".jobs.lock"
+#: Hermes Agent's lock of a whole tick (due jobs found, then their next runs moved on, in two steps): a pass
+#: that claims runs holds it too, so it never falls between those steps of a Hermes Agent ticker on the home.
+TICK_LOCK_NAME = ".tick.lock"
 #: A jobs.json larger than this is refused (a thousand jobs take about 1.5 MB).
 MAX_BYTES = 64 * 1024 * 1024
 #: A one-shot claim Hermes Agent stamped (it holds no lease) is stale after this long (its default).
@@ -266,7 +269,12 @@ class JobStore:
             return []  # the common case takes no lock and writes nothing
         claims: list[Claim] = []
         released: list[tuple[Lease, bool]] = []
-        with self.edit() as loaded:
+        tick = contextlib.ExitStack()
+        try:
+            tick.enter_context(exclusive_lock(self.cron_dir / TICK_LOCK_NAME, timeout=0))
+        except FileLockTimeout:
+            return []  # another pass (or Hermes Agent's ticker) is claiming: the next pass looks again
+        with tick, self.edit() as loaded:
             for job in list(loaded.jobs()):
                 claim = _mapping(job.get("run_claim"))
                 if claim.get("lease") is True:

@@ -264,3 +264,13 @@ def test_a_run_whose_end_cannot_be_recorded_is_recorded_failed_by_the_next_tick(
     assert not report.success and report.error.startswith("the end of the run could not be recorded")
     [recorded] = runtime.cron.tick()
     assert "did not finish" in recorded.error and stored()["jobs"][0]["run_claim"] is None
+
+
+def test_no_run_is_claimed_while_hermes_agents_ticker_holds_its_tick_lock(runtime, cronjob, clock, hermes_home):
+    from hermes_core.plugin import exclusive_lock
+
+    cronjob("create", schedule="every 1m", tool="echo", arguments={})
+    clock.advance(minutes=1)
+    with exclusive_lock(hermes_home / "cron" / ".tick.lock"):  # between its due scan and moving next runs on
+        assert runtime.cron.tick() == []
+    assert [report.success for report in runtime.cron.tick()] == [True]
