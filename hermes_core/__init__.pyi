@@ -18,6 +18,7 @@ from .config.home import HermesHome as HermesHome
 from .config.home import hermes_home as hermes_home
 from .config.model import HermesConfig as HermesConfig
 from .config.model import load_config as load_config
+from .cron import CronScheduler as CronScheduler
 from .errors import ConfigError as ConfigError
 from .errors import HermesError as HermesError
 from .host.views import ToolView as ToolView

@@ -15,6 +15,8 @@ __all__ = [
     "BackendUnavailable",
     "CompileError",
     "ConfigError",
+    "CronError",
+    "CronUnavailable",
     "DeadlineExceeded",
     "FileLockTimeout",
     "HermesError",
@@ -196,6 +198,17 @@ class ScaffoldError(HermesError, ValueError):
 
 class SkillError(HermesError):
     """A skill cannot be found, read, written or installed: a bad name or path, an invalid ``SKILL.md``."""
+
+
+# -- Scheduled jobs ----------------------------------------------------------------------------------------
+
+class CronError(HermesError):
+    """A scheduled job cannot be read, found, changed or run: a corrupt ``jobs.json``, an unknown job id, an invalid
+    schedule; the message says which and what to do."""
+
+
+class CronUnavailable(CronError):
+    """Scheduled jobs need the cron pack (``hermes-tools-cron``), which is not installed or is switched off."""
 
 
 # -- MCP -------------------------------------------------------------------------------------------------

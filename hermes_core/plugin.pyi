@@ -14,6 +14,7 @@ from .calls.hooks import hookspec as hookspec
 from .calls.media import save_media as save_media
 from .calls.toolcontext import ToolContext as ToolContext
 from .calls.toolcontext import tool_context as tool_context
+from .config.filelock import exclusive_lock as exclusive_lock
 from .config.filelock import path_lock as path_lock
 from .errors import MediaError as MediaError
 from .errors import ToolError as ToolError

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
     from .calls.dispatch import Dispatcher
     from .config.model import HermesConfig
+    from .cron import CronScheduler
     from .mcp.client import McpManager
     from .skills.catalog import SkillCatalog
     from .skills.sources import SkillSource
@@ -310,6 +311,18 @@ class Runtime(ToolApi):
                       **options: Any) -> bool:
         """Register a tool from the host program (same arguments as ``PluginContext.register_tool``)."""
         return self.context().register_tool(name, toolset, schema, handler, **options)
+
+    # -- scheduled jobs ---------------------------------------------------------------------------
+
+    @property
+    def cron(self) -> CronScheduler:
+        """This home's scheduled jobs (``$HERMES_HOME/cron``), run by the cron pack's scheduler: ``tick()``,
+        ``jobs()``, ``create(...)``... Raises :class:`~hermes_core.errors.CronUnavailable` saying why when
+        hermes-tools-cron is not installed or is switched off."""
+        from .cron import scheduler_of
+
+        self.load_plugins()
+        return scheduler_of(self, self.plugin("cron"))
 
     # -- MCP -------------------------------------------------------------------------------------
 

@@ -57,7 +57,7 @@ def pip(*args: str, python: str = sys.executable, **kwargs) -> subprocess.Comple
 
 
 #: Session fixtures that build wheels or venvs: a test that uses one (directly or not) is marked ``slow``.
-BUILDING_FIXTURES = frozenset({"dist", "wheelhouse", "make_venv", "hermes_agent_reference"})
+BUILDING_FIXTURES = frozenset({"dist", "wheelhouse", "make_venv", "hermes_agent_reference", "hermes_agent"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -218,6 +218,20 @@ def hermes_agent_reference(tmp_path_factory: pytest.TempPathFactory, shared_site
     assert result.returncode == 0, result.stderr
     reference: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
     return reference
+
+
+@pytest.fixture(scope="session")
+def hermes_agent(tmp_path_factory: pytest.TempPathFactory, package_index: str) -> str:
+    """The interpreter of a venv holding Hermes Agent 0.19.0 with its own pinned dependencies (``HERMES_AGENT_PYTHON``
+    when it names one, as ``make bench-vs-hermes-agent`` makes; else installed from the package index once)."""
+    given = os.environ.get("HERMES_AGENT_PYTHON")
+    if given:
+        return given
+    path = tmp_path_factory.mktemp("hermes-agent")
+    venv.EnvBuilder(with_pip=True, symlinks=True).create(path)
+    python = str(path / "bin" / "python")
+    pip("install", "-q", "hermes-agent==0.19.0", python=python, timeout=scaled_timeout(1200))
+    return python
 
 
 @pytest.fixture(autouse=True)

@@ -348,6 +348,7 @@ FIRST_PARTY = {
     "vision_analyze": {"read_only": True, "open_world": True}, "video_analyze": {"read_only": True, "open_world": True},
     "image_generate": {"read_only": False, "destructive": False, "open_world": True},
     "text_to_speech": {"read_only": False, "destructive": False},
+    "cronjob": {"read_only": False, "destructive": True, "open_world": True},
 }
 
 

@@ -34,6 +34,10 @@ NOT_LISTINGS = {
     "hermes index validate": "a check of the repository's index files, for its CI: problems on stderr, exit status",
     "hermes skills install": "an action: one line per installed skill",
     "hermes skills new": "an action: writes a skill's folder and says where",
+    "hermes cron pause": "an action: one line on the job paused",
+    "hermes cron resume": "an action: one line on the job resumed and its next run",
+    "hermes cron remove": "an action: one line on the job removed",
+    "hermes cron serve": "runs jobs until stopped; what each run did is in its output file",
 }
 
 

@@ -22,7 +22,7 @@ EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 
 #: Ids of the first-party plugins (hermes-tools-<id> on PyPI).
 FIRST_PARTY = frozenset({"file", "terminal", "web", "code", "agent", "ssh", "skills", "browser", "vision", "image",
-                         "tts"})
+                         "tts", "cron"})
 #: Tools the agent loop answers itself; Hermes refuses to dispatch them to a plugin.
 AGENT_LOOP_TOOLS = frozenset({"todo", "memory", "session_search", "delegate_task", "clarify"})
 #: Toolset names with a meaning of their own: everything, and Hermes Agent's legacy names.
