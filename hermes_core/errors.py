@@ -32,6 +32,7 @@ __all__ = [
     "PolicyError",
     "ReferenceImportError",
     "ScaffoldError",
+    "SessionStoreError",
     "SkillError",
     "ToolCallCancelled",
     "ToolError",
@@ -194,6 +195,13 @@ class ScaffoldError(HermesError, ValueError):
 
 class SkillError(HermesError):
     """A skill cannot be found, read, written or installed: a bad name or path, an invalid ``SKILL.md``."""
+
+
+# -- the agent's own state ---------------------------------------------------------------------------------
+
+class SessionStoreError(HermesError, ValueError):
+    """A session store call Hermes cannot carry out: an unknown role, a session id that is not text, a write to a
+    store opened read-only."""
 
 
 # -- MCP -------------------------------------------------------------------------------------------------
