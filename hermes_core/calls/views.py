@@ -20,6 +20,7 @@ from .toolcontext import ToolContext
 from .toolsets import LEGACY_TOOLSETS, Toolsets
 
 if TYPE_CHECKING:  # the call path is imported by the first call: listing tools needs none of it
+    from ..state.agent import AgentState
     from .budget import ResultBudget
     from .dispatch import Dispatcher
     from .formats import DefinitionFormatter
@@ -56,6 +57,8 @@ class ToolApi(ABC):
     scope: ToolScope
     formatter: DefinitionFormatter
     budget: ResultBudget
+    #: The runtime's own agent state (session store, memory), where hosts and adapters record calls.
+    agent_state: AgentState
 
     @property
     @abstractmethod
@@ -191,6 +194,7 @@ class ToolView(ToolApi):
         self.toolsets = parent.toolsets
         self.formatter = parent.formatter
         self.budget = parent.budget
+        self.agent_state = parent.agent_state
         self._tool_contexts: dict[str | None, ToolContext] = {}
 
     @functools.cached_property

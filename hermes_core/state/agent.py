@@ -10,13 +10,13 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import Any, Final, NamedTuple, Protocol
 
 from .memory import MemoryFiles
 from .providers import MemoryProviders, RegisteredMemoryProvider
 from .store import DEFAULT_SOURCE, SessionStore
 
-__all__ = ["AgentState", "RecordedCall", "new_session_id"]
+__all__ = ["AgentState", "OneCall", "RecordedCall", "new_session_id"]
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +33,14 @@ class RecordedCall(Protocol):
     def arguments(self) -> Any: ...
     @property
     def id(self) -> str | None: ...
+
+
+class OneCall(NamedTuple):
+    """A call a host ran itself (an adapter, the MCP server, ``hermes tools call``), to be recorded."""
+
+    name: str
+    arguments: Any
+    id: str | None
 
 
 def new_session_id() -> str:

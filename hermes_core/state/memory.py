@@ -85,7 +85,7 @@ class MemoryFiles:
         threat = first_threat_message(content)
         if threat:
             return {"success": False, "error": threat}
-        with self._locked(target):
+        with self.locked(target):
             entries = self.entries(target)  # appending never rewrites what another writer put there
             if content in entries:
                 return self._success(target, entries, "Entry already exists (no duplicate added).")
@@ -112,7 +112,7 @@ class MemoryFiles:
         threat = first_threat_message(new_content)
         if threat:
             return {"success": False, "error": threat}
-        with self._locked(target):
+        with self.locked(target):
             refusal = self._drift(target)
             if refusal:
                 return refusal
@@ -138,7 +138,7 @@ class MemoryFiles:
         old_text = old_text.strip()
         if not old_text:
             return {"success": False, "error": "old_text cannot be empty."}
-        with self._locked(target):
+        with self.locked(target):
             refusal = self._drift(target)
             if refusal:
                 return refusal
@@ -160,7 +160,7 @@ class MemoryFiles:
                 threat = first_threat_message(str(op["content"]))
                 if threat:
                     return {"success": False, "error": f"Operation {number}: {threat}"}
-        with self._locked(target):
+        with self.locked(target):
             refusal = self._drift(target)
             if refusal:
                 return refusal
@@ -188,7 +188,8 @@ class MemoryFiles:
     # -- the files ----------------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def _locked(self, target: str) -> Iterator[None]:
+    def locked(self, target: str) -> Iterator[None]:
+        """Hold both locks of ``target``'s file for the block (a read-modify-write of it)."""
         path = self.path(target)
         self.folder.mkdir(parents=True, exist_ok=True)
         with path_lock(path), exclusive_lock(path.with_name(path.name + ".lock")):

@@ -117,13 +117,9 @@ class SessionStore:
         """Create the session unless it exists (then fill in what it lacks); returns ``session_id``."""
         _check_id(session_id)
 
-        def work(conn: sqlite3.Connection) -> None:
-            _insert_session(conn, session_id, source, model, parent_session_id, cwd)
-            if title:
-                conn.execute("UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL AND NOT EXISTS "
-                             "(SELECT 1 FROM sessions WHERE title = ?)", (_title(title), session_id, _title(title)))
-
-        self._write(work)
+        self._write(lambda conn: _insert_session(conn, session_id, source, model, parent_session_id, cwd))
+        if title and not (self.session(session_id) or {}).get("title"):
+            self.set_title(session_id, title)
         return session_id
 
     def record(self, session_id: str, role: str, content: Any = None, *, tool_name: str | None = None,
@@ -186,6 +182,18 @@ class SessionStore:
                    "recorded]"
         return _valid(text)
 
+    def set_title(self, session_id: str, title: str | None) -> bool:
+        """Name the session (titles are unique: False when another session has it, or there is no such session)."""
+        cleaned = _title(title or "") or None
+
+        def work(conn: sqlite3.Connection) -> bool:
+            if cleaned and conn.execute("SELECT 1 FROM sessions WHERE title = ? AND id != ?",
+                                        (cleaned, session_id)).fetchone():
+                return False
+            return conn.execute("UPDATE sessions SET title = ? WHERE id = ?", (cleaned, session_id)).rowcount > 0
+
+        return self._write(work)
+
     def end_session(self, session_id: str, reason: str = "ended") -> None:
         """Mark the session ended (it stays searchable)."""
         self._write(lambda conn: conn.execute("UPDATE sessions SET ended_at = ?, end_reason = ? WHERE id = ? AND "
@@ -215,16 +223,23 @@ class SessionStore:
     def todo(self, session_id: str) -> list[dict[str, str]]:
         """The session's todo list as last written (empty when none)."""
         rows = self._read("SELECT value FROM state_meta WHERE key = ?", (_TODO_KEY + session_id,))
-        try:
-            items = json.loads(rows[0]["value"]) if rows else []
-        except ValueError:
-            return []
-        return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+        return _todo_items(rows[0]["value"] if rows else None)
 
-    def set_todo(self, session_id: str, items: list[dict[str, str]]) -> None:
+    def update_todo(self, session_id: str,
+                    change: Callable[[list[dict[str, str]]], list[dict[str, str]]]) -> list[dict[str, str]]:
+        """Replace the session's todo list with ``change(current)`` in one transaction (no write between the read
+        and the write is lost); the new list."""
         _check_id(session_id)
-        self._write(lambda conn: conn.execute("INSERT OR REPLACE INTO state_meta (key, value) VALUES (?, ?)",
-                                              (_TODO_KEY + session_id, json.dumps(items, ensure_ascii=False))))
+        key = _TODO_KEY + session_id
+
+        def work(conn: sqlite3.Connection) -> list[dict[str, str]]:
+            row = conn.execute("SELECT value FROM state_meta WHERE key = ?", (key,)).fetchone()
+            items = change(_todo_items(row[0] if row else None))
+            conn.execute("INSERT OR REPLACE INTO state_meta (key, value) VALUES (?, ?)",
+                         (key, json.dumps(items, ensure_ascii=False)))
+            return items
+
+        return self._write(work)
 
     # -- reading ------------------------------------------------------------------------------------
 
@@ -399,6 +414,14 @@ def _session_filter(source: str | None, exclude: Iterable[str], children: bool) 
     if not children:
         clauses.append("s.parent_session_id IS NULL")
     return ("WHERE " + " AND ".join(clauses)) if clauses else "", params
+
+
+def _todo_items(value: str | None) -> list[dict[str, str]]:
+    try:
+        items = json.loads(value) if value else []
+    except ValueError:
+        return []
+    return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
 
 
 def _check_id(session_id: Any) -> None:
