@@ -38,13 +38,19 @@ def redact_secrets(text: str) -> str:
     if not text:
         return text
     text = _PRIVATE_KEY_RE.sub(MASK, text)
-    text = _PREFIX_RE.sub(lambda m: f"«redacted:{re.split(r'[-_.]', m.group(1), maxsplit=1)[0]}…»", text)
+    text = _PREFIX_RE.sub(lambda m: f"«redacted:{_label(m.group(1))}…»", text)
     text = _JWT_RE.sub(MASK, text)
     text = _ENV_RE.sub(lambda m: m.group(1) + m.group(2) + m.group(3) + _masked(m.group(4)) + m.group(3), text)
     text = _JSON_RE.sub(lambda m: f'{m.group(1)}{m.group(2)}"{_masked(m.group(3))}"', text)
     text = _HEADER_RE.sub(lambda m: m.group(1) + _masked(m.group(2)), text)
     text = _KEY_HEADER_RE.sub(lambda m: m.group(1) + _masked(m.group(2)), text)
     return _URL_PASSWORD_RE.sub(lambda m: m.group(1) + MASK + m.group(3), text)
+
+
+def _label(token: str) -> str:
+    """What of a vendor token is kept to say what it was: its prefix up to the first separator, or four letters."""
+    head = re.match(r"[A-Za-z0-9]{1,8}[-_.]", token)
+    return head.group(0) if head else token[:4]
 
 
 def _masked(value: str) -> str:
