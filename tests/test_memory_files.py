@@ -90,7 +90,8 @@ def test_invisible_unicode_is_refused(files):
 
 def test_a_batch_applies_all_or_nothing_against_the_final_budget(files):
     files.add("user", "x" * 70)
-    answer = files.apply_batch("user", [{"action": "remove", "old_text": "xxx"}, {"action": "add", "content": "y" * 90}])
+    answer = files.apply_batch("user", [{"action": "remove", "old_text": "xxx"},
+                                        {"action": "add", "content": "y" * 90}])
     assert answer["success"] and files.entries("user") == ["y" * 90]
     before = files.path("user").read_bytes()
     failed = files.apply_batch("user", [{"action": "add", "content": "z"}, {"action": "remove", "old_text": "nope"}])
