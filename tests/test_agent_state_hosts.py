@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import hermes_plugin_agent
 import pytest
 
-import hermes_plugin_agent
 from hermes_core import Runtime
 from hermes_core.authoring.testing import scaled_timeout
 
