@@ -9,9 +9,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+import hermes_plugin_agent
 import pytest
 
-import hermes_plugin_agent
 from hermes_core import Runtime
 
 pytestmark = pytest.mark.network
