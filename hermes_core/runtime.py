@@ -15,16 +15,12 @@ from typing import TYPE_CHECKING, Any
 from .backends.base import BackendContribution, BackendSetup, ExecutionBackend, ExecutionBackends
 from .calls.approval import ApprovalCallback, Approvals
 from .calls.budget import ResultBudget
-from .calls.formats import DefinitionFormatter
 from .calls.hooks import HookRunner
-from .calls.policies import ToolScope, check_policy
-from .calls.registry import ToolRegistry
 from .calls.sessions import session
 from .calls.toolcontext import CURRENT, ToolContext
-from .calls.toolsets import Toolsets
-from .calls.views import ToolApi
 from .config.data import override_granted, plugin_settings
 from .config.home import HermesHome
+from .host.views import ToolApi
 from .plugins.cache import DiscoveryCache
 from .plugins.context import PluginContext, normalize_command_name
 from .plugins.contributions import Contributions
@@ -33,12 +29,15 @@ from .plugins.loader import LoadResult, load_plugin
 from .plugins.records import PluginRecord
 from .plugins.selection import PluginSelection, SelectionPolicy, select, truthy
 from .state.agent import AgentState
+from .tools.formats import DefinitionFormatter
+from .tools.policies import ToolScope, check_policy
+from .tools.registry import ToolRegistry
+from .tools.toolsets import Toolsets
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
     from .calls.dispatch import Dispatcher
-    from .calls.toolcalls import ToolCallLike, ToolReply
     from .config.model import HermesConfig
     from .mcp.client import McpManager
     from .skills.catalog import SkillCatalog
@@ -46,6 +45,7 @@ if TYPE_CHECKING:
     from .state.memory import MemoryFiles
     from .state.providers import MemoryProviders
     from .state.store import SessionStore
+    from .tools.toolcalls import ToolCallLike, ToolReply
 
 __all__ = [
     "Runtime",
@@ -416,7 +416,7 @@ class Runtime(ToolApi):
 
     def run_command(self, name: str, raw_args: str = "") -> str | None:
         """Run a plugin's slash command ``/name``."""
-        from .calls.asyncbridge import run_sync
+        from .workers.asyncbridge import run_sync
 
         command = self.commands.get(normalize_command_name(name))
         if command is None:

@@ -24,14 +24,15 @@ import yaml
 from click.testing import CliRunner
 
 import hermes_core.calls.hooks
-import hermes_core.calls.toolsets
 import hermes_core.cli
 import hermes_core.plugins.manifest
+import hermes_core.tools.toolsets
 from hermes_core.authoring.testing import scaled_timeout
 from hermes_core.cli import cli
 from hermes_core.cli.tools import tools
 from hermes_core.mcp.client import ServerStatus
 from hermes_core.plugins.manifest import parse_manifest
+from hermes_core.state.store import SessionStore
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -155,7 +156,7 @@ def test_a_new_cli_command_changes_the_cli_reference(monkeypatch: pytest.MonkeyP
 
 
 def test_a_new_legacy_name_changes_the_toolsets_page(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(hermes_core.calls.toolsets.LEGACY_TOOLSETS, "shell_tools", ("terminal", "process"))
+    monkeypatch.setitem(hermes_core.tools.toolsets.LEGACY_TOOLSETS, "shell_tools", ("terminal", "process"))
 
     assert "| `shell_tools` | `terminal`, `process` | `hermes-tools-terminal` |" in gen.render_block("toolsets-legacy")
     assert [page.name for page in gen.stale_pages()] == ["toolsets.md"]
@@ -325,6 +326,11 @@ JSON_COMMANDS = {
     "hermes plugins search --json": ["plugins", "search", "web", "--json", "--limit", "1"],
     "hermes mcp list --json": None,  # needs a live server: compared with ServerStatus instead
     "hermes skills list --json": ["skills", "list", "--json"],
+    "hermes sessions list --json": ["sessions", "list", "--json"],
+    "hermes sessions show ID --json": ["sessions", "show", "recorded", "--json"],
+    "hermes sessions search --json": ["sessions", "search", "invoices", "--json"],
+    "hermes sessions prune --json": ["sessions", "prune", "--older-than", "0", "--source", "nothing", "--json"],
+    "hermes memory show --json": ["memory", "show", "--json"],
 }
 #: Listings whose shape another section gives.
 JSON_ELSEWHERE = {"hermes index show": "hermes plugins search --json",
@@ -403,6 +409,9 @@ def test_json_examples_have_the_keys_the_commands_print(isolated_home: Path, mon
     skill = isolated_home / "skills" / "devops" / "deploy"
     skill.mkdir(parents=True)
     (skill / "SKILL.md").write_text("---\nname: deploy\ndescription: Deploy the service\n---\n# Deploy\n")
+    store = SessionStore(isolated_home / "state.db")
+    store.record("recorded", "user", "Which database did we pick for invoices?", source="cli")
+    store.close()
     part = (DOCS / "cli.md").read_text().split("\n## JSON output\n", 1)[1]
     in_tables = {key for cell in re.findall(r"^\| ([^|]*) \|", part, re.M) for key in re.findall(r"`([^`]+)`", cell)}
     problems = []
@@ -418,4 +427,4 @@ def test_json_examples_have_the_keys_the_commands_print(isolated_home: Path, mon
         record = actual[0] if isinstance(actual, list) else actual
         problems += [f"{heading}: key {key!r} is in no table" for key in record if key not in in_tables]
 
-    assert problems == []
+    assert problems == [], "\n".join(problems)

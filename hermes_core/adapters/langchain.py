@@ -21,7 +21,7 @@ from .offered import OfferedTool, offered_tools
 from .session import AdapterSession
 
 if TYPE_CHECKING:
-    from ..calls.views import ToolApi
+    from ..host.views import ToolApi
 
 __all__ = ["langchain_tools"]
 

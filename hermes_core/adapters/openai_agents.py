@@ -21,7 +21,7 @@ from .session import AdapterSession
 if TYPE_CHECKING:
     from agents import FunctionTool, RunContextWrapper, ToolContext
 
-    from ..calls.views import ToolApi
+    from ..host.views import ToolApi
 
 __all__ = ["function_tools"]
 

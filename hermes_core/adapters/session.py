@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..calls.asyncbridge import in_worker
 from ..state.agent import OneCall, new_session_id
+from ..workers.asyncbridge import in_worker
 
 if TYPE_CHECKING:
-    from ..calls.views import ToolApi
+    from ..host.views import ToolApi
 
 __all__ = ["AdapterSession"]
 

@@ -23,6 +23,11 @@ def _store() -> SessionStore:
     return AgentState(hermes.root, hermes.config_data, {}).sessions
 
 
+#: What ``list --json`` and ``show --json`` print of a session, and ``show --json`` of each message.
+_SESSION_KEYS = ("id", "source", "title", "model", "started_at", "last_active", "message_count", "tool_call_count")
+_MESSAGE_KEYS = ("id", "role", "content", "tool_calls", "tool_name", "tool_call_id", "timestamp")
+
+
 def _when(stamp: Any) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp)) if isinstance(stamp, int | float) else "-"
 
@@ -44,8 +49,7 @@ def list_sessions(limit: int, source: str | None, as_json: bool) -> None:
     """Sessions, the most recently active first."""
     rows = _store().sessions(limit, source=source)
     if as_json:
-        echo_json([{key: row[key] for key in ("id", "source", "title", "model", "started_at", "last_active",
-                                              "message_count", "tool_call_count", "preview")} for row in rows])
+        echo_json([{**{key: row[key] for key in _SESSION_KEYS}, "preview": row["preview"]} for row in rows])
         return
     if not rows:
         click.echo("No sessions recorded yet.")
@@ -65,7 +69,10 @@ def show_session(session_id: str, as_json: bool) -> None:
     if exported is None:
         raise UserError(f"no session {session_id!r}; see `hermes sessions list`")
     if as_json:
-        echo_json(exported)
+        stamps = [m["timestamp"] for m in exported["messages"]]
+        echo_json({**{key: exported.get(key) for key in _SESSION_KEYS if key != "last_active"},
+                   "last_active": max(stamps, default=exported["started_at"]), "ended_at": exported["ended_at"],
+                   "messages": [{key: m.get(key) for key in _MESSAGE_KEYS} for m in exported["messages"]]})
         return
     click.echo(f"session {session_id} ({exported['source']}), started {_when(exported['started_at'])}, "
                f"{len(exported['messages'])} messages")

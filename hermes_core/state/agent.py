@@ -25,7 +25,7 @@ _FROZEN_PROMPTS: Final = 256
 
 
 class RecordedCall(Protocol):
-    """A tool call as the call paths read it from any provider (``hermes_core.calls.toolcalls.ToolCall``)."""
+    """A tool call as the call paths read it from any provider (``hermes_core.tools.toolcalls.ToolCall``)."""
 
     @property
     def name(self) -> str: ...
