@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,8 @@ def write_json(path: Path, data: Any) -> None:
 
 def write_atomically(path: Path, text: str) -> None:
     """Replace ``path`` with ``text``: a reader sees the old file or the new one, whole."""
+    import tempfile  # it imports shutil: off the start-up path, which writes only JSON caches
+
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:

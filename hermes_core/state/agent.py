@@ -10,11 +10,13 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, Protocol
 
-from .memory import MemoryFiles
 from .providers import MemoryProviders, RegisteredMemoryProvider
-from .store import DEFAULT_SOURCE, SessionStore
+
+if TYPE_CHECKING:  # the store (sqlite3) and the memory files (their locks) load on first use
+    from .memory import MemoryFiles
+    from .store import SessionStore
 
 __all__ = ["AgentState", "OneCall", "RecordedCall", "new_session_id"]
 
@@ -72,6 +74,8 @@ class AgentState:
     def sessions(self) -> SessionStore:
         """The session store, opened on first use."""
         if self._store is None:
+            from .store import SessionStore
+
             with self._lock:
                 if self._store is None:
                     section = self._section("sessions")
@@ -83,6 +87,8 @@ class AgentState:
     @property
     def memory(self) -> MemoryFiles:
         """The built-in memory, with the limits the config sets now."""
+        from .memory import MemoryFiles
+
         return MemoryFiles.of(self.home, self._section("memory"))
 
     @property
@@ -122,7 +128,7 @@ class AgentState:
         return prompt
 
     def record_calls(self, session_id: str | None, calls: Sequence[RecordedCall], results: Sequence[str], *,
-                     source: str = DEFAULT_SOURCE) -> None:
+                     source: str = "hermes") -> None:
         """Record a batch of the model's tool calls (one assistant message holding them, as Hermes Agent stores
         it) and their results (one ``tool`` message each), unless ``sessions.record`` is off. A failure is logged:
         recording never fails a call."""
