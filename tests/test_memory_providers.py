@@ -51,6 +51,14 @@ PROVIDER = textwrap.dedent('''
             return json.dumps({"matches": [n for n in notes if args["query"] in n["content"]],
                                "session": self.session})
 
+        def prefetch(self, query, *, session_id=""):
+            return "; ".join(n["content"] for n in self._notes() if query.split()[0] in n["content"])
+
+        def sync_turn(self, user_content, assistant_content, *, session_id="", messages=None):
+            notes = self._notes()
+            notes.append({"action": "turn", "target": "conversation", "content": user_content, "session": session_id})
+            (self.home / "notes.json").write_text(json.dumps(notes))
+
         def on_memory_write(self, action, target, content, metadata=None):
             notes = self._notes()
             notes.append({"action": action, "target": target, "content": content,
@@ -103,6 +111,37 @@ def test_the_providers_tool_runs_initialised_with_the_session_and_hears_memory_w
     assert recalled == {"matches": [{"action": "add", "target": "memory", "content": "the staging host is db-2",
                                      "session": "s7"}], "session": "s7"}
     assert (isolated_home / "notes.json").exists()  # initialize() got the runtime's home
+
+
+def test_hosts_reach_the_providers_recall_and_turn_sync(provider_runtime):
+    runtime = provider_runtime("notes")
+    runtime.memory_providers.sync_turn("the staging host is db-2", "noted", session_id="s9")
+    recalled = runtime.memory_providers.prefetch("staging host?", session_id="s9")
+    assert recalled.startswith("<memory-context>\n[System note: The following is recalled memory context")
+    assert "the staging host is db-2" in recalled and recalled.endswith("</memory-context>")
+    assert runtime.memory_providers.prefetch("nothing", session_id="s9") == ""
+
+
+def test_a_provider_written_without_the_base_class_lacks_optional_hooks_quietly(plugins, isolated_home, caplog):
+    plugins.folder("ducked", init=textwrap.dedent('''
+        class Ducked:
+            name = "ducked"
+            def is_available(self): return True
+            def initialize(self, session_id, **kwargs): pass
+            def get_tool_schemas(self): return []
+            def system_prompt_block(self): return "DUCKED"
+
+        def register(ctx):
+            ctx.register_memory_provider(Ducked())
+    '''))
+    (isolated_home / "config.yaml").write_text(yaml.safe_dump({"memory": {"provider": "ducked"}}))
+    runtime = plugins.runtime()
+    runtime.load_plugins()
+    runtime.load_plugin_from_path(Path(hermes_plugin_agent.__file__).parent, "agent")
+    assert json.loads(runtime.handle_function_call("memory", {"action": "add", "target": "user",
+                                                              "content": "kept"}))["success"]
+    assert runtime.memory_prompt().endswith("DUCKED") and runtime.memory_providers.prefetch("x") == ""
+    assert "failed" not in caplog.text
 
 
 def test_a_provider_that_is_not_selected_adds_nothing(provider_runtime):

@@ -184,25 +184,22 @@ class MemoryProviders:
 
     def prompt_block(self, session_id: str | None = None) -> str:
         """The active provider's ``system_prompt_block()`` (empty without one, or when it fails)."""
-        return self._safely("system_prompt_block", session_id, lambda p: str(p.system_prompt_block() or ""), "")
+        return str(self._safely("system_prompt_block", session_id) or "")
 
     def prefetch(self, query: str, session_id: str | None = None) -> str:
         """What the active provider recalls for ``query``, fenced as Hermes Agent fences it (empty: nothing)."""
-        return memory_context_block(self._safely("prefetch", session_id,
-                                                 lambda p: str(p.prefetch(query, session_id=session_id or "") or ""),
-                                                 ""))
+        return memory_context_block(str(self._safely("prefetch", session_id, query, session_id=session_id or "")
+                                        or ""))
 
     def sync_turn(self, user_content: str, assistant_content: str, session_id: str | None = None,
                   messages: list[dict[str, Any]] | None = None) -> None:
         """Hand a completed turn to the active provider."""
-        self._safely("sync_turn", session_id, lambda p: p.sync_turn(user_content, assistant_content,
-                                                                    session_id=session_id or "", messages=messages),
-                     None)
+        self._safely("sync_turn", session_id, user_content, assistant_content, session_id=session_id or "",
+                     messages=messages)
 
     def mirror_write(self, action: str, target: str, content: str, metadata: dict[str, Any]) -> None:
         """Tell the active provider what the built-in memory tool wrote."""
-        self._safely("on_memory_write", metadata.get("session_id"),
-                     lambda p: p.on_memory_write(action, target, content, metadata=metadata), None)
+        self._safely("on_memory_write", metadata.get("session_id"), action, target, content, metadata=metadata)
 
     def call_tool(self, tool_name: str, args: dict[str, Any], session_id: str | None) -> str:
         """Run a tool of the active provider (its answer, JSON text)."""
@@ -220,13 +217,17 @@ class MemoryProviders:
                 except Exception:
                     log.warning("memory provider %r: shutdown() failed", entry.name, exc_info=True)
 
-    def _safely(self, what: str, session_id: str | None, call: Callable[[Any], Any], default: Any) -> Any:
-        """A provider's fault is logged with its name and never reaches the host."""
-        provider = self._ready(session_id)
-        if provider is None:
-            return default
+    def _safely(self, method: str, session: str | None, /, *args: Any, **kwargs: Any) -> Any:
+        """Call the active provider's ``method`` (None when there is no provider or it lacks that optional hook, as
+        providers written without the base class may); a fault is logged with its name and never reaches the host."""
+        provider = self._ready(session)
+        hook = getattr(provider, method, None) if provider is not None else None
+        if not callable(hook):
+            return None
         try:
-            return call(provider)
-        except Exception:
-            log.warning("memory provider %r: %s() failed", getattr(provider, "name", "?"), what, exc_info=True)
-            return default
+            return hook(*args, **kwargs)
+        except Exception as exc:
+            log.warning("memory provider %r: %s() failed: %s: %s", getattr(provider, "name", "?"), method,
+                        type(exc).__name__, exc)
+            log.debug("memory provider %r: %s() failed", getattr(provider, "name", "?"), method, exc_info=True)
+            return None
