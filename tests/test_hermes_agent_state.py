@@ -144,3 +144,32 @@ def test_a_state_db_hermes_creates_is_opened_by_hermes_agent(hermes_agent, tmp_p
         assert [m["session_id"] for m in again.sessions.search("zeppelin")][:1] == ["hermes-1"]
     finally:
         again.close()
+
+
+def test_a_published_memory_provider_plugin_loads_and_runs(make_venv, package_index, tmp_path):
+    """hermes-local-memory 0.3.1 from PyPI: its installer writes a shim into the home's plugins folder that calls
+    ``ctx.register_memory_provider``; with ``memory.provider: local`` its tools are offered and its prompt block is
+    in ``memory_prompt()``, and a fact it stores in one process is found from another."""
+    venv = make_venv("local-memory")
+    venv.install("hermes-tools-agent", extra=("--no-deps",))
+    installed = venv.run(venv.python, "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                         "hermes-local-memory==0.3.1", timeout=600)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    home = tmp_path / "home"
+    env = {"HERMES_HOME": str(home)}
+    shim = venv.run(str(Path(venv.python).parent / "hermes-local-memory"), "install-shim", "--hermes-home",
+                    str(home), env=env)
+    assert shim.returncode == 0, shim.stdout + shim.stderr
+    (home / "config.yaml").write_text("memory:\n  provider: local\n")
+
+    listed = venv.hermes_cli("plugins", "list", "--json", env=env)
+    record = next(r for r in json.loads(listed.stdout) if r["id"] == "local_memory")
+    assert record["state"] == "loaded" and record["memory_providers"] == ["local"]
+    assert {"memory_conclude", "memory_search"} <= set(record["tools"])
+    stored = venv.hermes_cli("tools", "call", "memory_conclude", '{"content": "Ada prefers metric units"}', env=env)
+    assert json.loads(stored.stdout)["success"] is True, stored.stdout + stored.stderr
+    found = venv.hermes_cli("tools", "call", "memory_search", '{"query": "metric"}', env=env)
+    assert [fact["content"] for fact in json.loads(found.stdout)["results"]] == ["Ada prefers metric units"]
+    prompt = venv.py("from hermes_core import Runtime; r = Runtime(); r.load_plugins(); print(r.memory_prompt())",
+                     env=env)
+    assert "# Local Memory" in prompt.stdout, prompt.stdout + prompt.stderr
