@@ -236,3 +236,26 @@ def test_summaries_come_from_the_auxiliary_model_only_when_one_is_configured(his
     found = call(runtime, "session_search", query="PostgreSQL")["results"][0]
     assert found["summary"] == "They chose PostgreSQL."
     assert seen[0]["model"] == "local-summary" and "billing service" in seen[0]["messages"][0]["content"]
+
+
+# -- a damaged home ------------------------------------------------------------------------------------------
+
+def test_a_state_db_that_is_not_a_database_fails_the_state_tools_and_not_the_calls(runtime, hermes_home, caplog):
+    (hermes_home / "state.db").write_bytes(b"this is not SQLite" * 100)
+    runtime.register_tool("echo", "x", {"description": "echo"}, lambda args, **kwargs: "echoed")
+    [reply] = runtime.answer_tool_calls([{"id": "c1", "type": "function",
+                                          "function": {"name": "echo", "arguments": "{}"}}], session_id="s1")
+    assert reply["content"] == "echoed"  # recording failed, logged; the call was answered
+    assert "were not recorded" in caplog.text
+    answer = call(runtime, "session_search", query="anything")
+    assert "failed" in answer["error"] and "DatabaseError" in answer["error"]
+
+
+def test_a_memory_file_that_is_a_fifo_is_refused_without_hanging(runtime, hermes_home):
+    os = pytest.importorskip("os")
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs on this platform")
+    (hermes_home / "memories").mkdir()
+    os.mkfifo(hermes_home / "memories" / "USER.md")
+    answer = call(runtime, "memory", action="add", target="user", content="hello")
+    assert "not a regular file" in answer["error"]
