@@ -251,21 +251,23 @@ class PluginContext:
         ``search(query, limit)``); ``web_search`` asks registered providers before its own."""
         problem = web_search_provider_problem(provider)
         if problem is not None:
-            # Hermes Agent ignores such a provider and loads the plugin; so does Hermes, saying so.
-            self.warnings.append(f"web search provider {type(provider).__name__} ignored: {problem}")
-            log.warning("plugin %r: web search provider ignored: %s", self.plugin_id, problem)
+            self._ignore("web search provider", provider, problem)
             return
         name = provider.name.strip()
         self._add(self._contributions.web_search_providers, name,
                   RegisteredWebSearchProvider(name, provider, self.plugin_id))
+
+    def _ignore(self, kind: str, provider: Any, problem: str) -> None:
+        """Hermes Agent ignores a provider it cannot use and loads the plugin; so does Hermes, saying so."""
+        self.warnings.append(f"{kind} {type(provider).__name__} ignored: {problem}")
+        log.warning("plugin %r: %s ignored: %s", self.plugin_id, kind, problem)
 
     def register_memory_provider(self, provider: Any) -> None:
         """Add a memory provider (Hermes Agent's ``MemoryProvider`` interface). The one ``memory.provider`` names,
         when its ``is_available()`` says so, adds its tools (toolset ``memory``) and its system prompt block."""
         problem = provider_problem(provider)
         if problem is not None:
-            self.warnings.append(f"memory provider {type(provider).__name__} ignored: {problem}")
-            log.warning("plugin %r: memory provider ignored: %s", self.plugin_id, problem)
+            self._ignore("memory provider", provider, problem)
             return
         name = provider.name.strip()
         self._add(self._contributions.memory_providers, name, RegisteredMemoryProvider(name, provider,

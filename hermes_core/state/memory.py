@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -112,32 +112,34 @@ class MemoryFiles:
         threat = first_threat_message(new_content)
         if threat:
             return {"success": False, "error": threat}
-        with self.locked(target):
-            refusal = self._drift(target)
-            if refusal:
-                return refusal
-            entries = self.entries(target)
-            index = _match(entries, old_text)
-            if isinstance(index, dict):
-                return _no_match(index, old_text, entries, "replace")
+
+        def replaced(entries: list[str], index: int) -> list[str] | Answer:
             changed = [*entries]
             changed[index] = new_content
             new_total, limit = self.usage(target, changed)
-            if new_total > limit:
-                current = self.usage(target, entries)[0]
-                return {"success": False,
-                        "error": f"Replacement would put memory at {new_total:,}/{limit:,} chars. Shorten the new "
-                                 "content, or 'remove' other stale or less important entries to make room (see "
-                                 "current_entries below), then retry — all in this turn.",
-                        "current_entries": entries, "usage": f"{current:,}/{limit:,}"}
-            self._write(target, changed)
-        return self._success(target, changed, "Entry replaced.")
+            if new_total <= limit:
+                return changed
+            current = self.usage(target, entries)[0]
+            return {"success": False,
+                    "error": f"Replacement would put memory at {new_total:,}/{limit:,} chars. Shorten the new "
+                             "content, or 'remove' other stale or less important entries to make room (see "
+                             "current_entries below), then retry — all in this turn.",
+                    "current_entries": entries, "usage": f"{current:,}/{limit:,}"}
+
+        return self._change_one(target, old_text, "replace", replaced, "Entry replaced.")
 
     def remove(self, target: str, old_text: str) -> Answer:
         """Remove the one entry that contains ``old_text``."""
         old_text = old_text.strip()
         if not old_text:
             return {"success": False, "error": "old_text cannot be empty."}
+        return self._change_one(target, old_text, "remove",
+                                lambda entries, index: entries[:index] + entries[index + 1:], "Entry removed.")
+
+    def _change_one(self, target: str, old_text: str, action: str,
+                    change: Callable[[list[str], int], list[str] | Answer], done: str) -> Answer:
+        """Under the locks: refuse a drifted file, find the one entry holding ``old_text``, and write what ``change``
+        makes of the entries (or answer its refusal)."""
         with self.locked(target):
             refusal = self._drift(target)
             if refusal:
@@ -145,10 +147,12 @@ class MemoryFiles:
             entries = self.entries(target)
             index = _match(entries, old_text)
             if isinstance(index, dict):
-                return _no_match(index, old_text, entries, "remove")
-            entries.pop(index)
-            self._write(target, entries)
-        return self._success(target, entries, "Entry removed.")
+                return _no_match(index, old_text, entries, action)
+            changed = change(entries, index)
+            if isinstance(changed, dict):
+                return changed
+            self._write(target, changed)
+        return self._success(target, changed, done)
 
     def apply_batch(self, target: str, operations: list[Any]) -> Answer:
         """Apply add/replace/remove operations all or nothing, the limit checked on the final result only."""
