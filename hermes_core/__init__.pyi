@@ -60,6 +60,9 @@ from .runtime import (
 from .runtime import (
     run_tool_calls as run_tool_calls,
 )
+from .state.memory import MemoryFiles as MemoryFiles
+from .state.providers import MemoryProviders as MemoryProviders
+from .state.store import SessionStore as SessionStore
 from .tools.formats import FORMATS as FORMATS
 from .tools.policies import POLICIES as POLICIES
 from .tools.policies import Policy as Policy

@@ -35,6 +35,7 @@ __all__ = [
     "PolicyError",
     "ReferenceImportError",
     "ScaffoldError",
+    "SessionStoreError",
     "SkillError",
     "ToolCallCancelled",
     "ToolError",
@@ -209,6 +210,12 @@ class CronError(HermesError):
 
 class CronUnavailable(CronError):
     """Scheduled jobs need the cron pack (``hermes-tools-cron``), which is not installed or is switched off."""
+
+# -- the agent's own state ---------------------------------------------------------------------------------
+
+class SessionStoreError(HermesError, ValueError):
+    """A session store call Hermes cannot carry out: an unknown role, a session id that is not text, a write to a
+    store opened read-only."""
 
 
 # -- MCP -------------------------------------------------------------------------------------------------

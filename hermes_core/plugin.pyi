@@ -27,6 +27,7 @@ from .plugins.context import PluginContext as PluginContext
 from .plugins.tool import ToolSpec as ToolSpec
 from .plugins.tool import tool as tool
 from .plugins.tool import tool_spec as tool_spec
+from .state.providers import MemoryProvider as MemoryProvider
 from .tools.registry import UNLIMITED as UNLIMITED
 from .tools.registry import ToolAnnotations as ToolAnnotations
 from .tools.registry import tool_entry as tool_entry

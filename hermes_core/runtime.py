@@ -28,6 +28,7 @@ from .plugins.discovery import PluginCandidate, Source, candidate_from_folder, d
 from .plugins.loader import LoadResult, load_plugin
 from .plugins.records import PluginRecord
 from .plugins.selection import PluginSelection, SelectionPolicy, select, truthy
+from .state.agent import AgentState
 from .tools.formats import DefinitionFormatter
 from .tools.policies import ToolScope, check_policy
 from .tools.registry import ToolRegistry
@@ -42,6 +43,9 @@ if TYPE_CHECKING:
     from .mcp.client import McpManager
     from .skills.catalog import SkillCatalog
     from .skills.sources import SkillSource
+    from .state.memory import MemoryFiles
+    from .state.providers import MemoryProviders
+    from .state.store import SessionStore
     from .tools.toolcalls import ToolCallLike, ToolReply
 
 __all__ = [
@@ -125,6 +129,8 @@ class Runtime(ToolApi):
                                lambda: self._config_data()["approvals"]["policy"])
         self._dispatcher_lock = threading.Lock()
         self.formatter = DefinitionFormatter()
+        #: The agent's own state: the session store, persistent memory and memory providers of this home.
+        self.agent_state = AgentState(self.home.root, self._config_data, self.contributions.memory_providers)
 
     @functools.cached_property
     def dispatcher(self) -> Dispatcher:
@@ -135,8 +141,10 @@ class Runtime(ToolApi):
                 from .calls.dispatch import Dispatcher
 
                 kind = _traced_dispatcher() if self._config_data()["observability"]["otel"] else Dispatcher
-                self.__dict__["dispatcher"] = kind(self.registry, self.hooks, self.middleware, self.budget,
-                                                   self.approvals, self.tool_context, self.scope, self.why_missing)
+                made = kind(self.registry, self.hooks, self.middleware, self.budget, self.approvals,
+                            self.tool_context, self.scope, self.why_missing)
+                made.recorder = self.agent_state.record_calls
+                self.__dict__["dispatcher"] = made
             dispatcher: Dispatcher = self.__dict__["dispatcher"]
             return dispatcher
 
@@ -252,7 +260,8 @@ class Runtime(ToolApi):
             dispatch=self._dispatch_for_plugin,
             manifest=(lambda: candidate.manifest) if candidate else None,  # built only if the plugin reads it
             override_granted=lambda: plugin_id is None or override_granted(self._config_data(), plugin_id),
-            inject=self._inject, home=self.home, runtime=self)
+            inject=self._inject, home=self.home, runtime=self,
+            memory_provider=lambda: str(self._config_data()["memory"]["provider"] or ""))
 
     def _dispatch_for_plugin(self, tool_name: str, args: Any, **context: Any) -> str:
         """``ctx.dispatch_tool``: from inside a tool call of this runtime or of one of its views, through that
@@ -280,7 +289,7 @@ class Runtime(ToolApi):
                 _backends=self.backends, _hooks=self._invoke_hook,
                 _web_search_providers=lambda: list(self.web_search_providers.values()),
                 _watch_sessions=self._watch_sessions,
-                _skills=self.skill_catalog, _inject=self._inject))
+                _skills=self.skill_catalog, _inject=self._inject, _agent_state=lambda: self.agent_state))
         return context
 
     def _watch_sessions(self) -> None:
@@ -358,6 +367,7 @@ class Runtime(ToolApi):
         for context in list(self._tool_contexts.values()):
             context.close()
         self.backends.close()
+        self.agent_state.close()
 
     # -- the model-facing API -------------------------------------------------------------------
 
@@ -375,6 +385,30 @@ class Runtime(ToolApi):
         """A session of this runtime: ``on_session_start`` now, ``on_session_end`` and ``on_session_finalize``
         when the ``with`` block ends; the block gets the session id to pass to its calls."""
         return session(self.hooks, platform, model, session_id)
+
+    # -- the agent's own state --------------------------------------------------------------------
+
+    @property
+    def sessions(self) -> SessionStore:
+        """The session store of this home (``state.db``, Hermes Agent's schema): ``record(session_id, role,
+        content, ...)`` a conversation, ``search``, ``sessions``, ``messages``, ``export``, ``prune``."""
+        return self.agent_state.sessions
+
+    @property
+    def memory(self) -> MemoryFiles:
+        """The built-in persistent memory (``memories/MEMORY.md`` and ``USER.md``)."""
+        return self.agent_state.memory
+
+    @property
+    def memory_providers(self) -> MemoryProviders:
+        """The memory providers plugins registered, and the one ``memory.provider`` selects (``prefetch``,
+        ``sync_turn`` for the host's turns)."""
+        return self.agent_state.providers
+
+    def memory_prompt(self, session_id: str | None = None) -> str:
+        """The memory block a host puts in its system prompt, as Hermes Agent builds it (MEMORY.md, USER.md and the
+        memory provider's block); with ``session_id`` it is frozen for that session, as Hermes Agent's is."""
+        return self.agent_state.memory_prompt(session_id)
 
     # -- commands and skills ---------------------------------------------------------------------
 

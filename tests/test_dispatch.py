@@ -79,10 +79,16 @@ def test_unknown_tool_names_the_closest(runtime):
     assert result["error"].startswith("Unknown tool 'ad'") and result["suggestions"] == ["add"]
 
 
-@pytest.mark.parametrize("tool", ["todo", "memory", "session_search", "delegate_task", "clarify"])
+@pytest.mark.parametrize("tool", ["delegate_task", "clarify"])
 def test_agent_loop_tools_are_refused(runtime, tool):
     runtime.register_tool(tool, "agent", {"description": tool}, lambda a, **k: "should not run")
     assert "handled by the agent loop" in call(runtime, tool, {})["error"]
+
+
+@pytest.mark.parametrize("tool", ["todo", "memory", "session_search"])
+def test_the_state_tools_run_their_handlers(runtime, tool):
+    runtime.register_tool(tool, "agent", {"description": tool}, lambda a, **k: '{"ran": true}')
+    assert call(runtime, tool, {}) == {"ran": True}
 
 
 def test_handler_that_raises_becomes_an_error(runtime):

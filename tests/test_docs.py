@@ -33,6 +33,7 @@ from hermes_core.cli import cli
 from hermes_core.cli.tools import tools
 from hermes_core.mcp.client import ServerStatus
 from hermes_core.plugins.manifest import parse_manifest
+from hermes_core.state.store import SessionStore
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -328,6 +329,11 @@ JSON_COMMANDS = {
     "hermes skills list --json": ["skills", "list", "--json"],
     "hermes cron list --json": ["cron", "list", "--json"],
     "hermes cron tick --json": ["cron", "run", "{job}", "--json"],  # a run now: a tick's report of a due run
+    "hermes sessions list --json": ["sessions", "list", "--json"],
+    "hermes sessions show ID --json": ["sessions", "show", "recorded", "--json"],
+    "hermes sessions search --json": ["sessions", "search", "invoices", "--json"],
+    "hermes sessions prune --json": ["sessions", "prune", "--older-than", "0", "--source", "nothing", "--json"],
+    "hermes memory show --json": ["memory", "show", "--json"],
 }
 #: Listings whose shape another section gives.
 JSON_ELSEWHERE = {"hermes index show": "hermes plugins search --json",
@@ -410,6 +416,9 @@ def test_json_examples_have_the_keys_the_commands_print(isolated_home: Path, mon
     skill = isolated_home / "skills" / "devops" / "deploy"
     skill.mkdir(parents=True)
     (skill / "SKILL.md").write_text("---\nname: deploy\ndescription: Deploy the service\n---\n# Deploy\n")
+    store = SessionStore(isolated_home / "state.db")
+    store.record("recorded", "user", "Which database did we pick for invoices?", source="cli")
+    store.close()
     part = (DOCS / "cli.md").read_text().split("\n## JSON output\n", 1)[1]
     in_tables = {key for cell in re.findall(r"^\| ([^|]*) \|", part, re.M) for key in re.findall(r"`([^`]+)`", cell)}
     problems = []
@@ -429,4 +438,4 @@ def test_json_examples_have_the_keys_the_commands_print(isolated_home: Path, mon
         record = actual[0] if isinstance(actual, list) else actual
         problems += [f"{heading}: key {key!r} is in no table" for key in record if key not in in_tables]
 
-    assert problems == []
+    assert problems == [], "\n".join(problems)

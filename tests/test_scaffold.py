@@ -203,7 +203,7 @@ def test_template_is_found_in_the_source_checkout() -> None:
     ("weather", {"toolset": "mcp-github"}, "is reserved"),
     ("weather", {"tool_name": "get-weather"}, "invalid tool name 'get-weather'"),
     ("weather", {"tool_name": "class"}, "invalid tool name"),
-    ("weather", {"tool_name": "todo"}, "belongs to the agent loop"),
+    ("weather", {"tool_name": "todo"}, "is one of the agent's own tools"),
     ("weather", {"email": "nobody"}, "invalid email 'nobody'"),
     ("weather", {"description": "two\nlines"}, "the description must fit on one line"),
     ("weather", {"license": "WTFPL"}, "WTFPL"),

@@ -23,7 +23,7 @@ EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 #: Ids of the first-party plugins (hermes-tools-<id> on PyPI).
 FIRST_PARTY = frozenset({"file", "terminal", "web", "code", "agent", "ssh", "skills", "browser", "vision", "image",
                          "tts", "cron"})
-#: Tools the agent loop answers itself; Hermes refuses to dispatch them to a plugin.
+#: The agent's own tools (hermes-tools-agent and the agent loop): a plugin's tool of one of these names would clash.
 AGENT_LOOP_TOOLS = frozenset({"todo", "memory", "session_search", "delegate_task", "clarify"})
 #: Toolset names with a meaning of their own: everything, and Hermes Agent's legacy names.
 RESERVED_TOOLSETS = frozenset({"all", "web_tools", "terminal_tools", "vision_tools", "image_tools", "skills_tools",
@@ -66,7 +66,7 @@ def problems(answers: Mapping[str, Any]) -> list[str]:
             found.append(f"invalid tool name {tool!r}: use up to 64 lowercase letters, digits and '_', starting "
                          "with a letter (it names the handler function too)")
         elif tool in AGENT_LOOP_TOOLS:
-            found.append(f"tool name {tool!r} belongs to the agent loop, which answers it itself; choose another")
+            found.append(f"tool name {tool!r} is one of the agent's own tools (hermes-tools-agent); choose another")
     for field in ("description", "author"):
         if field in answers and ("\n" in str(answers[field]) or "\r" in str(answers[field])):
             found.append(f"the {field} must fit on one line")

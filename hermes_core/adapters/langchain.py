@@ -13,10 +13,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, get_type_hints
 
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
 
 from .gate import CallGate
 from .offered import OfferedTool, offered_tools
+from .session import AdapterSession
 
 if TYPE_CHECKING:
     from ..host.views import ToolApi
@@ -29,11 +31,14 @@ def langchain_tools(tools: ToolApi, *, toolsets: Iterable[str] | None = None, ta
     """The tools ``tools`` (a ``Runtime`` or a view from ``runtime.filtered(...)``) offers now, of ``toolsets``
     when given, as LangChain ``StructuredTool`` objects, made now (see :class:`~hermes_core.adapters.latest.Latest`
     for tools registered later); ``task_id`` and ``session_id`` are passed to every call, and the model's id of
-    the call (LangChain's ``tool_call_id``, given when a ``ToolCall`` is invoked, as ``ToolNode`` does)."""
+    the call (LangChain's ``tool_call_id``, given when a ``ToolCall`` is invoked, as ``ToolNode`` does). Without
+    ``session_id`` a LangGraph thread (``configurable.thread_id``) is a session, else the tools made by one call
+    share one. Calls and results are recorded in the session store."""
     made: list[BaseTool] = []
     gate = CallGate()
+    calls = AdapterSession(tools, session_id, "langchain")
     for tool in offered_tools(tools, toolsets):
-        run, arun = _callables(tools, tool, gate, task_id, session_id)
+        run, arun = _callables(calls, tool, gate, task_id)
         made.append(_HermesTool(name=tool.name, description=tool.description, args_schema=tool.parameters,
                                 func=run, coroutine=arun, return_direct=False,
                                 metadata=tool.metadata()))
@@ -51,26 +56,31 @@ class _HermesTool(StructuredTool):
         return (self._parse_input(tool_input, tool_call_id), tool_call_id), {}
 
 
-def _callables(tools: ToolApi, tool: OfferedTool, gate: CallGate, task_id: str | None,
-               session_id: str | None) -> tuple[Callable[..., str], Callable[..., Awaitable[str]]]:
+def _callables(calls: AdapterSession, tool: OfferedTool, gate: CallGate,
+               task_id: str | None) -> tuple[Callable[..., str], Callable[..., Awaitable[str]]]:
     name, parallel_safe = tool.name, tool.parallel_safe
 
-    def run(arguments: dict[str, Any] | str, tool_call_id: str | None) -> str:
+    def run(arguments: dict[str, Any] | str, tool_call_id: str | None, config: RunnableConfig) -> str:
         gate.enter(parallel_safe)
         try:
-            return tools.handle_function_call(name, arguments, task_id=task_id, tool_call_id=tool_call_id,
-                                              session_id=session_id)
+            return calls.call(name, arguments, task_id=task_id, tool_call_id=tool_call_id, framework=_thread(config))
         finally:
             gate.leave(parallel_safe)
 
-    async def arun(arguments: dict[str, Any] | str, tool_call_id: str | None) -> str:
+    async def arun(arguments: dict[str, Any] | str, tool_call_id: str | None, config: RunnableConfig) -> str:
         await gate.aenter(parallel_safe)
         try:
-            return await tools.ahandle_function_call(name, arguments, task_id=task_id, tool_call_id=tool_call_id,
-                                                     session_id=session_id)
+            return await calls.acall(name, arguments, task_id=task_id, tool_call_id=tool_call_id,
+                                     framework=_thread(config))
         finally:
             gate.leave(parallel_safe)
 
     for function in (run, arun):  # LangChain reads these hints at every call: evaluate their strings once, here
         function.__annotations__ = get_type_hints(function)
     return run, arun
+
+
+def _thread(config: RunnableConfig | None) -> str | None:
+    """LangGraph's thread of the run (its conversation), when the graph has one."""
+    thread = ((config or {}).get("configurable") or {}).get("thread_id")
+    return str(thread) if thread else None

@@ -18,6 +18,7 @@ from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.toolsets.abstract import ToolsetTool
 
 from .offered import asks, check_approval, framework_approved, offered_tools
+from .session import AdapterSession
 
 if TYPE_CHECKING:
     from ..host.views import ToolApi
@@ -55,8 +56,9 @@ class HermesToolset(AbstractToolset[Any]):
 
     ``approval``: ``"hermes"`` (its approval callback asks during the call) or ``"framework"`` (pydantic-ai's
     deferred approvals ask; see :data:`~hermes_core.adapters.offered.Approval`). ``task_id`` and ``session_id``
-    are passed to every call (a session approval holds for the session). A failed call is a tool result the
-    model reads (``{"error": ...}``), never an exception that ends the run.
+    are passed to every call (a session approval holds for the session); without ``session_id`` each pydantic-ai
+    conversation (else each run) is a session. Calls and results are recorded in the session store. A failed call
+    is a tool result the model reads (``{"error": ...}``), never an exception that ends the run.
     """
 
     def __init__(self, tools: ToolApi, *, toolsets: Iterable[str] | None = None, id: str | None = None,
@@ -66,6 +68,7 @@ class HermesToolset(AbstractToolset[Any]):
         self.approval = check_approval(approval)
         self.task_id = task_id
         self.session_id = session_id
+        self.calls = AdapterSession(tools, session_id, "pydantic-ai")
         self._id = id
 
     @property
@@ -90,8 +93,8 @@ class HermesToolset(AbstractToolset[Any]):
         arguments = tool_args.get(_RAW, tool_args)
         approved = framework_approved(name, tool_args) if ctx.tool_call_approved else nullcontext()
         with approved:
-            return await self.tools.ahandle_function_call(name, arguments, task_id=self.task_id,
-                                                          tool_call_id=ctx.tool_call_id, session_id=self.session_id)
+            return await self.calls.acall(name, arguments, task_id=self.task_id, tool_call_id=ctx.tool_call_id,
+                                          framework=getattr(ctx, "conversation_id", None) or ctx.run_id)
 
     def __repr__(self) -> str:
         return f"HermesToolset({self.tools!r})"

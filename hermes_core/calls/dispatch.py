@@ -44,8 +44,8 @@ __all__ = ["AGENT_LOOP_TOOLS", "INTERACTIVE_TOOLS", "MAX_PARALLEL", "Dispatcher"
 
 log = logging.getLogger(__name__)
 
-#: Tools that need the agent's own state or its user; the agent loop runs them, not the registry.
-AGENT_LOOP_TOOLS = frozenset({"todo", "memory", "session_search", "delegate_task", "clarify"})
+#: Tools that need the agent's user or its model; the agent loop runs them, not the registry.
+AGENT_LOOP_TOOLS = frozenset({"delegate_task", "clarify"})
 #: Tools that talk to the user: a batch that holds one never runs in parallel.
 INTERACTIVE_TOOLS = frozenset({"clarify"})
 MAX_PARALLEL = 8
@@ -372,6 +372,10 @@ class Dispatcher:
     """Runs tool calls through their plans, inside one containment boundary: whatever the input and whatever
     plugin code does, a call returns a string (only the user's Ctrl-C goes through)."""
 
+    # -- session recording (issue 39): what answers a batch records it, when the runtime set a recorder --
+    #: ``recorder(session_id, calls, results)`` records a batch of ``answer_tool_calls`` in the session store.
+    recorder: Callable[..., None] | None = None
+
     def __init__(self, registry: ToolRegistry, hooks: HookRunner, middleware: Middleware, budget: ResultBudget,
                  approvals: Approvals, contexts: Callable[[str | None], ToolContext], scope: ToolScope,
                  why_missing: Callable[[str], str | None] | None = None) -> None:
@@ -394,7 +398,9 @@ class Dispatcher:
     def scoped(self, scope: ToolScope, contexts: Callable[[str | None], ToolContext]) -> Dispatcher:
         """A dispatcher of the same tools, hooks and approvals that runs only what ``scope`` offers, its handlers
         seeing ``contexts``."""
-        return type(self)(self.registry, self.hooks, self.middleware, self.budget, self.approvals, contexts, scope)
+        scoped = type(self)(self.registry, self.hooks, self.middleware, self.budget, self.approvals, contexts, scope)
+        scoped.recorder = self.recorder
+        return scoped
 
     def _plan(self, name: Any) -> _Plan | str:
         """The current plan of tool ``name``, made again when the tools, the hooks, the middleware or the policy
@@ -561,8 +567,10 @@ class Dispatcher:
         _warn_if_on_a_loop("answer_tool_calls")
         parsed = read_tool_calls(calls)
         media = self.budget.media
-        return [tool_reply(call, result, media) for call, result in zip(parsed, self._run(parsed, context),
-                                                                        strict=True)]
+        results = self._run(parsed, context)
+        if self.recorder is not None:
+            self.recorder(context.get("session_id"), parsed, results)
+        return [tool_reply(call, result, media) for call, result in zip(parsed, results, strict=True)]
 
     async def arun_tool_calls(self, calls: Iterable[ToolCallLike], **context: Any) -> list[str]:
         """:meth:`run_tool_calls` without blocking the running loop (parallel-safe batches run concurrently)."""
@@ -572,8 +580,12 @@ class Dispatcher:
         """:meth:`answer_tool_calls` without blocking the running loop."""
         parsed = read_tool_calls(calls)
         media = self.budget.media
-        return [tool_reply(call, result, media) for call, result in zip(parsed, await self._arun(parsed, context),
-                                                                        strict=True)]
+        results = await self._arun(parsed, context)
+        if self.recorder is not None:
+            from ..workers.asyncbridge import in_worker
+
+            await in_worker(self.recorder, context.get("session_id"), parsed, results)
+        return [tool_reply(call, result, media) for call, result in zip(parsed, results, strict=True)]
 
     def _run(self, parsed: list[ToolCall], context: dict[str, Any]) -> list[str]:
         def run(call: ToolCall) -> str:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ..backends.base import ExecutionBackend, ExecutionBackends
     from ..config.model import HermesConfig
     from ..skills.catalog import SkillCatalog
+    from ..state.agent import AgentState
 
 __all__ = ["ToolContext", "tool_context"]
 
@@ -54,6 +55,7 @@ class ToolContext:
     _watch_sessions: Callable[[], None] = field(default=lambda: None, repr=False)
     _skills: Callable[[], SkillCatalog] | None = field(default=None, repr=False)
     _inject: Callable[[str, str], bool] = field(default=lambda content, role: False, repr=False)
+    _agent_state: Callable[[], AgentState] | None = field(default=None, repr=False)
     _state: dict[str, Any] = field(default_factory=dict, repr=False)
     _state_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -109,6 +111,13 @@ class ToolContext:
         if self._skills is None:
             raise RuntimeError("this tool context belongs to no runtime with skills")
         return self._skills()
+
+    def agent_state(self) -> AgentState:
+        """The runtime's own agent state: its session store, persistent memory and memory providers (what
+        ``todo``, ``memory`` and ``session_search`` use)."""
+        if self._agent_state is None:
+            raise RuntimeError("this tool context belongs to no runtime with a session store")
+        return self._agent_state()
 
     @property
     def session_id(self) -> str | None:

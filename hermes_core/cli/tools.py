@@ -9,6 +9,7 @@ import click
 
 from ..host.views import select_names
 from ..runtime import Runtime
+from ..state.agent import OneCall
 from ..tools.registry import ToolAnnotations, ToolEntry
 from ._common import UserError, echo_json, runtime
 from .completion import tool_names, toolset_lists
@@ -134,11 +135,14 @@ def _parse_arg(item: str) -> tuple[str, Any]:
 @click.argument("arguments", required=False)
 @click.option("--arg", "pairs", multiple=True, metavar="KEY=VALUE",
               help="One argument; VALUE is read as JSON when it parses, else as text. Repeatable.")
-def call_tool(name: str, arguments: str | None, pairs: tuple[str, ...]) -> None:
+@click.option("--session", "session", metavar="ID",
+              help="Run the call in this session (its todo list, its recorded calls); default: a new one.")
+def call_tool(name: str, arguments: str | None, pairs: tuple[str, ...], session: str | None) -> None:
     """Call a tool through the full call path (hooks included) and print its result.
 
-    ARGUMENTS is a JSON object; --arg adds or overrides single arguments. The call runs in a session of
-    its own: plugins' on_session_start hooks fire before it, on_session_end after it.
+    ARGUMENTS is a JSON object; --arg adds or overrides single arguments. The call runs in a session, a new
+    one unless --session names one: plugins' on_session_start hooks fire before it, on_session_end after it.
+    The call and its result are recorded in the session store (`hermes sessions`) unless sessions.record is off.
     """
     _entry_or_fail(name)
     args: dict[str, Any] = {}
@@ -152,8 +156,9 @@ def call_tool(name: str, arguments: str | None, pairs: tuple[str, ...]) -> None:
             raise UserError("ARGUMENTS must be a JSON object, e.g. '{\"path\": \"a.txt\"}'")
     args.update(_parse_arg(item) for item in pairs)
     rt = runtime()
-    with rt.session(platform="cli") as session_id:  # plugins set up and tear down per-session state
+    with rt.session(platform="cli", session_id=session) as session_id:  # plugins' per-session state
         result = rt.handle_function_call(name, args, session_id=session_id)
+        rt.agent_state.record_calls(session_id, [OneCall(name, args, "cli-call")], [result], source="cli")
     click.echo(result)
     try:
         decoded = json.loads(result)

@@ -89,6 +89,30 @@ class ToolOutputConfig(_Section):
                                                                "(saved in the results folder's media/).")
 
 
+class SessionsConfig(_Section):
+    """``sessions:``: the session store, ``state.db`` in the home (Hermes Agent's schema)."""
+
+    record: bool = Field(True, description="Record the tool calls and results of `answer_tool_calls`, the framework "
+                                           "adapters, `hermes tools call` and `hermes mcp serve` in the session store.")
+    max_message_chars: int = Field(100_000, gt=0, description="A recorded message longer than this is cut, with a "
+                                                              "marker saying how much was left out.")
+    redact_secrets: bool = Field(True, description="Mask API keys, tokens, passwords and private keys in what is "
+                                                   "recorded (Hermes Agent's `security.redact_secrets`).")
+
+
+class MemoryConfig(BaseModel):
+    """``memory:``: Hermes Agent's persistent memory (``memories/MEMORY.md`` and ``USER.md``) and its provider."""
+
+    model_config = ConfigDict(extra="allow", defer_build=True)
+
+    memory_enabled: bool = Field(True, description="Put MEMORY.md (the agent's notes) in `memory_prompt()`.")
+    user_profile_enabled: bool = Field(True, description="Put USER.md (the user's profile) in `memory_prompt()`.")
+    memory_char_limit: int = Field(2200, gt=0, description="Characters MEMORY.md may hold (entries and separators).")
+    user_char_limit: int = Field(1375, gt=0, description="Characters USER.md may hold (entries and separators).")
+    provider: str = Field("", description="The memory provider plugin to use beside the built-in memory (its "
+                                          "`name`); empty: the built-in memory only.")
+
+
 class WebConfig(BaseModel):
     """``web:``; keys of Hermes Agent's ``web`` section (``search_backend``, ``gemini_model``, ...) are kept for
     the plugins that read them."""
@@ -180,6 +204,8 @@ class HermesConfig(BaseModel):
     index: IndexConfig = Field(default_factory=IndexConfig)
     terminal: TerminalConfig = Field(default_factory=TerminalConfig)
     observability: ObservabilityConfig = Field(default_factory=ObservabilityConfig)
+    sessions: SessionsConfig = Field(default_factory=SessionsConfig)
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)
 
     @model_validator(mode="after")
     def _claude_spelling(self) -> HermesConfig:

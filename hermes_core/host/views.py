@@ -22,6 +22,7 @@ from ..tools.toolsets import LEGACY_TOOLSETS, Toolsets
 if TYPE_CHECKING:  # the call path is imported by the first call: listing tools needs none of it
     from ..calls.budget import ResultBudget
     from ..calls.dispatch import Dispatcher
+    from ..state.agent import AgentState
     from ..tools.formats import DefinitionFormatter
     from ..tools.toolcalls import ToolCallLike, ToolReply
 
@@ -56,6 +57,8 @@ class ToolApi(ABC):
     scope: ToolScope
     formatter: DefinitionFormatter
     budget: ResultBudget
+    #: The runtime's own agent state (session store, memory), where hosts and adapters record calls.
+    agent_state: AgentState
 
     @property
     @abstractmethod
@@ -191,6 +194,7 @@ class ToolView(ToolApi):
         self.toolsets = parent.toolsets
         self.formatter = parent.formatter
         self.budget = parent.budget
+        self.agent_state = parent.agent_state
         self._tool_contexts: dict[str | None, ToolContext] = {}
 
     @functools.cached_property

@@ -2,7 +2,9 @@
 
 Calls run through ``handle_function_call``, so hooks, argument checks and result budgets apply; a result
 that is Hermes' ``{"error": ...}`` JSON becomes an MCP error result (``isError``), and the images and sounds a
-result saved come with its text as ``ImageContent`` and ``AudioContent``. Connected clients are
+result saved come with its text as ``ImageContent`` and ``AudioContent``. Each MCP session is a Hermes
+session (``todo`` lists, recorded calls): the streamable HTTP session, else the stdio connection; stateless HTTP
+has no MCP session, so a client names its own with the ``X-Hermes-Session`` header. Connected clients are
 told when the tool or prompt list changes: handshake-era clients by ``notifications/tools/list_changed`` and
 ``notifications/prompts/list_changed``, 2026-era clients through their ``subscriptions/listen`` stream.
 """
@@ -12,8 +14,10 @@ from __future__ import annotations
 import hmac
 import json
 import logging
+import re
 import socket
 import sys
+import weakref
 from collections.abc import Iterable
 from functools import partial
 from typing import TYPE_CHECKING, Any, cast
@@ -31,6 +35,7 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from .._version import __version__
 from ..calls.dispatch import AGENT_LOOP_TOOLS
 from ..media import MediaStore, has_references
+from ..state.agent import OneCall, new_session_id
 from ..tools.toolcalls import is_error_result
 from ..tools.toolsets import UnknownToolsetError
 from .naming import PREFIX
@@ -47,6 +52,16 @@ log = logging.getLogger(__name__)
 
 INSTRUCTIONS = ("Tools provided by Hermes plugins. Each tool returns text, with the images and sounds it made; "
                 "failures come back as error results.")
+#: The request header that names the Hermes session of a call where MCP has none (stateless HTTP).
+SESSION_HEADER = "x-hermes-session"
+_SESSION_ID = re.compile(r"^[A-Za-z0-9._:@-]{1,128}$")
+#: Tools whose state lives in a session: without one (stateless HTTP, no header) they are refused.
+_SESSION_TOOLS = frozenset({"todo"})
+
+
+def _error_result(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps({"error": message}))],
+                                is_error=True)
 
 
 class _Server(Server[Any]):
@@ -110,6 +125,9 @@ class HermesMcpServer:
                 raise UnknownToolsetError(unknown[0])
         #: Calls cancelled while their thread still ran (a drain past its timeout, a client gone).
         self.abandoned = 0
+        #: Serving stateless HTTP (set by :meth:`serve_http`): sessions come only from the session header.
+        self.stateless = False
+        self._connection_sessions: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self.bus = InMemorySubscriptionBus()
         self._connections: set[Any] = set()
         self._names: tuple[int, frozenset[str]] = (-1, frozenset())
@@ -163,10 +181,40 @@ class HermesMcpServer:
     async def _list_tools(self, ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=await anyio.to_thread.run_sync(self.tools))
 
+    def session_of(self, ctx: Any) -> str | None:
+        """The Hermes session of a request: the ``X-Hermes-Session`` header when given, else the MCP session of the
+        HTTP connection, else one per connection (stdio: the server's own); None in stateless HTTP without the
+        header. A header that is not a plain id (1-128 of letters, digits and ``._:@-``) raises ``ValueError``."""
+        headers = getattr(getattr(ctx, "request", None), "headers", None)
+        given = headers.get(SESSION_HEADER) if headers is not None else None
+        if given is not None:
+            if not _SESSION_ID.match(given):
+                raise ValueError(f"the {SESSION_HEADER} header must be 1 to 128 of letters, digits and '._:@-'")
+            return str(given)
+        if self.stateless:
+            return None
+        connection = getattr(ctx.session, "_connection", None)
+        transport_session = getattr(connection, "session_id", None)
+        if transport_session:
+            return f"mcp-{transport_session}"
+        if connection is None:
+            return self.session_id
+        session = self._connection_sessions.get(connection)
+        if session is None:
+            session = self._connection_sessions.setdefault(connection, self.session_id or new_session_id())
+        return session
+
     async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        call = partial(self.runtime.handle_function_call, self.registered_name(params.name), params.arguments or {},
-                       tool_call_id=f"mcp-{ctx.request_id}", session_id=self.session_id,
-                       enabled_tools=self._selected())
+        name = self.registered_name(params.name)
+        try:
+            session = self.session_of(ctx)
+        except ValueError as exc:
+            return _error_result(str(exc))
+        if session is None and name in _SESSION_TOOLS:
+            return _error_result(f"tool '{name}' keeps its state in a session, and stateless HTTP has none: send "
+                                 f"the header X-Hermes-Session: <your session id> with each request")
+        call = partial(self.runtime.handle_function_call, name, params.arguments or {},
+                       tool_call_id=f"mcp-{ctx.request_id}", session_id=session, enabled_tools=self._selected())
         try:
             text = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
         except anyio.get_cancelled_exc_class():
@@ -176,8 +224,12 @@ class HermesMcpServer:
                       "running", params.name, ctx.request_id)
             raise
         finally:
-            entry = self.runtime.registry.get(self.registered_name(params.name))
+            entry = self.runtime.registry.get(name)
             self._wrote = self._wrote or entry is None or not entry.read_only
+        if session is not None and self.runtime.agent_state.recording:
+            await anyio.to_thread.run_sync(partial(self.runtime.agent_state.record_calls, session,
+                                                   [OneCall(name, params.arguments or {}, f"mcp-{ctx.request_id}")],
+                                                   [text], source="mcp"))
         return types.CallToolResult(content=mcp_content(text, self.runtime.budget.media),
                                     is_error=is_error_result(text))
 
@@ -278,6 +330,7 @@ class HermesMcpServer:
         """
         from .serving import serve_app
 
+        self.stateless = options.stateless
         app: Any = self.server.streamable_http_app(streamable_http_path=options.path, host=options.host,
                                                    stateless_http=options.stateless,
                                                    json_response=options.stateless)

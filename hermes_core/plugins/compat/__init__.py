@@ -40,6 +40,7 @@ HERMES_AGENT_INTERNALS = frozenset({"tools", "hermes_cli", "agent", "gateway", "
 SHIMS: dict[str, str | None] = {
     "agent": None,
     "agent.web_search_provider": "hermes_core.plugins.compat.agent_web_search_provider",
+    "agent.memory_provider": "hermes_core.plugins.compat.agent_memory_provider",
     "tools": None,
     "tools.registry": "hermes_core.plugins.compat.tools_registry",
     "tools.interrupt": "hermes_core.plugins.compat.tools_interrupt",

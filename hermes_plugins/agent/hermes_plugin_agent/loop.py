@@ -6,7 +6,7 @@ from typing import Any, Final
 
 from hermes_core.plugin import tool_error
 
-AGENT_LOOP_TOOLS: Final = ("todo", "memory", "session_search", "delegate_task", "clarify")
+AGENT_LOOP_TOOLS: Final = ("delegate_task", "clarify")
 
 
 def handled_by_agent_loop(args: dict[str, Any], **kwargs: Any) -> str:

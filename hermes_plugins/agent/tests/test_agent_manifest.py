@@ -20,6 +20,9 @@ TOOLSETS = {
     "clarify": "clarify",
 }
 LOOP_HANDLER = "hermes_plugin_agent.loop:handled_by_agent_loop"
+#: The tools whose handlers run here, over the runtime's agent state.
+STATE_HANDLERS = {"todo": "hermes_plugin_agent.todo:todo", "memory": "hermes_plugin_agent.memory:memory",
+                  "session_search": "hermes_plugin_agent.session_search:session_search"}
 
 
 @pytest.fixture(scope="module")
@@ -63,8 +66,12 @@ def test_every_tool_and_parameter_is_described(tools) -> None:
             assert schema.get("description"), f"{name}.{param} has no description"
 
 
-def test_every_tool_goes_to_the_loop_handler(tools) -> None:
-    assert {tool["handler"] for tool in tools.values()} == {LOOP_HANDLER}
+def test_the_state_tools_have_their_own_handlers_and_the_others_go_to_the_loop(tools) -> None:
+    assert {name: tools[name]["handler"] for name in STATE_HANDLERS} == STATE_HANDLERS
+    assert {tool["handler"] for name, tool in tools.items() if name not in STATE_HANDLERS} == {LOOP_HANDLER}
+    for reference in STATE_HANDLERS.values():
+        module, _, attr = reference.partition(":")
+        assert callable(getattr(importlib.import_module(module), attr))
 
 
 def test_clarify_is_not_parallel_safe(tools) -> None:
@@ -86,7 +93,11 @@ def test_loop_handler_returns_a_json_error() -> None:
         ("todo", {}),
         ("todo", {"todos": [{"id": "1", "content": "Write tests", "status": "in_progress"}], "merge": True}),
         ("memory", {"action": "add", "target": "user", "content": "Prefers short answers"}),
-        ("session_search", {"query": "docker OR podman", "limit": 2}),
+        ("memory", {"target": "memory", "operations": [{"action": "remove", "old_text": "uv"},
+                                                       {"action": "add", "content": "uses pip"}]}),
+        ("session_search", {"query": "docker OR podman", "limit": 2, "sort": "newest", "role_filter": "user"}),
+        ("session_search", {"session_id": "20260101_120000_abcdef", "around_message_id": 12, "window": 10}),
+        ("session_search", {"session_id": "abc", "profile": "work"}),
         ("session_search", {}),
         ("delegate_task", {"goal": "Review hermes_core/calls/dispatch.py", "toolsets": ["file"]}),
         ("delegate_task", {"tasks": [{"goal": "Research A"}, {"goal": "Research B", "context": "..."}]}),
@@ -103,7 +114,9 @@ def test_typical_calls_validate(validator_for, tool, args) -> None:
         ("todo", {"todos": [{"id": "1", "content": "x", "status": "done"}]}),
         ("memory", {"action": "add"}),
         ("memory", {"action": "forget", "target": "memory"}),
-        ("session_search", {"limit": 0}),
+        ("memory", {"target": "user", "operations": [{"content": "no action"}]}),
+        ("session_search", {"sort": "random"}),
+        ("session_search", {"around_message_id": "twelve"}),
         ("delegate_task", {"tasks": [{"goal": "a"}, {"goal": "b"}, {"goal": "c"}, {"goal": "d"}]}),
         ("clarify", {"choices": ["a", "b"]}),
         ("clarify", {"question": "?", "choices": ["a", "b", "c", "d", "e"]}),
