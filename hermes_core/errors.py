@@ -16,6 +16,7 @@ __all__ = [
     "CompileError",
     "ConfigError",
     "DeadlineExceeded",
+    "DelegationError",
     "FileLockTimeout",
     "HermesError",
     "HookImplementationError",
@@ -26,6 +27,7 @@ __all__ = [
     "ManifestError",
     "McpCallError",
     "MissingDirectory",
+    "NoAnswer",
     "NotStrictError",
     "PluginFault",
     "PluginIndexError",
@@ -124,6 +126,16 @@ class PluginFault(HermesError):
 
 class ToolCallCancelled(HermesError):
     """The task awaiting this tool call was cancelled, so what it would have run next is not started."""
+
+
+class NoAnswer(HermesError, RuntimeError):
+    """A question to the user or a model got no answer: nobody is there to ask (the message says why), the answer
+    did not come in time, the user declined, or the callback failed."""
+
+
+class DelegationError(HermesError, ValueError):
+    """A sub-agent cannot be started: the depth limit, too many tasks, a toolset it may not have (the message
+    says which)."""
 
 
 class ReferenceImportError(HermesError, ImportError):

@@ -34,7 +34,7 @@ from .registry import (
     handler_text,
 )
 from .toolcalls import ToolCall, ToolCallLike, ToolReply, read_tool_calls, tool_reply
-from .toolcontext import CALL_SESSION, CURRENT, ToolContext
+from .toolcontext import CALL, CURRENT, CallInfo, ToolContext
 
 if TYPE_CHECKING:
     from .asyncbridge import CallerLoop
@@ -314,7 +314,8 @@ class _Plan:
 
     def _handler(self, call: _Call, args: dict[str, Any]) -> str:
         invoke = call.invoke
-        token, session = CURRENT.set(self.context), CALL_SESSION.set(call.session_id)
+        token, session = CURRENT.set(self.context), CALL.set(CallInfo(call.session_id, self.entry.name,
+                                                                      call.tool_call_id))
         try:
             if invoke is None:
                 result = self.entry.handler(args, task_id=call.task_id, session_id=call.session_id,
@@ -329,7 +330,7 @@ class _Plan:
                 raise
             raise PluginFault(self.entry.plugin, "the handler", exc) from None
         finally:
-            CALL_SESSION.reset(session)
+            CALL.reset(session)
             CURRENT.reset(token)
 
     def _execution_chain(self, call: _Call) -> str:
@@ -475,7 +476,7 @@ class Dispatcher:
         if answer is not None:
             return answer
         entry = plan.entry
-        token, session = CURRENT.set(plan.context), CALL_SESSION.set(call.session_id)
+        token, session = CURRENT.set(plan.context), CALL.set(CallInfo(call.session_id, entry.name, call.tool_call_id))
         try:
             result = function(call.args, task_id=call.task_id, session_id=call.session_id,
                               user_task=call.user_task)
@@ -491,7 +492,7 @@ class Dispatcher:
                 raise
             return _failed(entry.name, PluginFault(entry.plugin, "the handler", exc))
         finally:
-            CALL_SESSION.reset(session)
+            CALL.reset(session)
             CURRENT.reset(token)
         if self._fits(entry, result):
             return result
