@@ -6,9 +6,6 @@ from .addresses import resolve_addresses as resolve_addresses
 from .calls.answers import approve as approve
 from .calls.answers import block as block
 from .calls.answers import modify as modify
-from .calls.asking import ModelReply as ModelReply
-from .calls.asking import ModelToolCall as ModelToolCall
-from .calls.asking import UserAnswer as UserAnswer
 from .calls.dispatch import tool_error as tool_error
 from .calls.hooks import hookimpl as hookimpl
 from .calls.hooks import hookspec as hookspec
@@ -16,13 +13,10 @@ from .calls.progress import ProgressReporter as ProgressReporter
 from .calls.registry import UNLIMITED as UNLIMITED
 from .calls.registry import ToolAnnotations as ToolAnnotations
 from .calls.registry import tool_entry as tool_entry
-from .calls.subagents import SubAgentResult as SubAgentResult
-from .calls.subagents import SubAgentTask as SubAgentTask
 from .calls.toolcontext import ToolContext as ToolContext
 from .calls.toolcontext import tool_context as tool_context
 from .calls.websearch import WebSearchProvider as WebSearchProvider
 from .config.filelock import path_lock as path_lock
-from .errors import NoAnswer as NoAnswer
 from .errors import ToolError as ToolError
 from .plugins.context import PluginContext as PluginContext
 from .plugins.tool import ToolSpec as ToolSpec
