@@ -43,8 +43,9 @@ __all__ = ["AGENT_LOOP_TOOLS", "INTERACTIVE_TOOLS", "MAX_PARALLEL", "Dispatcher"
 
 log = logging.getLogger(__name__)
 
-#: Tools that need the agent's own state or its user; the agent loop runs them, not the registry.
-AGENT_LOOP_TOOLS = frozenset({"todo", "memory", "session_search", "delegate_task", "clarify"})
+#: Tools that need the agent's own state; the agent loop runs them, not the registry. (``clarify`` and
+#: ``delegate_task`` run here: they ask the user and a model through the runtime's callbacks, calls/asking.py.)
+AGENT_LOOP_TOOLS = frozenset({"todo", "memory", "session_search"})
 #: Tools that talk to the user: a batch that holds one never runs in parallel.
 INTERACTIVE_TOOLS = frozenset({"clarify"})
 MAX_PARALLEL = 8

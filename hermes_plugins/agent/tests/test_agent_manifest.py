@@ -63,8 +63,11 @@ def test_every_tool_and_parameter_is_described(tools) -> None:
             assert schema.get("description"), f"{name}.{param} has no description"
 
 
-def test_every_tool_goes_to_the_loop_handler(tools) -> None:
-    assert {tool["handler"] for tool in tools.values()} == {LOOP_HANDLER}
+def test_each_tool_goes_to_its_handler(tools) -> None:
+    handlers = {"clarify": "hermes_plugin_agent.clarify:clarify",
+                "delegate_task": "hermes_plugin_agent.delegate:delegate_task"}
+    assert {name: tool["handler"] for name, tool in tools.items()} == {
+        name: handlers.get(name, LOOP_HANDLER) for name in tools}
 
 
 def test_clarify_is_not_parallel_safe(tools) -> None:
@@ -104,7 +107,8 @@ def test_typical_calls_validate(validator_for, tool, args) -> None:
         ("memory", {"action": "add"}),
         ("memory", {"action": "forget", "target": "memory"}),
         ("session_search", {"limit": 0}),
-        ("delegate_task", {"tasks": [{"goal": "a"}, {"goal": "b"}, {"goal": "c"}, {"goal": "d"}]}),
+        ("delegate_task", {"tasks": [{"goal": "a"}, {"context": "no goal"}]}),
+        ("delegate_task", {"goal": "a", "role": "boss"}),
         ("clarify", {"choices": ["a", "b"]}),
         ("clarify", {"question": "?", "choices": ["a", "b", "c", "d", "e"]}),
     ],
