@@ -21,6 +21,7 @@ from .calls.asking import UserCallback as UserCallback
 from .calls.asking import UserQuestion as UserQuestion
 from .calls.asking import caller_callbacks as caller_callbacks
 from .calls.dispatch import AGENT_LOOP_TOOLS as AGENT_LOOP_TOOLS
+from .calls.dispatch import INTERACTIVE_TOOLS as INTERACTIVE_TOOLS
 from .calls.endpoint import OpenAIEndpoint as OpenAIEndpoint
 from .calls.formats import FORMATS as FORMATS
 from .calls.policies import POLICIES as POLICIES

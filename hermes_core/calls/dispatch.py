@@ -46,8 +46,9 @@ log = logging.getLogger(__name__)
 #: Tools that need the agent's own state; the agent loop runs them, not the registry. (``clarify`` and
 #: ``delegate_task`` run here: they ask the user and a model through the runtime's callbacks, calls/asking.py.)
 AGENT_LOOP_TOOLS = frozenset({"todo", "memory", "session_search"})
-#: Tools that talk to the user: a batch that holds one never runs in parallel.
-INTERACTIVE_TOOLS = frozenset({"clarify"})
+#: Tools that talk to the user or to a model mid-call: a batch that holds one never runs in parallel, and an
+#: ``execute_code`` script never calls one.
+INTERACTIVE_TOOLS = frozenset({"clarify", "delegate_task"})
 MAX_PARALLEL = 8
 #: Characters of one argument an approval question shows; a call shown cut is not approved as a whole.
 SHOWN_ARGUMENT_CHARS = 2000

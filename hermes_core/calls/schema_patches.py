@@ -8,12 +8,13 @@ from collections.abc import Collection
 from functools import lru_cache
 from typing import Any
 
-from .dispatch import AGENT_LOOP_TOOLS
+from .dispatch import AGENT_LOOP_TOOLS, INTERACTIVE_TOOLS
 
 __all__ = ["SANDBOX_TOOL", "patch_definitions"]
 
 #: The tool whose description lists the tools a script may call.
 SANDBOX_TOOL = "execute_code"
+_NOT_FOR_SCRIPTS = AGENT_LOOP_TOOLS | INTERACTIVE_TOOLS
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
@@ -31,7 +32,7 @@ def patch_definitions(definitions: list[dict[str, Any]], surviving: Collection[s
         if absent and absent & _words(description) - {name}:
             new = " ".join(s for s in _SENTENCE.split(description) if not absent & _words(s))
         if name == SANDBOX_TOOL:
-            callable_tools = sorted(t for t in surviving if t != SANDBOX_TOOL and t not in AGENT_LOOP_TOOLS
+            callable_tools = sorted(t for t in surviving if t != SANDBOX_TOOL and t not in _NOT_FOR_SCRIPTS
                                     and t.isidentifier() and not keyword.iskeyword(t))
             new += ("\n\nTools the script can call (from hermes_tools import ...): "
                     + (", ".join(callable_tools) if callable_tools else "none"))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import sys
 from typing import Any
 
 import click
@@ -12,6 +14,7 @@ from ..calls.views import select_names
 from ..runtime import Runtime
 from ._common import UserError, echo_json, runtime
 from .completion import tool_names, toolset_lists
+from .interaction import TerminalProgress, terminal_question
 from .table import Column, echo_table, state_colour
 
 __all__ = ["tools"]
@@ -138,7 +141,9 @@ def call_tool(name: str, arguments: str | None, pairs: tuple[str, ...]) -> None:
     """Call a tool through the full call path (hooks included) and print its result.
 
     ARGUMENTS is a JSON object; --arg adds or overrides single arguments. The call runs in a session of
-    its own: plugins' on_session_start hooks fire before it, on_session_end after it.
+    its own: plugins' on_session_start hooks fire before it, on_session_end after it. On a terminal, a tool
+    that asks the user (clarify) prompts, and a long call shows its progress; without one, questions are
+    refused and nothing is drawn.
     """
     _entry_or_fail(name)
     args: dict[str, Any] = {}
@@ -152,8 +157,17 @@ def call_tool(name: str, arguments: str | None, pairs: tuple[str, ...]) -> None:
             raise UserError("ARGUMENTS must be a JSON object, e.g. '{\"path\": \"a.txt\"}'")
     args.update(_parse_arg(item) for item in pairs)
     rt = runtime()
-    with rt.session(platform="cli") as session_id:  # plugins set up and tear down per-session state
-        result = rt.handle_function_call(name, args, session_id=session_id)
+    # on a terminal, the tool's questions are prompts and its progress a spinner; piped, neither
+    stderr = getattr(sys.stderr, "inner", sys.stderr)  # (the sanitised stream would show the spinner's \r)
+    progress = TerminalProgress(stderr) if stderr.isatty() else None
+    rt.set_user_callback(functools.partial(terminal_question, progress=progress))
+    rt.set_progress_callback(progress)
+    try:
+        with rt.session(platform="cli") as session_id:  # plugins set up and tear down per-session state
+            result = rt.handle_function_call(name, args, session_id=session_id)
+    finally:
+        if progress is not None:
+            progress.clear()
     click.echo(result)
     try:
         decoded = json.loads(result)

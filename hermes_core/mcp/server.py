@@ -27,9 +27,11 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Pro
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._version import __version__
+from ..calls.asking import caller_callbacks
 from ..calls.dispatch import AGENT_LOOP_TOOLS
 from ..calls.toolcalls import is_error_result
 from ..calls.toolsets import UnknownToolsetError
+from .asking import ClientAnswers
 from .naming import PREFIX
 from .prompts import SkillPrompts
 
@@ -94,6 +96,8 @@ class HermesMcpServer:
         self.abandoned = 0
         self.bus = InMemorySubscriptionBus()
         self._connections: set[Any] = set()
+        #: Each client connection's answerers (its approvals for the session live there).
+        self._answers: dict[Any, ClientAnswers] = {}
         self._names: tuple[int, frozenset[str]] = (-1, frozenset())
         #: A call that may write finished since the watcher last looked: it may have changed the skills
         #: (``skill_manage``, or any tool that writes files).
@@ -145,12 +149,26 @@ class HermesMcpServer:
     async def _list_tools(self, ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=await anyio.to_thread.run_sync(self.tools))
 
+    def _client(self, ctx: Any) -> ClientAnswers:
+        """The answerers of the connection ``ctx`` came on (kept while the connection lives)."""
+        connection = getattr(ctx.session, "_connection", None)
+        if connection is None:
+            return ClientAnswers()
+        answers = self._answers.get(connection)
+        if answers is None:
+            answers = self._answers[connection] = ClientAnswers()
+            connection.exit_stack.callback(self._answers.pop, connection, None)
+        return answers
+
     async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        call_id = f"mcp-{ctx.request_id}"
         call = partial(self.runtime.handle_function_call, self.registered_name(params.name), params.arguments or {},
-                       tool_call_id=f"mcp-{ctx.request_id}", session_id=self.session_id,
-                       enabled_tools=self._selected())
+                       tool_call_id=call_id, session_id=self.session_id, enabled_tools=self._selected())
+        # the call asks this client's user (elicitation) and model (sampling), and reports progress to it
+        asks = self._client(ctx).callbacks(ctx, call_id)
         try:
-            text = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+            with caller_callbacks(user=asks.user, model=asks.model, approval=asks.approval, progress=asks.progress):
+                text = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
         except anyio.get_cancelled_exc_class():
             # a drain past its timeout (or a client gone) cancels the request; say which call was cut off
             self.abandoned += 1

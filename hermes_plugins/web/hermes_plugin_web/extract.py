@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hermes_core.plugin import tool_error
+from hermes_core.plugin import tool_context, tool_error
 
 from .fetch import FetchError, fetch
 from .markdown import ConversionError, Markdown, html_to_markdown
@@ -22,7 +22,10 @@ def web_extract(args: dict[str, Any], **kwargs: Any) -> str:
         return _error("url is required: give an http or https URL")
     try:
         settings = load_settings()
+        progress = tool_context().progress_reporter()
+        progress(0, 2, f"fetching {url}")
         page = fetch(url, settings)
+        progress(1, 2, f"converting {len(page.body)} bytes of {page.media_type}")
         if page.media_type in HTML_MEDIA_TYPES:
             converted = html_to_markdown(page, settings)
         else:
