@@ -155,7 +155,7 @@ class ModelReply:
         if isinstance(content, Sequence) and not isinstance(content, str):  # content blocks (Anthropic)
             calls = [block for block in content if _field(block, "type") == "tool_use"]
             content = "".join(_field(block, "text") or "" for block in content if _field(block, "type") == "text")
-        if not (isinstance(content, str) or (content is None and calls)):
+        if not (isinstance(content, str) or (content is None and (calls or _has(value, "content")))):
             raise NoAnswer(f"the model callback returned a {type(value).__name__}, not a reply (a string, a "
                            "ModelReply, a Chat Completions response or message, or an Anthropic message)")
         from .toolcalls import read_tool_calls  # (the call path's: not for listing tools)
@@ -169,6 +169,10 @@ class ModelReply:
 
 def _field(value: Any, key: str) -> Any:
     return value.get(key) if isinstance(value, Mapping) else getattr(value, key, None)
+
+
+def _has(value: Any, key: str) -> bool:
+    return key in value if isinstance(value, Mapping) else hasattr(value, key)
 
 
 #: Answers a question: a string, the list of choices picked, a :class:`UserAnswer`, or ``None`` when the user
