@@ -23,23 +23,12 @@ from .calls.asking import caller_callbacks as caller_callbacks
 from .calls.dispatch import AGENT_LOOP_TOOLS as AGENT_LOOP_TOOLS
 from .calls.dispatch import INTERACTIVE_TOOLS as INTERACTIVE_TOOLS
 from .calls.endpoint import OpenAIEndpoint as OpenAIEndpoint
-from .calls.formats import FORMATS as FORMATS
-from .calls.policies import POLICIES as POLICIES
-from .calls.policies import Policy as Policy
 from .calls.progress import Progress as Progress
 from .calls.progress import ProgressCallback as ProgressCallback
-from .calls.registry import ToolEntry as ToolEntry
-from .calls.registry import ToolRegistry as ToolRegistry
 from .calls.subagents import DELEGATE_BLOCKED_TOOLS as DELEGATE_BLOCKED_TOOLS
 from .calls.subagents import SubAgentResult as SubAgentResult
 from .calls.subagents import SubAgentTask as SubAgentTask
 from .calls.subagents import routed_models as routed_models
-from .calls.toolcalls import ToolCallLike as ToolCallLike
-from .calls.toolcalls import ToolReply as ToolReply
-from .calls.toolsets import LEGACY_TOOLSETS as LEGACY_TOOLSETS
-from .calls.toolsets import PRESETS as PRESETS
-from .calls.toolsets import Toolset as Toolset
-from .calls.views import ToolView as ToolView
 from .checks import Availability as Availability
 from .config.home import HermesHome as HermesHome
 from .config.home import hermes_home as hermes_home
@@ -49,6 +38,7 @@ from .errors import ConfigError as ConfigError
 from .errors import DelegationError as DelegationError
 from .errors import HermesError as HermesError
 from .errors import NoAnswer as NoAnswer
+from .host.views import ToolView as ToolView
 from .plugins.manifest import PluginManifest as PluginManifest
 from .plugins.records import PluginRecord as PluginRecord
 from .runtime import (
@@ -87,3 +77,13 @@ from .runtime import (
 from .runtime import (
     run_tool_calls as run_tool_calls,
 )
+from .tools.formats import FORMATS as FORMATS
+from .tools.policies import POLICIES as POLICIES
+from .tools.policies import Policy as Policy
+from .tools.registry import ToolEntry as ToolEntry
+from .tools.registry import ToolRegistry as ToolRegistry
+from .tools.toolcalls import ToolCallLike as ToolCallLike
+from .tools.toolcalls import ToolReply as ToolReply
+from .tools.toolsets import LEGACY_TOOLSETS as LEGACY_TOOLSETS
+from .tools.toolsets import PRESETS as PRESETS
+from .tools.toolsets import Toolset as Toolset

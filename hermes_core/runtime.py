@@ -16,16 +16,12 @@ from .backends.base import BackendContribution, BackendSetup, ExecutionBackend, 
 from .calls.approval import ApprovalCallback, Approvals
 from .calls.asking import Asking, ModelCallback, UserCallback
 from .calls.budget import ResultBudget
-from .calls.formats import DefinitionFormatter
 from .calls.hooks import HookRunner
-from .calls.policies import ToolScope, check_policy
-from .calls.registry import ToolRegistry
 from .calls.sessions import session
 from .calls.toolcontext import CURRENT, ToolContext
-from .calls.toolsets import Toolsets
-from .calls.views import ToolApi
 from .config.data import override_granted, plugin_settings
 from .config.home import HermesHome
+from .host.views import ToolApi
 from .plugins.cache import DiscoveryCache
 from .plugins.context import PluginContext, normalize_command_name
 from .plugins.contributions import Contributions
@@ -33,6 +29,10 @@ from .plugins.discovery import PluginCandidate, Source, candidate_from_folder, d
 from .plugins.loader import LoadResult, load_plugin
 from .plugins.records import PluginRecord
 from .plugins.selection import PluginSelection, SelectionPolicy, select, truthy
+from .tools.formats import DefinitionFormatter
+from .tools.policies import ToolScope, check_policy
+from .tools.registry import ToolRegistry
+from .tools.toolsets import Toolsets
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
@@ -40,11 +40,11 @@ if TYPE_CHECKING:
     from .calls.dispatch import Dispatcher
     from .calls.endpoint import OpenAIEndpoint
     from .calls.progress import ProgressCallback
-    from .calls.toolcalls import ToolCallLike, ToolReply
     from .config.model import DelegationConfig, HermesConfig
     from .mcp.client import McpManager
     from .skills.catalog import SkillCatalog
     from .skills.sources import SkillSource
+    from .tools.toolcalls import ToolCallLike, ToolReply
 
 __all__ = [
     "Runtime",
@@ -424,7 +424,7 @@ class Runtime(ToolApi):
 
     def run_command(self, name: str, raw_args: str = "") -> str | None:
         """Run a plugin's slash command ``/name``."""
-        from .calls.asyncbridge import run_sync
+        from .workers.asyncbridge import run_sync
 
         command = self.commands.get(normalize_command_name(name))
         if command is None:

@@ -23,7 +23,7 @@ from .offered import OfferedTool, offered_tools
 from .questions import MAX_QUESTIONS, QuestionRecorder, check_questions
 
 if TYPE_CHECKING:
-    from ..calls.views import ToolApi
+    from ..host.views import ToolApi
 
 __all__ = ["langchain_tools"]
 

@@ -24,7 +24,7 @@ from .offered import asks, check_approval, framework_approved, offered_tools
 from .questions import QuestionRecorder, check_questions
 
 if TYPE_CHECKING:
-    from ..calls.views import ToolApi
+    from ..host.views import ToolApi
 
 __all__ = ["HermesToolset"]
 

@@ -9,8 +9,8 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
+from ..workers.executor import DeadlineExceeded, call_with_deadline
 from .asking import CALLER
-from .executor import DeadlineExceeded, call_with_deadline
 
 if TYPE_CHECKING:
     from ..config.model import HermesConfig

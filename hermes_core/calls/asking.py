@@ -158,7 +158,7 @@ class ModelReply:
         if not (isinstance(content, str) or (content is None and (calls or _has(value, "content")))):
             raise NoAnswer(f"the model callback returned a {type(value).__name__}, not a reply (a string, a "
                            "ModelReply, a Chat Completions response or message, or an Anthropic message)")
-        from .toolcalls import read_tool_calls  # (the call path's: not for listing tools)
+        from ..tools.toolcalls import read_tool_calls  # (the call path's: not for listing tools)
 
         read = [ModelToolCall(call.id or f"call_{index}", call.name,
                               call.arguments if isinstance(call.arguments, dict | str) else {})
@@ -299,8 +299,8 @@ class Asking:
 def answer(callback: Callable[[Any], Any], argument: Any, timeout: float, who: str) -> Any:
     """``callback(argument)``, awaited when it returns an awaitable, within ``timeout`` seconds; :class:`NoAnswer`
     naming ``who`` when it fails or is late."""
-    from .asyncbridge import awaited  # (asyncio and worker threads: not for listing tools)
-    from .executor import call_with_deadline
+    from ..workers.asyncbridge import awaited  # (asyncio and worker threads: not for listing tools)
+    from ..workers.executor import call_with_deadline
 
     def run() -> Any:
         value = callback(argument)

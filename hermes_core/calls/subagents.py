@@ -24,11 +24,12 @@ from typing import Any, Final, Literal, Protocol
 
 from ..config.model import DelegationConfig
 from ..errors import DelegationError, NoAnswer
+from ..tools.toolcalls import is_error_result
+from ..workers.asyncbridge import WorkerThreads
 from .asking import Asking, ModelCallback, ModelReply, ModelRequest, caller_callbacks
-from .asyncbridge import WorkerThreads
-from .toolcalls import is_error_result
 
-__all__ = ["DELEGATE_BLOCKED_TOOLS", "ROLES", "SubAgentResult", "SubAgentTask", "SubAgents", "routed_models"]
+__all__ = ["DELEGATE_BLOCKED_TOOLS", "ROLES", "DelegationSettings", "SubAgentResult", "SubAgentTask", "SubAgents",
+           "routed_models"]
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +43,9 @@ ROLES: Final = ("leaf", "orchestrator")
 MAX_SUMMARY_CHARS: Final = 24_000
 #: What a sub-agent's tools answer when one of them asks the user.
 NO_USER: Final = "a sub-agent cannot ask the user; only its parent can"
+
+#: ``delegation`` of config.yaml: the limits of sub-agents and their model endpoint.
+DelegationSettings = DelegationConfig
 
 #: How deep the running code is in the delegation tree (0: not in a sub-agent).
 DEPTH: contextvars.ContextVar[int] = contextvars.ContextVar("hermes_delegation_depth", default=0)

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from ..config.data import plugin_settings
 from ..config.home import HermesHome
+from ..tools.websearch import RegisteredWebSearchProvider
 from .approval import Approvals
 from .asking import Asking, ModelReply, ModelRequest, UserAnswer, UserQuestion
 from .progress import ProgressReporter
-from .websearch import RegisteredWebSearchProvider
 
 if TYPE_CHECKING:
     from ..backends.base import ExecutionBackend, ExecutionBackends

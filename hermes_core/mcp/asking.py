@@ -34,8 +34,8 @@ from ..calls.asking import (
     UserQuestion,
 )
 from ..calls.progress import Progress
-from ..calls.toolcalls import is_error_result
 from ..errors import NoAnswer
+from ..tools.toolcalls import is_error_result
 
 __all__ = ["ClientAnswers"]
 

@@ -14,19 +14,18 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from .asking import Asking, ModelCallback
-from .policies import Policy, ToolScope
-from .registry import ToolRegistry
-from .toolcontext import ToolContext
-from .toolsets import LEGACY_TOOLSETS, Toolsets
+from ..calls.asking import Asking, ModelCallback
+from ..calls.toolcontext import ToolContext
+from ..tools.policies import Policy, ToolScope
+from ..tools.registry import ToolRegistry
+from ..tools.toolsets import LEGACY_TOOLSETS, Toolsets
 
 if TYPE_CHECKING:  # the call path is imported by the first call: listing tools needs none of it
-    from ..config.model import DelegationConfig
-    from .budget import ResultBudget
-    from .dispatch import Dispatcher
-    from .formats import DefinitionFormatter
-    from .subagents import Reporter, SubAgentResult, SubAgentTask
-    from .toolcalls import ToolCallLike, ToolReply
+    from ..calls.budget import ResultBudget
+    from ..calls.dispatch import Dispatcher
+    from ..calls.subagents import DelegationSettings, Reporter, SubAgentResult, SubAgentTask
+    from ..tools.formats import DefinitionFormatter
+    from ..tools.toolcalls import ToolCallLike, ToolReply
 
 __all__ = ["ToolApi", "ToolView", "select_names"]
 
@@ -93,7 +92,7 @@ class ToolApi(ABC):
         """Connect, once and within its ``connect_timeout``, each MCP server whose tools were never listed."""
 
     @abstractmethod
-    def delegation_settings(self) -> DelegationConfig:
+    def delegation_settings(self) -> DelegationSettings:
         """``delegation`` of the runtime's config: the limits of sub-agents and the model endpoint."""
 
     def select_tools(self, enabled_toolsets: Iterable[str] | None = None,
@@ -197,7 +196,7 @@ class ToolApi(ABC):
         toolset) and :class:`~hermes_core.errors.NoAnswer` when no model can be asked; a sub-agent that fails
         is a result with ``status`` ``error`` and the reason.
         """
-        from .subagents import SubAgentTask
+        from ..calls.subagents import SubAgentTask
 
         task = SubAgentTask(goal, context, None if toolsets is None else tuple(toolsets), role)
         return self.delegate_batch([task], max_iterations=max_iterations, model=model, session_id=session_id,
@@ -209,7 +208,7 @@ class ToolApi(ABC):
         """Run one sub-agent per task side by side (at most ``delegation.max_concurrent_children``) and wait for
         all of them; results in task order (see :meth:`delegate`). ``progress(done, total, message)`` hears each
         one finish."""
-        from .subagents import SubAgents
+        from ..calls.subagents import SubAgents
 
         return SubAgents(self, self.asking, self.delegation_settings()).run(
             list(tasks), max_iterations=max_iterations, model=model, session_id=session_id, task_id=task_id,
@@ -254,7 +253,7 @@ class ToolView(ToolApi):
         """The runtime's MCP servers are the view's."""
         self.parent.list_new_mcp_servers()
 
-    def delegation_settings(self) -> DelegationConfig:
+    def delegation_settings(self) -> DelegationSettings:
         """The runtime's."""
         return self.parent.delegation_settings()
 
