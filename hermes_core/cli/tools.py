@@ -14,7 +14,6 @@ from ..runtime import Runtime
 from ..tools.registry import ToolAnnotations, ToolEntry
 from ._common import UserError, echo_json, runtime
 from .completion import tool_names, toolset_lists
-from .interaction import TerminalProgress, terminal_question
 from .table import Column, echo_table, state_colour
 
 __all__ = ["tools"]
@@ -156,6 +155,8 @@ def call_tool(name: str, arguments: str | None, pairs: tuple[str, ...]) -> None:
         if not isinstance(args, dict):
             raise UserError("ARGUMENTS must be a JSON object, e.g. '{\"path\": \"a.txt\"}'")
     args.update(_parse_arg(item) for item in pairs)
+    from .interaction import TerminalProgress, terminal_question  # (only a call draws or prompts)
+
     rt = runtime()
     # on a terminal, the tool's questions are prompts and its progress a spinner; piped, neither
     stderr = getattr(sys.stderr, "inner", sys.stderr)  # (the sanitised stream would show the spinner's \r)
