@@ -5,7 +5,6 @@ and hears a long command's progress; a client without those capabilities is told
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Callable
 from contextlib import AsyncExitStack
@@ -20,7 +19,6 @@ from hermes_core.authoring.testing import scaled_timeout
 
 support = sys.modules["hermes_mcp_test_support"]  # loaded by conftest.py
 WAIT = scaled_timeout(60.0)
-PACKS = Path(__file__).resolve().parent.parent / "hermes_plugins"
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the terminal pack runs bash")
 
@@ -35,20 +33,6 @@ class Served:
     env: dict[str, str]
 
 
-def pack_site(root: Path, packs: tuple[str, ...]) -> list[str]:
-    """A folder of distribution metadata for the packs of this checkout (editable installs, as pip writes them),
-    and the pack folders: what PYTHONPATH needs for the served process to discover and import them."""
-    site = root / "site"
-    for pack in packs:
-        dist = site / f"hermes_tools_{pack}-0.0.0.dist-info"
-        dist.mkdir(parents=True)
-        (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: hermes-tools-{pack}\nVersion: 0.0.0\n")
-        (dist / "entry_points.txt").write_text(f"[hermes_agent.plugins]\n{pack} = hermes_plugin_{pack}\n")
-        (dist / "direct_url.json").write_text(json.dumps({"url": (PACKS / pack).as_uri(),
-                                                          "dir_info": {"editable": True}}))
-    return [str(site), *(str(PACKS / pack) for pack in packs)]
-
-
 @pytest.fixture
 def served(tmp_path: Path) -> Served:
     home, workspace = tmp_path / "home", tmp_path / "workspace"
@@ -57,7 +41,7 @@ def served(tmp_path: Path) -> Served:
     packs = ("agent", "terminal", "file")
     (home / "config.yaml").write_text(f"plugins:\n  enabled: [{', '.join(packs)}]\n")
     return Served(home, workspace, {"HERMES_HOME": str(home),
-                                    "PYTHONPATH": os.pathsep.join(pack_site(tmp_path, packs))})
+                                    "PYTHONPATH": support.pack_path(tmp_path, packs)})
 
 
 async def session(stack: AsyncExitStack, served: Served, **callbacks: Any) -> Any:
