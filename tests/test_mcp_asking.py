@@ -236,3 +236,17 @@ def test_a_long_terminal_call_sends_progress_before_its_result(served):
     assert len(heard_lines) >= 2, events
     assert all(message.startswith("line ") for _, message in heard_lines)
     assert [count for count, _ in heard_lines] == sorted({count for count, _ in heard_lines})  # increasing
+
+
+def test_a_client_that_never_answers_an_approval_is_refused_within_approvals_timeout(served):
+    (served.home / "config.yaml").write_text("plugins:\n  enabled: [agent, terminal, file]\napprovals:\n  timeout: 1\n")
+    victims(served.workspace, "kept")
+    asked: list[Any] = []
+
+    async def never(context: Any, params: Any) -> Any:
+        asked.append(params)
+        await anyio.sleep_forever()
+
+    error, text = served_call(served, "terminal", {"command": "rm -r kept"}, elicitation_callback=never)
+    assert error and "was not approved" in text
+    assert len(asked) == 1 and (served.workspace / "kept").exists()
