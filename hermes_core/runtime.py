@@ -321,7 +321,8 @@ class Runtime(ToolApi):
                 _backends=self.backends, _hooks=self._invoke_hook,
                 _web_search_providers=lambda: list(self.web_search_providers.values()),
                 _watch_sessions=self._watch_sessions,
-                _skills=self.skill_catalog, _asking=self.asking, _delegate=self.delegate_batch))
+                _skills=self.skill_catalog, _inject=self._inject, _asking=self.asking,
+                _delegate=self.delegate_batch))
         return context
 
     def _watch_sessions(self) -> None:

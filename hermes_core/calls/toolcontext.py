@@ -56,6 +56,7 @@ class ToolContext:
     _web_search_providers: Callable[[], list[RegisteredWebSearchProvider]] = field(default=list, repr=False)
     _watch_sessions: Callable[[], None] = field(default=lambda: None, repr=False)
     _skills: Callable[[], SkillCatalog] | None = field(default=None, repr=False)
+    _inject: Callable[[str, str], bool] = field(default=lambda content, role: False, repr=False)
     #: Who answers questions to the user and to a model, and hears progress (the runtime's, shared by its views).
     _asking: Asking = field(default_factory=Asking, repr=False)
     #: Runs sub-agents on the tools of the runtime or view whose context this is.
@@ -96,6 +97,11 @@ class ToolContext:
         """The backend ``task_id``'s commands run on (``terminal.backend``, or the one the agent loop assigned
         to the task); raises :class:`~hermes_core.backends.BackendError` when it is unavailable, saying why."""
         return self._backends.get(task_id)
+
+    def inject_message(self, content: str, role: str = "user") -> bool:
+        """Hand a message to the session's agent loop (``runtime.message_sink``), from any thread, e.g. a
+        background process that finished; False when no agent loop attached a sink."""
+        return self._inject(content, role)
 
     def invoke_hook(self, hook_name: str, **kwargs: Any) -> list[Any]:
         """Call the plugins' ``hook_name`` implementations (isolated, with their deadline); their return values."""
