@@ -53,7 +53,8 @@ class ConfigError(HermesError):
 
 
 class UnsafeFileError(HermesError, OSError):
-    """A file Hermes did not write is not one it will read: not a regular file, a symlink, or too large."""
+    """A file Hermes did not write is not one it will read or lock: not a regular file, a symlink, too large, or in
+    a folder another user may change."""
 
 
 class FileLockTimeout(HermesError, TimeoutError):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -154,6 +156,30 @@ def test_result_over_budget_is_truncated_when_it_cannot_be_saved(runtime, isolat
     runtime.register_tool("big", "x", {"description": "x"}, lambda a, **k: "y" * 5000, max_result_size_chars=1000)
     result = runtime.handle_function_call("big", {})
     assert len(result) <= 1000 and "truncated" in result and "could not be saved" in result
+
+
+SAVE_ON_A_FULL_DISK = """
+import sys
+from pathlib import Path
+from hermes_core.calls.budget import ResultBudget
+print(ResultBudget(Path(sys.argv[1])).fit("big", "x" * 1_000_000, 1000))
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a file size limit (RLIMIT_FSIZE) stands in for a full disk")
+def test_a_result_that_cannot_be_saved_whole_leaves_no_partial_file(tmp_path):
+    def small_disk() -> None:  # in the child: a write past 64 KiB fails (EFBIG), as it would on a full disk
+        import resource
+        import signal
+
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
+
+    results = tmp_path / "results"
+    run = subprocess.run([sys.executable, "-c", SAVE_ON_A_FULL_DISK, str(results)], capture_output=True, text=True,
+                         preexec_fn=small_disk, timeout=scaled_timeout(120))
+    assert "could not be saved" in run.stdout and "truncated" in run.stdout, run.stderr
+    assert list(results.iterdir()) == []  # no partial result, no temporary file
 
 
 def test_unlimited_budget_keeps_the_whole_result(runtime):

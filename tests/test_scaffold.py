@@ -19,6 +19,7 @@ from click.testing import CliRunner
 
 from hermes_core.authoring.scaffold import ScaffoldError, naming_problems, render, requires_hermes, template_dir
 from hermes_core.calls.dispatch import AGENT_LOOP_TOOLS
+from hermes_core.cli import cli
 from hermes_core.cli.scaffold import new
 from hermes_core.plugins.manifest import load_manifest
 from hermes_core.tools.toolsets import LEGACY_TOOLSETS, PRESETS
@@ -270,8 +271,8 @@ def test_existing_project_is_refused_unless_overwrite(tmp_path: Path) -> None:
 
 
 def test_new_renders_with_its_options_and_says_what_next(tmp_path: Path) -> None:
-    result = CliRunner().invoke(new, ["weather", "--no-input", "-o", str(tmp_path / "out"), "--toolset", "forecast",
-                                      "--with-hook"])
+    result = CliRunner().invoke(cli, ["plugins", "new", "weather", "--no-input", "-o", str(tmp_path / "out"),
+                                      "--toolset", "forecast", "--with-hook"])
 
     assert result.exit_code == 0, result.output
     assert "Created the plugin project" in result.output and 'pip install -e ".[test]"' in result.output
@@ -283,7 +284,8 @@ def test_new_renders_with_its_options_and_says_what_next(tmp_path: Path) -> None
 def test_new_asks_for_what_was_not_given(tmp_path: Path) -> None:
     # project slug, package, description, author, email, toolset, tool, license (2 = Apache-2.0), hook, skill, version
     answers = ["", "", "Forecasts for agents", "Ada", "ada@example.com", "", "forecast", "2", "", "", ""]
-    result = CliRunner().invoke(new, ["weather", "-o", str(tmp_path)], input="\n".join(answers) + "\n")
+    result = CliRunner().invoke(cli, ["plugins", "new", "weather", "-o", str(tmp_path)],
+                                input="\n".join(answers) + "\n")
 
     assert result.exit_code == 0, result.output
     project = tmp_path / "hermes-plugin-weather"
@@ -296,7 +298,7 @@ def test_new_asks_for_what_was_not_given(tmp_path: Path) -> None:
 
 
 def test_new_refuses_a_bad_name_in_one_line_before_asking_anything(tmp_path: Path) -> None:
-    result = CliRunner().invoke(new, ["My Plugin", "-o", str(tmp_path / "out")], input="")
+    result = CliRunner().invoke(cli, ["plugins", "new", "My Plugin", "-o", str(tmp_path / "out")], input="")
 
     assert result.exit_code == 1
     assert result.output.strip().splitlines() == [
@@ -314,7 +316,7 @@ def test_new_refuses_an_existing_directory_in_one_line(tmp_path: Path) -> None:
     assert result.exit_code == 1
     [line] = result.output.strip().splitlines()
     assert line.startswith("Error: ") and "already exists" in line and "--overwrite" in line
-    assert CliRunner().invoke(new, [*args, "--overwrite"]).exit_code == 0
+    assert CliRunner().invoke(cli, ["plugins", "new", *args, "--overwrite"]).exit_code == 0
 
 
 # -- the testing kit on a rendered plugin, in this process ----------------------------------------

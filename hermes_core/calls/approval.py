@@ -82,7 +82,8 @@ def set_approval_callback(callback: ApprovalCallback | None) -> ApprovalCallback
 def request_approval(request: ApprovalRequest, callback: ApprovalCallback | None = None, *, mode: str = "ask",
                      timeout: float | None = 60.0) -> ApprovalDecision:
     """Ask ``callback`` (default: the process-wide one); an exception, no answer within ``timeout`` or an
-    unknown answer is a refusal. Mode ``deny`` refuses and ``approve`` allows once, without asking."""
+    unknown answer is a refusal. Mode ``deny`` refuses and ``approve`` allows once, without asking; ``ask`` and
+    ``strict`` ask (``strict`` makes the terminal ask about more commands, not differently)."""
     if mode == "deny":
         return "deny"
     if mode == "approve":
@@ -177,7 +178,7 @@ class Approvals:
             return True
         settings = self._config().approvals
         caller = CALLER.get().approval  # the caller's own user (an MCP client), before the runtime's callback
-        asks = settings.mode == "ask"
+        asks = settings.mode in ("ask", "strict")
         if asks and isinstance(caller, str):
             log.info("approval of %r refused: %s", request.rule_key or request.tool_name, caller)
             return False

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import re
 import time
 from pathlib import Path
@@ -60,11 +62,21 @@ class ResultBudget:
                 f"{preview}")
 
     def _save(self, tool_name: str, result: str) -> Path:
-        import uuid  # off the start-up path: only an oversized result needs it
+        import tempfile  # off the start-up path: only an oversized result needs them
+        import uuid
 
         folder = self._results_dir
         folder.mkdir(parents=True, exist_ok=True)
         safe = re.sub(r"[^A-Za-z0-9_.-]", "_", tool_name)[:64]
         path = folder / f"{time.strftime('%Y%m%d-%H%M%S')}-{safe}-{uuid.uuid4().hex[:8]}.txt"
-        path.write_text(result, encoding="utf-8")
+        # a temporary file renamed into place: a full disk leaves no partial result behind, only the error
+        fd, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as stream:
+                stream.write(result)
+            os.replace(temporary, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
         return path

@@ -67,7 +67,11 @@ class PluginsConfig(_Section):
 
 
 class ApprovalsConfig(_Section):
-    mode: Literal["ask", "deny", "approve"] = "ask"
+    mode: Literal["ask", "strict", "deny", "approve"] = Field(
+        "ask", description="Who answers a request: `ask` the approval callback; `strict` the callback too, and the "
+                           "terminal asks for every command not made only of read-only programs (and, unless "
+                           "`terminal.workspace_only` is false, for paths outside the workspace); `deny` refuses "
+                           "without asking; `approve` allows once without asking.")
     timeout: float = Field(60.0, gt=0)
     policy: Literal["dangerous", "writes", "read-only"] = Field(
         "dangerous", description="What asks first: `dangerous` (dangerous commands and hooks that ask), `writes` "
@@ -126,6 +130,12 @@ class TerminalConfig(BaseModel):
     model_config = ConfigDict(extra="allow", defer_build=True)
 
     backend: str = Field("local", min_length=1, description="`local`, `sandbox`, `ssh` or a plugin's backend name.")
+    workspace_only: bool | None = Field(
+        None, description="Ask before a command that reads or writes a path outside the workspace (absent: only "
+                          "under `approvals.mode: strict`).")
+    read_only_commands: list[str] = Field(
+        default_factory=list, description="Command prefixes (`make test`, `cargo check`) that `approvals.mode: "
+                                          "strict` runs without asking, beside its read-only programs.")
 
     @model_validator(mode="after")
     def _sections_are_mappings(self) -> TerminalConfig:
@@ -419,7 +429,7 @@ def _flow_style_for_empty(node: Any) -> None:
 @contextlib.contextmanager
 def _file_lock(path: Path) -> Iterator[None]:
     """An exclusive lock on ``<path>.lock`` for the read-modify-write of ``path`` (across threads and processes)."""
-    from ..errors import FileLockTimeout
+    from ..errors import FileLockTimeout, UnsafeFileError
     from .filelock import exclusive_lock
 
     with contextlib.ExitStack() as stack:
@@ -428,6 +438,8 @@ def _file_lock(path: Path) -> Iterator[None]:
             stack.enter_context(exclusive_lock(path.with_name(path.name + ".lock")))
         except FileLockTimeout:
             raise
+        except UnsafeFileError as exc:
+            raise ConfigError(f"{path}: cannot lock the configuration for editing: {exc}") from None
         except OSError as exc:
             raise ConfigError(f"{path}: cannot write the configuration ({exc.strerror}); check the folder's "
                               "permissions") from None

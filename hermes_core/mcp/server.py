@@ -15,7 +15,7 @@ import socket
 import sys
 from collections.abc import Iterable
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import anyio.to_thread
@@ -24,6 +24,7 @@ from mcp.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, PromptsListChanged, ToolsListChanged
+from mcp.shared.message import SessionMessage
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._version import __version__
@@ -34,6 +35,7 @@ from ..tools.toolsets import UnknownToolsetError
 from .asking import ClientAnswers
 from .naming import PREFIX
 from .prompts import SkillPrompts
+from .stdio import MAX_LINE_BYTES, CappedLines
 
 if TYPE_CHECKING:
     from ..host.views import ToolApi
@@ -254,11 +256,15 @@ class HermesMcpServer:
 
     # -- transports ---------------------------------------------------------------------------
 
-    async def serve_stdio(self, stdout: Any = None) -> None:
-        """Serve one client over stdin and ``stdout`` (an async text file; default: the process's stdout)."""
+    async def serve_stdio(self, stdout: Any = None, stdin: CappedLines | None = None) -> None:
+        """Serve one client over ``stdin`` (capped lines; default: the SDK's reading of the process's stdin) and
+        ``stdout`` (an async text file; default: the process's stdout)."""
         count = len(await anyio.to_thread.run_sync(self.tools))
         print(f"Hermes MCP server on stdio, {count} tools", file=sys.stderr, flush=True)
-        async with stdio_server(stdout=stdout) as (read_stream, write_stream), anyio.create_task_group() as group:
+        async with stdio_server(stdin=cast(Any, stdin), stdout=stdout) as (read_stream, write_stream), \
+                anyio.create_task_group() as group:
+            if stdin is not None:
+                stdin.refuse = partial(_refuse_oversized, write_stream)
             group.start_soon(self.watch_registry)
             await self.server.run(read_stream, write_stream, self.server.create_initialization_options())
             group.cancel_scope.cancel()
@@ -288,3 +294,13 @@ class HermesMcpServer:
                 group.start_soon(self.watch_registry)
             await serve_app(app, sock, options, health)
             group.cancel_scope.cancel()
+
+
+async def _refuse_oversized(write_stream: Any, request_id: int | str | None) -> None:
+    """Answer a message over the line cap: an error for its request, or a log line when it named no id."""
+    limit = f"over the {MAX_LINE_BYTES // (1024 * 1024)} MiB a message may have"
+    if request_id is None:
+        log.warning("dropped a message %s (it named no request id to answer)", limit)
+        return
+    error = types.ErrorData(code=types.INVALID_REQUEST, message=f"message refused: {limit}")
+    await write_stream.send(SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error)))

@@ -75,7 +75,7 @@ def _terminal(args: dict[str, Any], task: str, session_id: str | None) -> dict[s
     cwd = _start_directory(args.get("workdir"), task, settings, backend)
     watch = _watch(args) if args.get("background") else None  # a bad argument is refused before approval is asked
     # approval comes before any backend sees the command
-    refusal = check_command(command, session_id=session_id, args=args)
+    refusal = check_command(command, session_id=session_id, args=args, cwd=cwd, workspace=backend.default_cwd)
     if refusal:
         raise _UserError(refusal)
     pty = bool(args.get("pty"))
