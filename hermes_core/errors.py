@@ -18,6 +18,7 @@ __all__ = [
     "CronError",
     "CronUnavailable",
     "DeadlineExceeded",
+    "DelegationError",
     "FileLockTimeout",
     "HermesError",
     "HookImplementationError",
@@ -29,6 +30,7 @@ __all__ = [
     "McpCallError",
     "MediaError",
     "MissingDirectory",
+    "NoAnswer",
     "NotStrictError",
     "PluginFault",
     "PluginIndexError",
@@ -129,6 +131,16 @@ class PluginFault(HermesError):
 
 class ToolCallCancelled(HermesError):
     """The task awaiting this tool call was cancelled, so what it would have run next is not started."""
+
+
+class NoAnswer(HermesError, RuntimeError):
+    """A question to the user or a model got no answer: nobody is there to ask (the message says why), the answer
+    did not come in time, the user declined, or the callback failed."""
+
+
+class DelegationError(HermesError, ValueError):
+    """A sub-agent cannot be started: the depth limit, too many tasks, a toolset it may not have (the message
+    says which)."""
 
 
 class ReferenceImportError(HermesError, ImportError):

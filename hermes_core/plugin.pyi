@@ -12,6 +12,7 @@ from .calls.dispatch import tool_error as tool_error
 from .calls.hooks import hookimpl as hookimpl
 from .calls.hooks import hookspec as hookspec
 from .calls.media import save_media as save_media
+from .calls.progress import ProgressReporter as ProgressReporter
 from .calls.toolcontext import ToolContext as ToolContext
 from .calls.toolcontext import tool_context as tool_context
 from .config.filelock import exclusive_lock as exclusive_lock

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .backends.base import BackendContribution, BackendSetup, ExecutionBackend, ExecutionBackends
 from .calls.approval import ApprovalCallback, Approvals
+from .calls.asking import Asking, ModelCallback, UserCallback
 from .calls.budget import ResultBudget
 from .calls.hooks import HookRunner
 from .calls.sessions import session
@@ -38,7 +39,9 @@ if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
     from .calls.dispatch import Dispatcher
-    from .config.model import HermesConfig
+    from .calls.endpoint import OpenAIEndpoint
+    from .calls.progress import ProgressCallback
+    from .config.model import DelegationConfig, HermesConfig
     from .cron import CronScheduler
     from .mcp.client import McpManager
     from .skills.catalog import SkillCatalog
@@ -106,6 +109,9 @@ class Runtime(ToolApi):
         self.skills = self.contributions.skills
         self.web_search_providers = self.contributions.web_search_providers
         self.approvals = Approvals(self.home.config, self.home.edit_config, observe=self.hooks.call)
+        #: Who answers a call's questions to the user and to a model, and hears its progress.
+        self.asking = Asking(self._model_endpoint)
+        self._endpoint: tuple[Any, OpenAIEndpoint | str] | None = None
         self.contributions.backends["local"] = BackendContribution(
             "local", _local_backend, None, "Runs commands on this machine with bash, each in its own session.")
         #: Where ``terminal``, ``process`` and ``execute_code`` run commands, per task.
@@ -167,6 +173,42 @@ class Runtime(ToolApi):
     def set_approval_callback(self, callback: ApprovalCallback | None) -> ApprovalCallback | None:
         """Answer this runtime's approval requests with ``callback`` (``None``: the process-wide one)."""
         return self.approvals.set_callback(callback)
+
+    def set_user_callback(self, callback: UserCallback | None) -> UserCallback | None:
+        """Answer the questions this runtime's tools ask the user (``clarify``, ``ctx.ask_user``) with ``callback``:
+        ``callback(UserQuestion)`` returns the answer text, the list of choices picked, a ``UserAnswer``, or
+        ``None`` when the user declined (sync or async). ``None`` removes it: such questions then fail at once,
+        saying nobody can answer. Returns the previous callback."""
+        return self.asking.set_user_callback(callback)
+
+    def set_model_callback(self, callback: ModelCallback | None) -> ModelCallback | None:
+        """Answer the model requests of this runtime's tools (``delegate_task``'s sub-agents, ``ctx.ask_model``)
+        with ``callback``: ``callback(ModelRequest)`` returns a ``ModelReply``, a string or a provider's response
+        (sync or async). It comes before an MCP client's sampling and the ``delegation.base_url`` endpoint.
+        Returns the previous callback."""
+        return self.asking.set_model_callback(callback)
+
+    def set_progress_callback(self, callback: ProgressCallback | None) -> ProgressCallback | None:
+        """Tell ``callback(Progress)`` how far this runtime's long calls got (``terminal``'s output lines,
+        ``delegate_task``'s finished sub-agents...). Returns the previous callback."""
+        return self.asking.set_progress_callback(callback)
+
+    def delegation_settings(self) -> DelegationConfig:
+        """``delegation`` of the config: sub-agents' limits and the model endpoint."""
+        from .calls.subagents import settings_of
+
+        return settings_of(self._config_data().get("delegation"))
+
+    def _model_endpoint(self) -> ModelCallback | str:
+        """The endpoint ``delegation`` configures (one client per setting), or why there is none."""
+        from .calls.endpoint import configured_endpoint
+
+        settings = self.delegation_settings()
+        key = (settings.base_url, settings.model, settings.api_key_env, settings.model_timeout)
+        cached = self._endpoint
+        if cached is None or cached[0] != key:
+            cached = self._endpoint = (key, configured_endpoint(settings, self.environ))
+        return cached[1]
 
     def set_policy(self, policy: str | None) -> None:
         """Run this runtime's calls under ``policy`` from now on (``None``: ``approvals.policy`` of the config, read
@@ -289,7 +331,8 @@ class Runtime(ToolApi):
                 _backends=self.backends, _hooks=self._invoke_hook,
                 _web_search_providers=lambda: list(self.web_search_providers.values()),
                 _watch_sessions=self._watch_sessions,
-                _skills=self.skill_catalog, _inject=self._inject, _agent_state=lambda: self.agent_state))
+                _skills=self.skill_catalog, _inject=self._inject, _agent_state=lambda: self.agent_state,
+                _asking=self.asking, _delegate=self.delegate_batch))
         return context
 
     def _watch_sessions(self) -> None:

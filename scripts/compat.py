@@ -33,7 +33,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "hermes-agent-compatibility.md"
 TABLE_START, TABLE_END = "<!-- BEGIN MEASURED compat-table -->", "<!-- END MEASURED compat-table -->"
-PACKS = ("terminal", "web")
+PACKS = ("agent", "terminal", "web")
 
 #: Plugin id -> the pinned requirement (the tested ones of tests/test_published_plugins.py and
 #: tests/test_hermes_agent_compat.py first).

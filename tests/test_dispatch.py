@@ -79,14 +79,8 @@ def test_unknown_tool_names_the_closest(runtime):
     assert result["error"].startswith("Unknown tool 'ad'") and result["suggestions"] == ["add"]
 
 
-@pytest.mark.parametrize("tool", ["delegate_task", "clarify"])
-def test_agent_loop_tools_are_refused(runtime, tool):
-    runtime.register_tool(tool, "agent", {"description": tool}, lambda a, **k: "should not run")
-    assert "handled by the agent loop" in call(runtime, tool, {})["error"]
-
-
-@pytest.mark.parametrize("tool", ["todo", "memory", "session_search"])
-def test_the_state_tools_run_their_handlers(runtime, tool):
+@pytest.mark.parametrize("tool", ["todo", "memory", "session_search", "clarify", "delegate_task"])
+def test_the_agent_tools_run_their_handlers(runtime, tool):
     runtime.register_tool(tool, "agent", {"description": tool}, lambda a, **k: '{"ran": true}')
     assert call(runtime, tool, {}) == {"ran": True}
 
@@ -296,9 +290,10 @@ def test_clarify_is_never_parallelised(runtime):
     reader = Overlap()
     runtime.register_tool("r", "x", PATH_SCHEMA, reader, parallel_safe=True)
     calls = [{"name": "r", "arguments": {"path": str(i)}} for i in range(4)]
+    runtime.register_tool("clarify", "clarify", {"description": "asks"}, lambda a, **k: "answered")
     results = runtime.run_tool_calls([*calls, {"name": "clarify", "arguments": {}}])
     assert reader.most == 1
-    assert "agent loop" in results[-1]
+    assert results[-1] == "answered"
 
 
 def test_unsafe_tools_run_in_order(runtime):

@@ -398,7 +398,7 @@ def test_plugins_using_shimmed_internals_load_and_run(isolated_home):
 @pytest.mark.parametrize(("statement", "dotted"), [
     ("from agent.memory_manager import MemoryManager", "agent.memory_manager"),
     ("import gateway.platforms.telegram", "gateway.platforms.telegram"),
-    ("from tools.delegate_tool import delegate_task", "tools.delegate_tool"),
+    ("from tools.terminal_tool import set_approval_callback", "tools.terminal_tool"),
     ("import json\nfrom hermes_cli.config import (\n    load_config,\n    save_config,\n)",
      "hermes_cli.config.save_config"),
 ])

@@ -84,4 +84,4 @@ def test_packs_work_together_through_the_cli(everything, home, tmp_path):
     assert (work / "data" / "total.txt").read_text() == "3"
     assert call("todo", {"todos": [{"id": "1", "content": "sum the numbers", "status": "completed"}]})["summary"][
         "completed"] == 1
-    assert "handled by the agent loop" in call("clarify", {"question": "Which one?"})["error"]
+    assert "asks the user only when its input is a terminal" in call("clarify", {"question": "Which one?"})["error"]

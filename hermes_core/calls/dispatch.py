@@ -35,7 +35,7 @@ from .budget import ResultBudget
 from .hooks import HookImpl, HookRunner, answer_problem, quoted
 from .media import media_store  # noqa: F401 - fills the slot that lets handlers' results keep their media
 from .middleware import Middleware
-from .toolcontext import CALL_SESSION, CURRENT, ToolContext
+from .toolcontext import CALL, CURRENT, CallInfo, ToolContext
 
 if TYPE_CHECKING:
     from ..workers.asyncbridge import CallerLoop
@@ -44,15 +44,15 @@ __all__ = ["AGENT_LOOP_TOOLS", "INTERACTIVE_TOOLS", "MAX_PARALLEL", "Dispatcher"
 
 log = logging.getLogger(__name__)
 
-#: Tools that need the agent's user or its model; the agent loop runs them, not the registry.
-AGENT_LOOP_TOOLS = frozenset({"delegate_task", "clarify"})
-#: Tools that talk to the user: a batch that holds one never runs in parallel.
-INTERACTIVE_TOOLS = frozenset({"clarify"})
+#: Deprecated and empty: todo, memory, session_search, clarify and delegate_task all run in the tool layer now (the
+#: agent's state in state/, the user and models through the runtime's callbacks, calls/asking.py).
+AGENT_LOOP_TOOLS: frozenset[str] = frozenset()
+#: Tools that talk to the user or to a model mid-call: a batch that holds one never runs in parallel, and an
+#: ``execute_code`` script never calls one.
+INTERACTIVE_TOOLS = frozenset({"clarify", "delegate_task"})
 MAX_PARALLEL = 8
 #: Characters of one argument an approval question shows; a call shown cut is not approved as a whole.
 SHOWN_ARGUMENT_CHARS = 2000
-_AGENT_LOOP_ONLY = ("Tool '{}' is handled by the agent loop, which owns the state and the user it needs; it cannot be "
-                    "dispatched through the tool registry")
 
 
 def tool_error(message: str, **extra: Any) -> str:
@@ -136,7 +136,7 @@ class _Plan:
         #: The compiled argument check (a bound method: the cheapest thing to call).
         self.check = ArgumentValidator(entry.schema["parameters"]).__call__
         scope = dispatcher.scope
-        refusal = _AGENT_LOOP_ONLY.format(entry.name) if entry.name in AGENT_LOOP_TOOLS else scope.refusal(entry)
+        refusal = scope.refusal(entry)
         active = hooks.active
         steps: list[Step | None] = [
             self.available if entry.has_checks else None,
@@ -315,7 +315,8 @@ class _Plan:
 
     def _handler(self, call: _Call, args: dict[str, Any]) -> str:
         invoke = call.invoke
-        token, session = CURRENT.set(self.context), CALL_SESSION.set(call.session_id)
+        token, session = CURRENT.set(self.context), CALL.set(CallInfo(call.session_id, self.entry.name,
+                                                                      call.tool_call_id))
         try:
             if invoke is None:
                 result = self.entry.handler(args, task_id=call.task_id, session_id=call.session_id,
@@ -330,7 +331,7 @@ class _Plan:
                 raise
             raise PluginFault(self.entry.plugin, "the handler", exc) from None
         finally:
-            CALL_SESSION.reset(session)
+            CALL.reset(session)
             CURRENT.reset(token)
 
     def _execution_chain(self, call: _Call) -> str:
@@ -411,7 +412,7 @@ class Dispatcher:
         entry = self.registry.get(name)
         if entry is None:
             self._plans.pop(name, None)
-            return tool_error(_AGENT_LOOP_ONLY.format(name)) if name in AGENT_LOOP_TOOLS else self._unknown(name)
+            return self._unknown(name)
         plan = self._plans[name] = _Plan(self, entry, generation, hooks, policy)
         return plan
 
@@ -482,7 +483,7 @@ class Dispatcher:
         if answer is not None:
             return answer
         entry = plan.entry
-        token, session = CURRENT.set(plan.context), CALL_SESSION.set(call.session_id)
+        token, session = CURRENT.set(plan.context), CALL.set(CallInfo(call.session_id, entry.name, call.tool_call_id))
         try:
             result = function(call.args, task_id=call.task_id, session_id=call.session_id,
                               user_task=call.user_task)
@@ -498,7 +499,7 @@ class Dispatcher:
                 raise
             return _failed(entry.name, PluginFault(entry.plugin, "the handler", exc))
         finally:
-            CALL_SESSION.reset(session)
+            CALL.reset(session)
             CURRENT.reset(token)
         if self._fits(entry, result):
             return result

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import sys
 from typing import Any
 
 import click
@@ -143,6 +145,8 @@ def call_tool(name: str, arguments: str | None, pairs: tuple[str, ...], session:
     ARGUMENTS is a JSON object; --arg adds or overrides single arguments. The call runs in a session, a new
     one unless --session names one: plugins' on_session_start hooks fire before it, on_session_end after it.
     The call and its result are recorded in the session store (`hermes sessions`) unless sessions.record is off.
+    On a terminal, a tool that asks the user (clarify) prompts, and a long call shows its progress; without
+    one, questions are refused and nothing is drawn.
     """
     _entry_or_fail(name)
     args: dict[str, Any] = {}
@@ -155,10 +159,21 @@ def call_tool(name: str, arguments: str | None, pairs: tuple[str, ...], session:
         if not isinstance(args, dict):
             raise UserError("ARGUMENTS must be a JSON object, e.g. '{\"path\": \"a.txt\"}'")
     args.update(_parse_arg(item) for item in pairs)
+    from .interaction import TerminalProgress, terminal_question  # (only a call draws or prompts)
+
     rt = runtime()
-    with rt.session(platform="cli", session_id=session) as session_id:  # plugins' per-session state
-        result = rt.handle_function_call(name, args, session_id=session_id)
-        rt.agent_state.record_calls(session_id, [OneCall(name, args, "cli-call")], [result], source="cli")
+    # on a terminal, the tool's questions are prompts and its progress a spinner; piped, neither
+    stderr = getattr(sys.stderr, "inner", sys.stderr)  # (the sanitised stream would show the spinner's \r)
+    progress = TerminalProgress(stderr) if stderr.isatty() else None
+    rt.set_user_callback(functools.partial(terminal_question, progress=progress))
+    rt.set_progress_callback(progress)
+    try:
+        with rt.session(platform="cli", session_id=session) as session_id:  # plugins' per-session state
+            result = rt.handle_function_call(name, args, session_id=session_id)
+            rt.agent_state.record_calls(session_id, [OneCall(name, args, "cli-call")], [result], source="cli")
+    finally:
+        if progress is not None:
+            progress.clear()
     click.echo(result)
     try:
         decoded = json.loads(result)

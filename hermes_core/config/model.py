@@ -78,6 +78,27 @@ class ApprovalsConfig(_Section):
                                  "(also every tool that is not read-only), `read-only` (only read-only tools run).")
 
 
+class DelegationConfig(BaseModel):
+    """``delegation``: sub-agents (``delegate_task``, ``Runtime.delegate``) and the model endpoint they may use.
+    Other keys Hermes Agent reads there (``provider``, ``subagent_auto_approve``...) are kept and ignored."""
+
+    model_config = ConfigDict(extra="allow", defer_build=True)
+
+    model: str | None = Field(None, description="The model sub-agents ask at `base_url` (and the name hosts see).")
+    base_url: str | None = Field(None, description="An OpenAI-compatible endpoint (`.../v1`) asked when neither the "
+                                                   "host nor the MCP client answers model requests; needs "
+                                                   "`hermes-tools[openai]`.")
+    api_key_env: str | None = Field(None, description="The environment variable that holds the endpoint's key.")
+    max_iterations: int = Field(50, ge=1, description="Tool-calling turns a sub-agent gets unless told fewer.")
+    max_concurrent_children: int = Field(3, ge=1, description="Tasks one `delegate_task` call may run side by side.")
+    max_spawn_depth: int = Field(1, ge=1, description="How deep sub-agents may nest: 1, sub-agents cannot delegate.")
+    orchestrator_enabled: bool = Field(True, description="Let `role: orchestrator` sub-agents delegate (within "
+                                                         "`max_spawn_depth`).")
+    model_timeout: float = Field(300.0, gt=0, description="Seconds one model request of a sub-agent may take.")
+    child_timeout_seconds: float | None = Field(None, gt=0, description="Seconds a sub-agent may run in all "
+                                                                        "(none: its turns are bounded instead).")
+
+
 class ObservabilityConfig(_Section):
     otel: bool = Field(False, description="Trace every tool call with OpenTelemetry (needs `hermes-tools[otel]`).")
 
@@ -206,6 +227,7 @@ class HermesConfig(BaseModel):
     observability: ObservabilityConfig = Field(default_factory=ObservabilityConfig)
     sessions: SessionsConfig = Field(default_factory=SessionsConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    delegation: DelegationConfig = Field(default_factory=DelegationConfig)
 
     @model_validator(mode="after")
     def _claude_spelling(self) -> HermesConfig:

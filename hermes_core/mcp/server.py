@@ -33,11 +33,12 @@ from mcp.shared.message import SessionMessage
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._version import __version__
-from ..calls.dispatch import AGENT_LOOP_TOOLS
+from ..calls.asking import caller_callbacks
 from ..media import MediaStore, has_references
 from ..state.agent import OneCall, new_session_id
 from ..tools.toolcalls import is_error_result
 from ..tools.toolsets import UnknownToolsetError
+from .asking import ClientAnswers
 from .naming import PREFIX
 from .prompts import SkillPrompts
 from .stdio import MAX_LINE_BYTES, CappedLines
@@ -130,6 +131,8 @@ class HermesMcpServer:
         self._connection_sessions: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self.bus = InMemorySubscriptionBus()
         self._connections: set[Any] = set()
+        #: Each client connection's answerers (its approvals for the session live there).
+        self._answers: dict[Any, ClientAnswers] = {}
         self._names: tuple[int, frozenset[str]] = (-1, frozenset())
         #: A call that may write finished since the watcher last looked: it may have changed the skills
         #: (``skill_manage``, or any tool that writes files).
@@ -144,10 +147,10 @@ class HermesMcpServer:
     # -- the tool list ------------------------------------------------------------------------
 
     def tools(self) -> list[types.Tool]:
-        """The tools a client sees now: selected, available, and not the agent loop's own."""
+        """The tools a client sees now: selected and available."""
         definitions = self.runtime.get_tool_definitions(enabled_toolsets=self.toolsets, quiet_mode=True, format="mcp")
         return [types.Tool.model_validate({**d, "name": self.served_name(d["name"])})
-                for d in definitions if d["name"] not in AGENT_LOOP_TOOLS]
+                for d in definitions]
 
     def _is_mcp_tool(self, name: str) -> bool:
         entry = self.runtime.registry.get(name)
@@ -171,7 +174,7 @@ class HermesMcpServer:
         generation = self.runtime.registry.generation
         if self._names[0] != generation:
             names, _ = self.runtime.select_tools(self.toolsets)
-            self._names = (generation, frozenset(names) - AGENT_LOOP_TOOLS)
+            self._names = (generation, frozenset(names))
         return self._names[1]
 
     def _signature(self) -> str:
@@ -204,6 +207,17 @@ class HermesMcpServer:
             session = self._connection_sessions.setdefault(connection, self.session_id or new_session_id())
         return session
 
+    def _client(self, ctx: Any) -> ClientAnswers:
+        """The answerers of the connection ``ctx`` came on (kept while the connection lives)."""
+        connection = getattr(ctx.session, "_connection", None)
+        if connection is None:
+            return ClientAnswers()
+        answers = self._answers.get(connection)
+        if answers is None:
+            answers = self._answers[connection] = ClientAnswers()
+            connection.exit_stack.callback(self._answers.pop, connection, None)
+        return answers
+
     async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         name = self.registered_name(params.name)
         try:
@@ -213,10 +227,14 @@ class HermesMcpServer:
         if session is None and name in _SESSION_TOOLS:
             return _error_result(f"tool '{name}' keeps its state in a session, and stateless HTTP has none: send "
                                  f"the header X-Hermes-Session: <your session id> with each request")
+        call_id = f"mcp-{ctx.request_id}"
         call = partial(self.runtime.handle_function_call, name, params.arguments or {},
-                       tool_call_id=f"mcp-{ctx.request_id}", session_id=session, enabled_tools=self._selected())
+                       tool_call_id=call_id, session_id=session, enabled_tools=self._selected())
+        # the call asks this client's user (elicitation) and model (sampling), and reports progress to it
+        asks = self._client(ctx).callbacks(ctx, call_id)
         try:
-            text = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+            with caller_callbacks(user=asks.user, model=asks.model, approval=asks.approval, progress=asks.progress):
+                text = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
         except anyio.get_cancelled_exc_class():
             # a drain past its timeout (or a client gone) cancels the request; say which call was cut off
             self.abandoned += 1
@@ -228,7 +246,7 @@ class HermesMcpServer:
             self._wrote = self._wrote or entry is None or not entry.read_only
         if session is not None and self.runtime.agent_state.recording:
             await anyio.to_thread.run_sync(partial(self.runtime.agent_state.record_calls, session,
-                                                   [OneCall(name, params.arguments or {}, f"mcp-{ctx.request_id}")],
+                                                   [OneCall(name, params.arguments or {}, call_id)],
                                                    [text], source="mcp"))
         return types.CallToolResult(content=mcp_content(text, self.runtime.budget.media),
                                     is_error=is_error_result(text))

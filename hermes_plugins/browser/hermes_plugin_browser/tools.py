@@ -96,16 +96,19 @@ async def _locator(session: Session, ref: str) -> Locator:
 
 def browser_navigate(args: dict[str, Any], **kwargs: Any) -> str:
     url = str(args.get("url", "")).strip()
+    progress = tool_context().progress_reporter()  # (bound to this call: the browser runs on its own thread)
 
     async def navigate(session: Session, settings: BrowserSettings) -> dict[str, Any]:
         why = await check_navigation(url, allow_private=settings.allow_private)
         if why:
             raise BrowserError(why)
+        progress(0, 2, f"loading {url}")
         try:
             await session.page.goto(url, wait_until="load")
         except Exception as exc:
             blocked = [m["text"] for m in session.messages[-5:] if m["source"] == "guard"]
             raise BrowserError(f"could not open {url}: {blocked[-1] if blocked else _first_line(exc)}") from None
+        progress(1, 2, f"loaded {session.page.url}; reading the page")
         snapshot = await _snapshot(session, settings, full=False)
         result = {"url": session.page.url, "title": snapshot.title, **_shown(snapshot)}
         if settings.sandbox == "off" and not settings.cdp_url:

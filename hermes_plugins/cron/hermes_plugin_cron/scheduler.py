@@ -44,7 +44,6 @@ UNSUPPORTED = {
     "base_url": "a per-job base_url is not accepted (it could send a provider's key elsewhere)",
     "attach_to_session": "attach_to_session needs Hermes Agent's messaging gateway, which Hermes does not run",
 }
-_AGENT_LOOP_TOOLS = frozenset({"todo", "memory", "session_search", "delegate_task", "clarify"})
 
 
 class JobNotFound(CronError):
@@ -235,12 +234,12 @@ class Scheduler:
         return target
 
     def _tool_call(self, tool: Any, arguments: Any) -> tuple[str, dict[str, Any]]:
-        """A tool job's call, checked: a tool offered here (not the scheduler itself nor the agent loop's) and an
+        """A tool job's call, checked: a tool offered here (not the scheduler itself nor one that needs a user) and an
         object of arguments (JSON text accepted)."""
         if not isinstance(tool, str) or not tool.strip():
             raise CronError("tool must be the name of a tool, e.g. 'web_extract'")
         tool = tool.strip()
-        if tool in BLOCKED_TOOLS | _AGENT_LOOP_TOOLS:
+        if tool in BLOCKED_TOOLS:
             raise CronError(f"a job may not call {tool!r}: jobs run with no user and do not schedule jobs")
         if isinstance(arguments, str):
             try:
