@@ -103,7 +103,7 @@ def test_hermes_mcp_serve_over_stdio(home):
             session = await stack.enter_async_context(ClientSession(read, write))
             await session.initialize()
             served = {tool.name for tool in (await session.list_tools()).tools}
-            assert {"todo", "memory", "session_search"} <= served and "clarify" not in served
+            assert {"todo", "memory", "session_search", "clarify", "delegate_task"} <= served
             written = texts(await session.call_tool("todo", {"todos": TODOS}))
             assert texts(await session.call_tool("todo", {})) == written
             assert written["todos"] == TODOS
