@@ -255,7 +255,8 @@ class _Plan:
                                       rule_key=answer.get("rule_key"), tool_name=name, args=call.args,
                                       session_id=call.session_id)
             if not self.dispatcher.approvals.ask(request):
-                return self._blocked(call, f"Blocked: not approved: {request.message}")
+                return self._blocked(call, f"Blocked: not approved: {request.message}"
+                                           f"{self.dispatcher.approvals.refusal_note()}")
             start = phase.end
 
     def approval(self, call: _Call, given: list[str] | None = None) -> str | None:
@@ -276,7 +277,7 @@ class _Plan:
         if not approvals.ask(request):
             return self._blocked(call, f"Blocked by the approval policy 'writes': tool {what} may change things and "
                                        "was not approved. Do not retry it; ask the user to approve it or to make the "
-                                       "change themselves.")
+                                       f"change themselves.{approvals.refusal_note()}")
         call.approved = whole
         return None
 
