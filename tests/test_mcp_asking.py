@@ -115,6 +115,17 @@ def test_a_declined_question_is_an_error_saying_so(served):
     assert error and "the user declined to answer" in text
 
 
+def test_a_question_the_client_leaves_unanswered_ends_at_agent_clarify_timeout(served):
+    (served.home / "config.yaml").write_text("plugins:\n  enabled: [agent, terminal, file]\n"
+                                             "agent:\n  clarify_timeout: 1\n")
+
+    async def never(context: Any, params: Any) -> Any:
+        await anyio.sleep_forever()
+
+    error, text = served_call(served, "clarify", {"question": "Which?"}, elicitation_callback=never)
+    assert error and "did not answer" in text and "within 1 s" in text
+
+
 def test_without_elicitation_clarify_is_refused_with_the_reason(served):
     error, text = served_call(served, "clarify", {"question": "Which?", "choices": ["a", "b"]})
     assert error and "the MCP client did not declare the elicitation capability" in text
@@ -147,6 +158,19 @@ def test_a_denied_or_unanswerable_approval_blocks_the_command(served):
     error, text = served_call(served, "terminal", {"command": "rm -r kept"})  # no elicitation: refused as before
     assert error and "was not approved" in text
     assert (served.workspace / "kept").exists()
+
+
+def test_without_elicitation_an_approval_is_refused_saying_why_and_how_to_allow_it(served):
+    victims(served.workspace, "kept")
+    error, text = served_call(served, "terminal", {"command": "rm -r kept"})
+    assert error and "was not approved" in text
+    assert "the MCP client did not declare the elicitation capability, so its user cannot approve the call" in text
+    assert "command_allowlist" in text and "approvals.mode: approve" in text
+    assert (served.workspace / "kept").exists()
+    (served.home / "config.yaml").write_text("plugins:\n  enabled: [agent, terminal, file]\n"
+                                             "command_allowlist: [recursive_delete]\n")
+    error, text = served_call(served, "terminal", {"command": "rm -r kept"})  # as the refusal said
+    assert not error and not (served.workspace / "kept").exists(), text
 
 
 def test_an_approval_for_the_session_holds_for_that_connection_only(served):
