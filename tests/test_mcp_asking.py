@@ -274,3 +274,33 @@ def test_a_client_that_never_answers_an_approval_is_refused_within_approvals_tim
     error, text = served_call(served, "terminal", {"command": "rm -r kept"}, elicitation_callback=never)
     assert error and "was not approved" in text
     assert len(asked) == 1 and (served.workspace / "kept").exists()
+
+
+# -- the 2026 protocol --------------------------------------------------------------------------------------
+
+
+def test_a_2026_protocol_client_cannot_be_asked_mid_call_and_is_told_so(served):
+    """The 2026 protocol asks through multi-round-trip results, not requests in the middle of a call: Hermes
+    does not (yet) answer a call with "input required", so such a client's calls that need its user are refused,
+    saying why, at once."""
+    from mcp import Client, StdioServerParameters
+    from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+
+    victims(served.workspace, "kept")
+    command = [*support.hermes_command(), "mcp", "serve", "--workspace", str(served.workspace)]
+    params = StdioServerParameters(command=command[0], args=command[1:], env=served.env, cwd=served.workspace)
+
+    async def main() -> list[tuple[bool, str]]:
+        async with Client(params) as client:
+            assert client.protocol_version in MODERN_PROTOCOL_VERSIONS
+            results = []
+            for tool, arguments in (("clarify", {"question": "Which?"}), ("terminal", {"command": "rm -r kept"})):
+                with anyio.fail_after(WAIT):
+                    result = await client.call_tool(tool, arguments)
+                results.append((bool(result.is_error), "".join(block.text for block in result.content)))
+            return results
+
+    (clarify_error, clarify), (terminal_error, terminal) = anyio.run(main)
+    assert clarify_error and "in which Hermes cannot ask it for elicitation in the middle of a call" in clarify
+    assert terminal_error and "was not approved" in terminal and "cannot approve the call" in terminal
+    assert "command_allowlist" in terminal and (served.workspace / "kept").exists()
