@@ -406,6 +406,21 @@ def test_a_jobs_file_hermes_agent_wrote_is_listed_with_its_schedules_and_next_ru
     assert all(written[job_id]["next_run_at"] in table for job_id in ids)
 
 
+def test_a_prompt_job_hermes_agent_wrote_runs_here_through_the_configured_endpoint(hermes_agent, home):
+    [job_id] = hermes_agent_cron(hermes_agent.python, home.home, START, "create", ["every 2h"])
+    with fakes.fake_provider([], text="Nothing to report but this.") as fake:
+        config = {"delegation": {"base_url": f"{fake.url}/v1", "model": "default-model"}}
+        (home.home / "config.yaml").write_text(yaml.safe_dump(config))
+        home.set_time(START + timedelta(hours=2))
+        [report] = home.json("cron", "tick")
+    assert report["job_id"] == job_id and report["success"] is True, report
+    assert fake.bodies("/chat/completions")[0]["messages"][1]["content"].endswith("say every 2h")
+    document = Path(report["output"]).read_text()
+    assert document.startswith("# Cron Job: every 2h\n") and "## Response\n\nNothing to report but this." in document
+    read = hermes_agent_cron(hermes_agent.python, home.home, START + timedelta(hours=2), "read", job_id)
+    assert read["job"]["last_status"] == "ok"  # Hermes Agent reads the run recorded here
+
+
 def test_a_job_made_with_the_cronjob_tool_is_read_and_run_by_hermes_agent(hermes_agent, home):
     answer = json.loads(home.hermes("tools", "call", "cronjob", json.dumps({
         "action": "create", "schedule": "0 9 * * *", "tool": "mark", "arguments": {"label": "both"},
