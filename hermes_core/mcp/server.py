@@ -208,7 +208,7 @@ class HermesMcpServer:
         return session
 
     def _approval_timeout(self) -> float:
-        return float(self.runtime.config.approvals.timeout)
+        return self.runtime.dispatcher.approvals.timeout
 
     def _client(self, ctx: Any) -> ClientAnswers:
         """The answerers of the connection ``ctx`` came on (kept while the connection lives)."""
