@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 DEMO_VENV ?= .demo-venv
 BENCH_VENV ?= .bench-venv
 HERMES_AGENT_VENV ?= .hermes-agent-venv
-PACKS := file terminal web code agent ssh skills browser
+PACKS := file terminal web code agent ssh skills browser docker
 
 .PHONY: install demo test test-fast lint bench bench-vs-hermes-agent docs dist wheelhouse clean compat
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Final
 
 ROOT: Final = Path(__file__).resolve().parent.parent
-PACKS: Final = ("file", "terminal", "web", "code", "agent", "ssh", "skills", "browser")
+PACKS: Final = ("file", "terminal", "web", "code", "agent", "ssh", "skills", "browser", "docker")
 #: The distributions, in build order: the core, then the packs.
 PROJECTS: Final = (ROOT, *(ROOT / "hermes_plugins" / pack for pack in PACKS))
 

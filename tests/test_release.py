@@ -15,7 +15,7 @@ from hermes_core._version import __version__
 from hermes_core.authoring.scaffold import render
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKS = ("agent", "browser", "code", "file", "skills", "ssh", "terminal", "web")
+PACKS = ("agent", "browser", "code", "docker", "file", "skills", "ssh", "terminal", "web")
 DISTRIBUTIONS = ("hermes_tools", *(f"hermes_tools_{pack}" for pack in PACKS))
 ACTIONLINT = Path(sys.executable).parent / "actionlint"
 
