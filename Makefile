@@ -64,6 +64,8 @@ bench: install $(BENCH_VENV)/bin/python
 	$(BIN)/python bench/agent_loop.py
 	$(BIN)/python bench/frameworks.py
 	$(BIN)/python bench/skills.py
+	$(BIN)/python bench/checkpoints.py
+	$(BIN)/python bench/docker.py
 
 # The same benchmarks beside Hermes Agent 0.19 (installed in a venv of its own, only for the comparison).
 $(HERMES_AGENT_VENV)/bin/hermes:

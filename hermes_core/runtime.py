@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
     from .calls.dispatch import Dispatcher
     from .calls.toolcalls import ToolCallLike, ToolReply
+    from .checkpoints.turns import Checkpoints
     from .config.model import HermesConfig
     from .mcp.client import McpManager
     from .skills.catalog import SkillCatalog
@@ -143,6 +144,14 @@ class Runtime(ToolApi):
     def config(self) -> HermesConfig:
         """``config.yaml`` of this runtime's home (re-read when the file changes)."""
         return self.home.config()
+
+    @functools.cached_property
+    def checkpoints(self) -> Checkpoints:
+        """The workspace's checkpoints (``checkpoints:`` in config.yaml): taken before file-changing calls when on,
+        and listed, compared and restored on request."""
+        from .checkpoints.turns import Checkpoints  # off the start-up path: only checkpoints need it
+
+        return Checkpoints(self.home.checkpoints_dir, self.workspace, lambda: self.config.checkpoints)
 
     def _config_data(self) -> dict[str, Any]:
         """The config as plain data: what start-up reads, without building the pydantic models (from the

@@ -225,7 +225,7 @@ class BackendContract:
         if not self.supports_pty:
             assert result["error"] == f"the {self.backend} backend cannot run commands in a pseudo-terminal (pty=true)"
             return
-        assert result["output"] == "terminal\n24 80\ncontrolling\n"
+        assert result["output"] == "terminal\n24 80\ncontrolling\n", result
         assert call("terminal", command="[ -t 0 ] || [ -t 1 ] || echo no terminal")["output"] == "no terminal\n"
         started = call("terminal", command="[ -t 0 ] && [ -t 1 ] && echo terminal", pty=True, background=True)
         assert started["pty"] is True

@@ -31,6 +31,7 @@ _GROUPS = {
     "mcp": ("hermes_core.cli.mcp", "Use MCP servers' tools; serve Hermes tools over MCP."),
     "index": ("hermes_core.cli.index", "Maintain the plugin index."),
     "skills": ("hermes_core.cli.skills", "List, show, validate, create and install skills."),
+    "checkpoints": ("hermes_core.cli.checkpoints", "List, compare and restore the workspace's checkpoints."),
 }
 
 

@@ -19,7 +19,15 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Final
 
-from hermes_core.backends import BackendError, BackendSetup, BackendUnavailable, ShellBackend, ShellProcess, Staged
+from hermes_core.backends import (
+    PTY_SIZE,
+    BackendError,
+    BackendSetup,
+    BackendUnavailable,
+    ShellBackend,
+    ShellProcess,
+    Staged,
+)
 
 from .container import Container
 from .settings import DockerSettings, parse_volume
@@ -124,8 +132,12 @@ class DockerBackend(ShellBackend):
 
     def argv(self, script: str, *, pty: bool) -> list[str]:
         shell = self.container.shell
-        if pty:  # the terminal is made in the container: "\n" stays "\n", as in a pipe
-            return self.container.exec_argv([shell, "-c", f"stty -onlcr 2>/dev/null\n{script}"], terminal=True)
+        if pty:
+            # the terminal is made in the container: "\n" stays "\n", as in a pipe; its size is set here, since the
+            # client's resize may come after the command started
+            rows, columns = PTY_SIZE
+            setup = f"stty -onlcr rows {rows} cols {columns} 2>/dev/null"
+            return self.container.exec_argv([shell, "-c", f"{setup}\n{script}"], terminal=True)
         assert self.container.setsid is not None
         return self.container.exec_argv([self.container.setsid, shell, "-c", script])
 

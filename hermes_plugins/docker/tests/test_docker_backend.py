@@ -24,7 +24,7 @@ from hermes_core.authoring.backend_contract import BackendContract
 from hermes_core.authoring.testing import scaled_timeout
 from hermes_core.plugins.discovery import candidate_from_module
 
-from .conftest import OS_RELEASE, Podman
+from .podman import OS_RELEASE, Podman
 
 PLUGINS = (("hermes_plugin_terminal", "terminal"), ("hermes_plugin_docker", "docker"))
 
