@@ -5,7 +5,11 @@ BIN := $(VENV)/bin
 DEMO_VENV ?= .demo-venv
 BENCH_VENV ?= .bench-venv
 HERMES_AGENT_VENV ?= .hermes-agent-venv
-PACKS := file terminal web code agent ssh skills browser docker
+# the first-party packs: every folder of hermes_plugins/ with a pyproject.toml (scripts/packs.py is the one list)
+PACKS := $(shell $(PYTHON) scripts/packs.py)
+ifeq ($(PACKS),)
+$(error scripts/packs.py found no pack)
+endif
 
 .PHONY: install demo test test-fast lint bench bench-vs-hermes-agent docs dist wheelhouse clean compat
 

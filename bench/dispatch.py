@@ -4,7 +4,7 @@
 - with 3 no-op ``pre_tool_call`` + 3 no-op ``post_tool_call`` under deadlines, against a floor measured in the same
   run: one bare ``ThreadPoolExecutor`` submit+result round trip plus the same six hooks called inline (target ≤ 2 ×);
 - with ``hook_timeout: 0`` (inline), against pluggy calling six no-op implementations (target ≤ 3 ×);
-- the line count of the hook executor (``hermes_core/calls/executor.py``).
+- the line count of the hook executor (``hermes_core/workers/executor.py``).
 
 Also 1 + 1 hooks, ``post_hooks: background``, and, when ``HERMES_AGENT_PYTHON`` names an interpreter with
 ``hermes-agent==0.19.0`` installed (``make bench-vs-hermes-agent``), Hermes Agent's own ``handle_function_call``.
@@ -179,14 +179,14 @@ def main() -> None:
     hooked = times["3+3"] - times["direct wall"]
     floor_time = times["round trip"] + times["six inline"]
     inline_over = times["3+3 inline"] - direct
-    executor = Path(__file__).resolve().parent.parent / "hermes_core" / "calls" / "executor.py"
+    executor = Path(__file__).resolve().parent.parent / "hermes_core" / "workers" / "executor.py"
     lines = len(executor.read_text().splitlines())
     print()
     print(f"no-hook overhead:                      {(times['dict'] - direct) * 1e6:6.2f} µs   (target ≤ 2 µs)")
     print(f"3 + 3 hooks with deadlines vs floor:   {hooked / floor_time:6.2f} ×   (target ≤ 2 ×; the floor: one "
           f"round trip + six inline hooks, {floor_time * 1e6:.1f} µs)")
     print(f"hook_timeout: 0 vs pluggy, six hooks:  {inline_over / times['pluggy']:6.2f} ×   (target ≤ 3 ×)")
-    print(f"hook executor (hermes_core/calls/executor.py): {lines} lines")
+    print(f"hook executor (hermes_core/workers/executor.py): {lines} lines")
     agent = hermes_agent()
     if agent is not None:
         overhead = agent["via"] - agent["direct"]

@@ -13,17 +13,6 @@ from .calls.approval import (
     set_approval_callback as set_approval_callback,
 )
 from .calls.dispatch import AGENT_LOOP_TOOLS as AGENT_LOOP_TOOLS
-from .calls.formats import FORMATS as FORMATS
-from .calls.policies import POLICIES as POLICIES
-from .calls.policies import Policy as Policy
-from .calls.registry import ToolEntry as ToolEntry
-from .calls.registry import ToolRegistry as ToolRegistry
-from .calls.toolcalls import ToolCallLike as ToolCallLike
-from .calls.toolcalls import ToolReply as ToolReply
-from .calls.toolsets import LEGACY_TOOLSETS as LEGACY_TOOLSETS
-from .calls.toolsets import PRESETS as PRESETS
-from .calls.toolsets import Toolset as Toolset
-from .calls.views import ToolView as ToolView
 from .checks import Availability as Availability
 from .config.home import HermesHome as HermesHome
 from .config.home import hermes_home as hermes_home
@@ -31,6 +20,7 @@ from .config.model import HermesConfig as HermesConfig
 from .config.model import load_config as load_config
 from .errors import ConfigError as ConfigError
 from .errors import HermesError as HermesError
+from .host.views import ToolView as ToolView
 from .plugins.manifest import PluginManifest as PluginManifest
 from .plugins.records import PluginRecord as PluginRecord
 from .runtime import (
@@ -69,3 +59,13 @@ from .runtime import (
 from .runtime import (
     run_tool_calls as run_tool_calls,
 )
+from .tools.formats import FORMATS as FORMATS
+from .tools.policies import POLICIES as POLICIES
+from .tools.policies import Policy as Policy
+from .tools.registry import ToolEntry as ToolEntry
+from .tools.registry import ToolRegistry as ToolRegistry
+from .tools.toolcalls import ToolCallLike as ToolCallLike
+from .tools.toolcalls import ToolReply as ToolReply
+from .tools.toolsets import LEGACY_TOOLSETS as LEGACY_TOOLSETS
+from .tools.toolsets import PRESETS as PRESETS
+from .tools.toolsets import Toolset as Toolset

@@ -6,9 +6,10 @@ Each face (``hermes_core``, ``hermes_core.plugin``, ``hermes_core.backends``) li
 
 Names and modules of 0.2 that moved in 0.3 keep working for one release with a ``DeprecationWarning``.
 
-Modules moved into subpackages (``hermes_core.registry`` is ``hermes_core.calls.registry``): a finder first on
-``sys.meta_path`` answers for these names (and the modules of a moved package) with the module at its new
-place, the same object, and passes every other name on after one string comparison. ``hermes_core.config``,
+Modules moved into subpackages (``hermes_core.registry`` is ``hermes_core.tools.registry``), or from one
+subpackage to another (``hermes_core.calls.registry`` likewise): a finder first on ``sys.meta_path`` answers for
+these names (and the modules of a moved package) with the module at its new place, the same object, and passes
+every other name on after a dictionary lookup per dotted level. ``hermes_core.config``,
 ``hermes_core.index``, ``hermes_core.backends`` and ``hermes_core.authoring`` became packages of the same name
 (the last keeps 0.2's ``@tool`` names through :func:`moved_names`).
 """
@@ -93,23 +94,23 @@ MOVED_MODULES = {
     "contributions": "plugins.contributions",
     "records": "plugins.records",
     "cache": "plugins.cache",
-    "references": "calls.references",
-    "websearch": "calls.websearch",
-    "registry": "calls.registry",
-    "toolsets": "calls.toolsets",
+    "references": "tools.references",
+    "websearch": "tools.websearch",
+    "registry": "tools.registry",
+    "toolsets": "tools.toolsets",
     "arguments": "calls.arguments",
     "dispatch": "calls.dispatch",
     "hooks": "calls.hooks",
-    "deadline": "calls.executor",
+    "deadline": "workers.executor",
     "budget": "calls.budget",
     "approval": "calls.approval",
-    "policies": "calls.policies",
-    "views": "calls.views",
-    "toolcalls": "calls.toolcalls",
-    "formats": "calls.formats",
-    "schema_patches": "calls.schema_patches",
-    "asyncbridge": "calls.asyncbridge",
-    "exitguard": "calls.exitguard",
+    "policies": "tools.policies",
+    "views": "host.views",
+    "toolcalls": "tools.toolcalls",
+    "formats": "tools.formats",
+    "schema_patches": "host.schema_patches",
+    "asyncbridge": "workers.asyncbridge",
+    "exitguard": "workers.exitguard",
     "toolcontext": "calls.toolcontext",
     "sessions": "calls.sessions",
     "shellbackend": "backends.shell",
@@ -121,6 +122,22 @@ MOVED_MODULES = {
     "scaffold": "authoring.scaffold",
     "testing": "authoring.testing",
     "compat": "plugins.compat",
+    # 0.3: calls/ split into the pipeline (calls), the tool namespace (tools), worker threads (workers) and
+    # the host API (host)
+    "calls.asyncbridge": "workers.asyncbridge",
+    "calls.executor": "workers.executor",
+    "calls.exitguard": "workers.exitguard",
+    "calls.streams": "workers.streams",
+    "calls.registry": "tools.registry",
+    "calls.toolnames": "tools.toolnames",
+    "calls.references": "tools.references",
+    "calls.toolsets": "tools.toolsets",
+    "calls.policies": "tools.policies",
+    "calls.websearch": "tools.websearch",
+    "calls.formats": "tools.formats",
+    "calls.toolcalls": "tools.toolcalls",
+    "calls.views": "host.views",
+    "calls.schema_patches": "host.schema_patches",
 }
 
 #: Names ``hermes_core`` had in 0.2 and now leaves to a narrower face (plugin authors, backend authors, errors).
@@ -156,15 +173,15 @@ MOVED_NAMES = {
     "PolicyError": "hermes_core.errors",
     "ToolsetCycleError": "hermes_core.errors",
     "UnknownToolsetError": "hermes_core.errors",
-    "AnthropicToolResult": "hermes_core.calls.toolcalls",
-    "AnthropicToolUse": "hermes_core.calls.toolcalls",
-    "ChatCompletionsToolCall": "hermes_core.calls.toolcalls",
-    "ChatCompletionsToolMessage": "hermes_core.calls.toolcalls",
-    "GeminiFunctionCall": "hermes_core.calls.toolcalls",
-    "GeminiFunctionResponsePart": "hermes_core.calls.toolcalls",
-    "PlainToolCall": "hermes_core.calls.toolcalls",
-    "ResponsesFunctionCall": "hermes_core.calls.toolcalls",
-    "ResponsesFunctionCallOutput": "hermes_core.calls.toolcalls",
+    "AnthropicToolResult": "hermes_core.tools.toolcalls",
+    "AnthropicToolUse": "hermes_core.tools.toolcalls",
+    "ChatCompletionsToolCall": "hermes_core.tools.toolcalls",
+    "ChatCompletionsToolMessage": "hermes_core.tools.toolcalls",
+    "GeminiFunctionCall": "hermes_core.tools.toolcalls",
+    "GeminiFunctionResponsePart": "hermes_core.tools.toolcalls",
+    "PlainToolCall": "hermes_core.tools.toolcalls",
+    "ResponsesFunctionCall": "hermes_core.tools.toolcalls",
+    "ResponsesFunctionCallOutput": "hermes_core.tools.toolcalls",
     "PluginCandidate": "hermes_core.plugins.discovery",
 }
 
@@ -195,9 +212,13 @@ _PREFIX = f"{__package__}."
 
 def _new_name(fullname: str) -> str | None:
     """Where old module ``fullname`` (or a module of an old package) is now, or None if it did not move."""
-    head, dot, rest = fullname[len(_PREFIX):].partition(".")
-    new = MOVED_MODULES.get(head)
-    return None if new is None else f"{_PREFIX}{new}{dot}{rest}"
+    old = fullname[len(_PREFIX):]
+    while old:
+        new = MOVED_MODULES.get(old)
+        if new is not None:
+            return f"{_PREFIX}{new}{fullname[len(_PREFIX) + len(old):]}"
+        old = old.rpartition(".")[0]
+    return None
 
 
 def outside_import_machinery() -> int:

@@ -15,16 +15,12 @@ from typing import TYPE_CHECKING, Any
 from .backends.base import BackendContribution, BackendSetup, ExecutionBackend, ExecutionBackends
 from .calls.approval import ApprovalCallback, Approvals
 from .calls.budget import ResultBudget
-from .calls.formats import DefinitionFormatter
 from .calls.hooks import HookRunner
-from .calls.policies import ToolScope, check_policy
-from .calls.registry import ToolRegistry
 from .calls.sessions import session
 from .calls.toolcontext import CURRENT, ToolContext
-from .calls.toolsets import Toolsets
-from .calls.views import ToolApi
 from .config.data import override_granted, plugin_settings
 from .config.home import HermesHome
+from .host.views import ToolApi
 from .plugins.cache import DiscoveryCache
 from .plugins.context import PluginContext, normalize_command_name
 from .plugins.contributions import Contributions
@@ -32,17 +28,21 @@ from .plugins.discovery import PluginCandidate, Source, candidate_from_folder, d
 from .plugins.loader import LoadResult, load_plugin
 from .plugins.records import PluginRecord
 from .plugins.selection import PluginSelection, SelectionPolicy, select, truthy
+from .tools.formats import DefinitionFormatter
+from .tools.policies import ToolScope, check_policy
+from .tools.registry import ToolRegistry
+from .tools.toolsets import Toolsets
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
     from .calls.dispatch import Dispatcher
-    from .calls.toolcalls import ToolCallLike, ToolReply
     from .checkpoints.turns import Checkpoints
     from .config.model import HermesConfig
     from .mcp.client import McpManager
     from .skills.catalog import SkillCatalog
     from .skills.sources import SkillSource
+    from .tools.toolcalls import ToolCallLike, ToolReply
 
 __all__ = [
     "Runtime",
@@ -391,7 +391,7 @@ class Runtime(ToolApi):
 
     def run_command(self, name: str, raw_args: str = "") -> str | None:
         """Run a plugin's slash command ``/name``."""
-        from .calls.asyncbridge import run_sync
+        from .workers.asyncbridge import run_sync
 
         command = self.commands.get(normalize_command_name(name))
         if command is None:

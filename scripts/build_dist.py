@@ -14,10 +14,11 @@ import tomllib
 from pathlib import Path
 from typing import Final
 
+from packs import packs  # scripts/packs.py, beside this script
+
 ROOT: Final = Path(__file__).resolve().parent.parent
-PACKS: Final = ("file", "terminal", "web", "code", "agent", "ssh", "skills", "browser", "docker")
 #: The distributions, in build order: the core, then the packs.
-PROJECTS: Final = (ROOT, *(ROOT / "hermes_plugins" / pack for pack in PACKS))
+PROJECTS: Final = (ROOT, *(pack.folder for pack in packs(ROOT)))
 
 
 def core_version() -> str:

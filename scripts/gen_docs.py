@@ -32,7 +32,6 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-PACKS = ROOT / "hermes_plugins"
 PUBLISHED_SCHEMA = ROOT / "hermes_core" / "schemas" / "plugin-manifest.schema.json"
 
 #: Width of the ``--help`` texts, fixed so the terminal that runs the generator changes nothing.
@@ -412,13 +411,17 @@ def _packs() -> list[tuple[str, Any]]:
     """``(distribution, manifest)`` of every first-party pack in the repository, by pack folder."""
     from hermes_core.plugins.manifest import load_manifest
 
-    packs = []
-    for folder in sorted(p for p in PACKS.iterdir() if (p / "pyproject.toml").is_file()):
-        manifests = sorted(folder.glob("hermes_plugin_*/plugin.yaml"))
-        if len(manifests) != 1:
-            raise GenerationError(f"{folder.relative_to(ROOT)}: expected one hermes_plugin_*/plugin.yaml")
-        packs.append((f"hermes-tools-{folder.name}", load_manifest(manifests[0])))
-    return packs
+    try:
+        from packs import packs  # scripts/packs.py: this folder is on sys.path when the script runs
+    except ImportError:
+        from hermes_repository_packs import packs  # the same module, loaded by the repository's conftest.py
+
+    found = []
+    for pack in packs(ROOT):
+        if not pack.manifest.is_file():
+            raise GenerationError(f"{pack.folder.relative_to(ROOT)}: expected {pack.package}/plugin.yaml")
+        found.append((pack.distribution, load_manifest(pack.manifest)))
+    return found
 
 
 def _providers() -> dict[str, str]:
@@ -439,7 +442,7 @@ def block_toolsets_packs() -> str:
 
 def block_toolsets_presets() -> str:
     """The core presets: their tools, written against the first preset when they share most of them."""
-    toolsets = importlib.import_module("hermes_core.calls.toolsets")
+    toolsets = importlib.import_module("hermes_core.tools.toolsets")
     presets = toolsets.PRESETS
     reference = next(iter(presets.values()))
     rows = []
@@ -465,7 +468,7 @@ def block_toolsets_presets() -> str:
 
 def block_toolsets_legacy() -> str:
     """Hermes Agent's legacy ``*_tools`` names and the tools they stand for."""
-    toolsets = importlib.import_module("hermes_core.calls.toolsets")
+    toolsets = importlib.import_module("hermes_core.tools.toolsets")
     providers = _providers()
     rows = []
     for name, tools in toolsets.LEGACY_TOOLSETS.items():
@@ -479,7 +482,7 @@ def block_toolsets_legacy() -> str:
 
 def block_terminal_rules() -> str:
     """The terminal pack's danger rules: key, level and what the command does."""
-    pack = str(PACKS / "terminal")  # the repository's pack, not whichever version may be installed
+    pack = str(ROOT / "hermes_plugins" / "terminal")  # the repository's pack, not whichever version may be installed
     if pack not in sys.path:
         sys.path.insert(0, pack)
     danger = importlib.import_module("hermes_plugin_terminal.danger")

@@ -15,6 +15,7 @@ import anyio
 import pytest
 import yaml
 from click.testing import CliRunner
+from hermes_repository_packs import packs  # scripts/packs.py, loaded by the repository's conftest.py
 
 from hermes_core import Runtime
 from hermes_core.authoring.compile import compile_manifest
@@ -335,7 +336,8 @@ def test_an_sdk_client_of_hermes_mcp_serve_gets_the_annotations_of_every_source(
 
 # -- the first-party packs ------------------------------------------------------------------------------------
 
-PACKS = ("agent", "browser", "code", "file", "terminal", "web")
+#: Every first-party pack that declares tools (scripts/packs.py lists the packs).
+PACKS = [pack.name for pack in packs() if load_manifest(pack.manifest).tools]
 #: What the issue names, and what the packs must keep saying.
 FIRST_PARTY = {
     "read_file": {"read_only": True}, "search_files": {"read_only": True},

@@ -24,9 +24,9 @@ import yaml
 from click.testing import CliRunner
 
 import hermes_core.calls.hooks
-import hermes_core.calls.toolsets
 import hermes_core.cli
 import hermes_core.plugins.manifest
+import hermes_core.tools.toolsets
 from hermes_core.authoring.testing import scaled_timeout
 from hermes_core.cli import cli
 from hermes_core.cli.tools import tools
@@ -155,7 +155,7 @@ def test_a_new_cli_command_changes_the_cli_reference(monkeypatch: pytest.MonkeyP
 
 
 def test_a_new_legacy_name_changes_the_toolsets_page(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(hermes_core.calls.toolsets.LEGACY_TOOLSETS, "shell_tools", ("terminal", "process"))
+    monkeypatch.setitem(hermes_core.tools.toolsets.LEGACY_TOOLSETS, "shell_tools", ("terminal", "process"))
 
     assert "| `shell_tools` | `terminal`, `process` | `hermes-tools-terminal` |" in gen.render_block("toolsets-legacy")
     assert [page.name for page in gen.stale_pages()] == ["toolsets.md"]

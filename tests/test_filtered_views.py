@@ -146,7 +146,7 @@ def test_unknown_toolsets_and_policies_are_clear_errors_and_unknown_tools_a_warn
         runtime.filtered(toolsets=["nope"])
     with pytest.raises(PolicyError, match="unknown approval policy 'lax'"):
         runtime.filtered(policy="lax")
-    with caplog.at_level(logging.WARNING, logger="hermes_core.calls.policies"):
+    with caplog.at_level(logging.WARNING, logger="hermes_core.tools.policies"):
         view = runtime.filtered(["peek", "later_tool"])
     assert "later_tool" in caplog.text and offered(view) == ["peek"]
     runtime.register_tool("later_tool", "x", {"description": "Came later"}, lambda args, **kw: "late")

@@ -17,8 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 from hermes_core import HermesHome, Runtime, default_runtime
-from hermes_core.calls.executor import Job, Workers, run_inline
 from hermes_core.cli import cli
+from hermes_core.workers.executor import Job, Workers, run_inline
 
 TIMEOUT = 60 * float(os.environ.get("HERMES_TEST_TIMEOUT_SCALE", "1"))
 

@@ -314,7 +314,7 @@ def test_a_modify_then_an_approve_then_more_hooks_run_in_order(runtime):
 
 
 def test_a_call_still_running_late_is_not_started_again_but_other_calls_of_its_function_are():
-    from hermes_core.calls.executor import DeadlineExceeded, call_with_deadline
+    from hermes_core.workers.executor import DeadlineExceeded, call_with_deadline
 
     never, started = threading.Event(), []
 

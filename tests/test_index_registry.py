@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hermes_repository_packs import packs  # scripts/packs.py, loaded by the repository's conftest.py
 
 from hermes_core.cli.index import index
 from hermes_core.index.build import IndexLayout, build_index, find_layout, pack_entry, read_entries, validate_index
@@ -24,8 +25,7 @@ def test_the_registry_index_is_valid_and_its_built_files_are_current():
 
 def test_every_first_party_pack_is_indexed_as_first_party():
     entries, _ = read_entries(IndexLayout(REGISTRY))
-    packs = sorted(p.name for p in (ROOT / "hermes_plugins").iterdir() if (p / "pyproject.toml").is_file())
-    first_party = sorted(pack_entry(ROOT / "hermes_plugins" / name).id for name in packs)
+    first_party = sorted(pack_entry(pack.folder).id for pack in packs())
     assert first_party == sorted(plugin_id for plugin_id, (_, e) in entries.items() if e.first_party)
 
 

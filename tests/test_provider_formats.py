@@ -15,7 +15,7 @@ from openai.types.responses import FunctionToolParam
 from pydantic import TypeAdapter
 
 from hermes_core import FORMATS, Runtime
-from hermes_core.calls.formats import NotStrictError, strict_schema
+from hermes_core.tools.formats import NotStrictError, strict_schema
 
 SEARCH = {"description": "Search the notes", "parameters": {
     "type": "object",
@@ -206,7 +206,7 @@ def test_a_tool_that_cannot_be_made_strict_is_left_out_with_one_warning_naming_i
         "type": "object", "properties": {"headers": {"type": "object", "additionalProperties": {"type": "string"}}}}},
         echo)
 
-    with caplog.at_level(logging.WARNING, logger="hermes_core.calls.formats"):
+    with caplog.at_level(logging.WARNING, logger="hermes_core.tools.formats"):
         first = runtime.get_tool_definitions(strict=True)
         second = runtime.get_tool_definitions(format="openai-responses", strict=True)
 

@@ -8,8 +8,8 @@ import threading
 import pytest
 
 from hermes_core import HermesHome, Runtime, ToolEntry, ToolRegistry
-from hermes_core.calls.registry import Availability, Requirements
 from hermes_core.plugin import tool_entry
+from hermes_core.tools.registry import Availability, Requirements
 
 
 def echo(args, **kwargs):

@@ -10,13 +10,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from hermes_repository_packs import packs  # scripts/packs.py, loaded by the repository's conftest.py
 
 from hermes_core._version import __version__
 from hermes_core.authoring.scaffold import render
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKS = ("agent", "browser", "code", "docker", "file", "skills", "ssh", "terminal", "web")
-DISTRIBUTIONS = ("hermes_tools", *(f"hermes_tools_{pack}" for pack in PACKS))
+DISTRIBUTIONS = ("hermes-tools", *(pack.distribution for pack in packs()))
 ACTIONLINT = Path(sys.executable).parent / "actionlint"
 
 
@@ -26,7 +26,7 @@ def ok(result: subprocess.CompletedProcess[str]) -> str:
 
 
 def test_dist_holds_a_checked_sdist_and_wheel_of_each_of_the_distributions(dist: Path) -> None:
-    expected = {f"{name}-{__version__}{suffix}" for name in DISTRIBUTIONS
+    expected = {f"{name.replace('-', '_')}-{__version__}{suffix}" for name in DISTRIBUTIONS
                 for suffix in (".tar.gz", "-py3-none-any.whl")}
     assert {p.name for p in dist.iterdir()} == expected
 
@@ -35,7 +35,7 @@ def test_the_distributions_share_one_version_and_a_wrong_tag_is_refused() -> Non
     script = [sys.executable, str(ROOT / "scripts" / "build_dist.py")]
     refused = subprocess.run([*script, "--expect-version", "9.9.9"], capture_output=True, text=True)
     assert refused.returncode == 1
-    assert f"hermes-tools-web is {__version__}, not 9.9.9" in refused.stderr
+    assert [name for name in DISTRIBUTIONS if f"{name} is {__version__}, not 9.9.9" not in refused.stderr] == []
 
 
 def test_dist_installs_offline_by_name_and_its_tools_answer(make_venv, dist: Path, http_server, tmp_path) -> None:

@@ -19,9 +19,9 @@ from click.testing import CliRunner
 
 from hermes_core.authoring.scaffold import ScaffoldError, naming_problems, render, requires_hermes, template_dir
 from hermes_core.calls.dispatch import AGENT_LOOP_TOOLS
-from hermes_core.calls.toolsets import LEGACY_TOOLSETS, PRESETS
 from hermes_core.cli.scaffold import new
 from hermes_core.plugins.manifest import load_manifest
+from hermes_core.tools.toolsets import LEGACY_TOOLSETS, PRESETS
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = ROOT / "cookiecutter-template"

@@ -22,8 +22,8 @@ HEAVY = ("pydantic", "yaml", "packaging", "importlib.metadata", "mcp", "httpx", 
 UNUSED = ("hashlib", "_hashlib", "shutil", "pkgutil", "click.shell_completion")
 RUNTIME_UNUSED = (*UNUSED, "uuid")
 #: The listings also import none of the call path (made by a runtime's first tool call).
-LISTING_UNUSED = (*UNUSED, "hermes_core.calls.dispatch", "hermes_core.calls.toolcalls", "hermes_core.calls.arguments",
-                  "hermes_core.calls.schema_patches")
+LISTING_UNUSED = (*UNUSED, "hermes_core.calls.dispatch", "hermes_core.tools.toolcalls", "hermes_core.calls.arguments",
+                  "hermes_core.host.schema_patches")
 
 LISTING = """
 import json, sys
@@ -84,7 +84,7 @@ def test_listings_and_a_runtime_from_warm_caches_import_no_module_they_do_not_us
                                 timeout=scaled_timeout(120))
         assert result.returncode == 0, result.stderr
     modules = json.loads(result.stdout)
-    assert "hermes_core.calls.registry" in modules and heavy(modules, (*HEAVY, *RUNTIME_UNUSED)) == []
+    assert "hermes_core.tools.registry" in modules and heavy(modules, (*HEAVY, *RUNTIME_UNUSED)) == []
 
 
 def test_an_edited_config_is_validated_again_and_an_invalid_one_reported(isolated_home):

@@ -19,7 +19,7 @@ from openai.types.chat import ChatCompletionMessageFunctionToolCall
 from openai.types.responses import ResponseFunctionToolCall, ResponseReasoningItem
 
 from hermes_core import Runtime
-from hermes_core.calls.toolcalls import read_tool_call
+from hermes_core.tools.toolcalls import read_tool_call
 
 fakes = sys.modules["hermes_fake_provider"]  # loaded by conftest.py
 

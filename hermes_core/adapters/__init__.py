@@ -11,5 +11,6 @@ Each takes a ``Runtime`` or a view from ``runtime.filtered(...)`` and holds no d
 through the view's ``ahandle_function_call`` / ``handle_function_call``, so hooks, approvals, policies, argument
 checks and result budgets apply exactly as in Hermes' own calls.
 
-May import ``runtime`` (the llm plugin's default runtime), ``calls`` and ``errors``; nothing in the core imports it.
+May import ``runtime`` (the llm plugin's default runtime), ``host``, ``calls``, ``tools`` and ``errors``; nothing in
+the core imports it.
 """

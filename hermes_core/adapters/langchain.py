@@ -19,7 +19,7 @@ from .gate import CallGate
 from .offered import OfferedTool, offered_tools
 
 if TYPE_CHECKING:
-    from ..calls.views import ToolApi
+    from ..host.views import ToolApi
 
 __all__ = ["langchain_tools"]
 

@@ -20,7 +20,7 @@ from .offered import offered_tools
 if TYPE_CHECKING:
     from llm import Tool
 
-    from ..calls.views import ToolApi
+    from ..host.views import ToolApi
     from ..runtime import Runtime
 
 __all__ = ["llm_tools", "register_tools", "selected_tools"]

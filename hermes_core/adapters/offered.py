@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 if TYPE_CHECKING:
-    from ..calls.views import ToolApi
+    from ..host.views import ToolApi
 
 __all__ = ["Approval", "OfferedTool", "asks", "check_approval", "framework_approved", "offered_tools"]
 

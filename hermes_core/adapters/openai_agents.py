@@ -20,7 +20,7 @@ from .offered import OfferedTool, asks, check_approval, framework_approved, offe
 if TYPE_CHECKING:
     from agents import FunctionTool, RunContextWrapper, ToolContext
 
-    from ..calls.views import ToolApi
+    from ..host.views import ToolApi
 
 __all__ = ["function_tools"]
 

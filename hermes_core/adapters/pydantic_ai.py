@@ -20,7 +20,7 @@ from pydantic_ai.toolsets.abstract import ToolsetTool
 from .offered import asks, check_approval, framework_approved, offered_tools
 
 if TYPE_CHECKING:
-    from ..calls.views import ToolApi
+    from ..host.views import ToolApi
 
 __all__ = ["HermesToolset"]
 

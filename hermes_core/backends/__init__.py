@@ -2,7 +2,7 @@
 shell, and whatever plugins register with ``ctx.register_execution_backend``).
 
 This is the face for backend authors: its names are listed once, in ``__init__.pyi``. The modules may import
-``config``, ``checks`` and ``errors``; never ``calls``, ``plugins`` or ``runtime``.
+``config``, ``checks`` and ``errors``; never ``tools``, ``calls``, ``plugins`` or ``runtime``.
 """
 
 from .._public import attach

@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
-from .executor import DeadlineExceeded, call_with_deadline
+from ..workers.executor import DeadlineExceeded, call_with_deadline
 
 if TYPE_CHECKING:
     from ..config.model import HermesConfig

@@ -16,14 +16,8 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from ..errors import PluginFault
-from .approval import ApprovalRequest, Approvals, approved_call
-from .arguments import ArgumentError, ArgumentValidator, parse_arguments
-from .budget import ResultBudget
-from .exitguard import sigints, user_interrupted, watch_sigint
-from .hooks import HookImpl, HookRunner, answer_problem, quoted
-from .middleware import Middleware
-from .policies import ToolScope
-from .registry import (
+from ..tools.policies import ToolScope
+from ..tools.registry import (
     UNLIMITED,
     Availability,
     ToolEntry,
@@ -33,11 +27,17 @@ from .registry import (
     async_handler,
     handler_text,
 )
-from .toolcalls import ToolCall, ToolCallLike, ToolReply, read_tool_calls, tool_reply
+from ..tools.toolcalls import ToolCall, ToolCallLike, ToolReply, read_tool_calls, tool_reply
+from ..workers.exitguard import sigints, user_interrupted, watch_sigint
+from .approval import ApprovalRequest, Approvals, approved_call
+from .arguments import ArgumentError, ArgumentValidator, parse_arguments
+from .budget import ResultBudget
+from .hooks import HookImpl, HookRunner, answer_problem, quoted
+from .middleware import Middleware
 from .toolcontext import CALL_SESSION, CURRENT, ToolContext
 
 if TYPE_CHECKING:
-    from .asyncbridge import CallerLoop
+    from ..workers.asyncbridge import CallerLoop
 
 __all__ = ["AGENT_LOOP_TOOLS", "INTERACTIVE_TOOLS", "MAX_PARALLEL", "Dispatcher", "tool_error"]
 
@@ -438,7 +438,7 @@ class Dispatcher:
         handler runs to its end and its result is dropped."""
         import asyncio
 
-        from .asyncbridge import CALLER_LOOP, CallerLoop, in_worker
+        from ..workers.asyncbridge import CALLER_LOOP, CallerLoop, in_worker
 
         since = sigints()
         try:
@@ -495,7 +495,7 @@ class Dispatcher:
             CURRENT.reset(token)
         if self._fits(entry, result):
             return result
-        from .asyncbridge import in_worker
+        from ..workers.asyncbridge import in_worker
 
         return await in_worker(self._fit, entry, result)
 
@@ -508,7 +508,7 @@ class Dispatcher:
         if not self.scope.offers(entry):
             return None  # a tool this scope refuses is never imported
         if entry.is_lazy:
-            from .asyncbridge import in_worker
+            from ..workers.asyncbridge import in_worker
 
             function = await in_worker(async_handler, entry)
         else:

@@ -30,8 +30,8 @@ from typing import Any
 import pluggy
 
 from ..errors import HermesError, HookImplementationError, PluginFault
-from .executor import Batch, Job, Workers, run_inline
-from .exitguard import sigints, user_interrupted
+from ..workers.executor import Batch, Job, Workers, run_inline
+from ..workers.exitguard import sigints, user_interrupted
 
 __all__ = [
     "ANSWERS",

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..config.data import plugin_settings
 from ..config.home import HermesHome
+from ..tools.websearch import RegisteredWebSearchProvider
 from .approval import Approvals
-from .websearch import RegisteredWebSearchProvider
 
 if TYPE_CHECKING:
     from ..backends.base import ExecutionBackend, ExecutionBackends

@@ -29,9 +29,9 @@ from opentelemetry import metrics, propagate, trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from .._version import __version__
+from ..tools.toolcalls import is_error_result
 from .approval import ApprovalRequest, Approvals
 from .dispatch import Dispatcher
-from .toolcalls import is_error_result
 
 __all__ = ["TraceContext", "TracedDispatcher", "flush", "telemetry"]
 

@@ -122,7 +122,7 @@ def _tools(ctx: click.Context, param: click.Parameter) -> Values:
 
 
 def _toolsets(ctx: click.Context, param: click.Parameter) -> Values:
-    from ..calls.toolsets import LEGACY_TOOLSETS, PRESETS
+    from ..tools.toolsets import LEGACY_TOOLSETS, PRESETS
 
     found = {toolset: "" for _, toolset, _ in _declared_tools() if toolset}
     for selection in _selections():

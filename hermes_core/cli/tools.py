@@ -7,9 +7,9 @@ from typing import Any
 
 import click
 
-from ..calls.registry import ToolAnnotations, ToolEntry
-from ..calls.views import select_names
+from ..host.views import select_names
 from ..runtime import Runtime
+from ..tools.registry import ToolAnnotations, ToolEntry
 from ._common import UserError, echo_json, runtime
 from .completion import tool_names, toolset_lists
 from .table import Column, echo_table, state_colour

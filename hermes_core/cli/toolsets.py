@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from ..calls.toolsets import LEGACY_TOOLSETS, PRESETS
+from ..tools.toolsets import LEGACY_TOOLSETS, PRESETS
 from ._common import UserError, echo_json, runtime
 from .completion import toolset_names
 from .table import Column, echo_table

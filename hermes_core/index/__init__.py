@@ -1,4 +1,4 @@
 """The plugin index and installs: reading and building the index, wheel metadata, pip installs and freezes.
 
-May import ``config``, ``plugins`` (manifests) and ``errors``; never ``calls``, ``runtime`` or ``cli``.
+May import ``config``, ``plugins`` (manifests) and ``errors``; never ``tools``, ``calls``, ``runtime`` or ``cli``.
 """

@@ -22,8 +22,8 @@ from dataclasses import asdict, dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from ..calls.registry import ToolAnnotations, ToolEntry, ToolRegistry, tool_entry
-from ..calls.toolsets import ALL_NAMES, LEGACY_TOOLSETS, PRESETS, Toolsets
+from ..tools.registry import ToolAnnotations, ToolEntry, ToolRegistry, tool_entry
+from ..tools.toolsets import ALL_NAMES, LEGACY_TOOLSETS, PRESETS, Toolsets
 from .listing import ListingCache
 from .naming import ToolNames, log_file_name, toolset_name
 

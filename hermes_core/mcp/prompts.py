@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import mcp.types as types
 
 if TYPE_CHECKING:
-    from ..calls.views import ToolApi
+    from ..host.views import ToolApi
     from ..skills import SkillCatalog
 
 __all__ = ["SkillPrompts"]

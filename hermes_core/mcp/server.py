@@ -28,13 +28,13 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._version import __version__
 from ..calls.dispatch import AGENT_LOOP_TOOLS
-from ..calls.toolcalls import is_error_result
-from ..calls.toolsets import UnknownToolsetError
+from ..tools.toolcalls import is_error_result
+from ..tools.toolsets import UnknownToolsetError
 from .naming import PREFIX
 from .prompts import SkillPrompts
 
 if TYPE_CHECKING:
-    from ..calls.views import ToolApi
+    from ..host.views import ToolApi
     from .serving import Health, HttpOptions
 
 __all__ = ["BearerAuth", "HermesMcpServer", "is_error_result"]

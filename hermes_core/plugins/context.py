@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 from ..backends.base import BackendContribution, BackendFactory
 from ..calls.hooks import accepted_keywords
 from ..calls.middleware import MIDDLEWARE_KINDS
-from ..calls.registry import ResultLimit, ToolAnnotations, ToolEntry, ToolRegistry, tool_entry
-from ..calls.websearch import RegisteredWebSearchProvider, web_search_provider_problem
 from ..config.home import HermesHome
+from ..tools.registry import ResultLimit, ToolAnnotations, ToolEntry, ToolRegistry, tool_entry
+from ..tools.websearch import RegisteredWebSearchProvider, web_search_provider_problem
 from .contributions import CliCommand, Command, Contributions, Platform, Skill, put
 
 if TYPE_CHECKING:

@@ -9,10 +9,10 @@ from typing import Any, NamedTuple
 from ..backends.base import BackendContribution
 from ..calls.hooks import HookRunner
 from ..calls.middleware import Middleware
-from ..calls.registry import ToolRegistry, Undo
-from ..calls.toolsets import Toolsets
-from ..calls.websearch import RegisteredWebSearchProvider
 from ..config.untrusted import TEXT_LIMIT, read_untrusted_text
+from ..tools.registry import ToolRegistry, Undo
+from ..tools.toolsets import Toolsets
+from ..tools.websearch import RegisteredWebSearchProvider
 
 __all__ = ["NO_GATEWAY", "CliCommand", "Command", "Contributions", "Platform", "Skill", "put"]
 

@@ -18,14 +18,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from .._version import __version__
-from ..calls.executor import DeadlineExceeded, call_with_deadline
-from ..calls.exitguard import refusing_exit
 from ..calls.hooks import KNOWN_HOOKS
-from ..calls.references import LazyReference, ReferenceImportError
-from ..calls.registry import UNLIMITED, Requirements, ToolEntry, tool_entry
-from ..calls.streams import kept_streams
-from ..calls.toolsets import Toolset
 from ..errors import HermesError
+from ..tools.references import LazyReference, ReferenceImportError
+from ..tools.registry import UNLIMITED, Requirements, ToolEntry, tool_entry
+from ..tools.toolsets import Toolset
+from ..workers.executor import DeadlineExceeded, call_with_deadline
+from ..workers.exitguard import refusing_exit
+from ..workers.streams import kept_streams
 from .compat import HERMES_AGENT_INTERNALS, claim, import_problem, install_shims, loading
 from .discovery import PluginCandidate, core_satisfies
 from .loadoutput import capturing

@@ -8,9 +8,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
-from ..calls.toolnames import check_tool_name
 from ..config.yamlmodel import describe_validation_error, validate_yaml
 from ..errors import ManifestError
+from ..tools.toolnames import check_tool_name
 
 __all__ = [
     "HERMES_AGENT_FIELDS",

@@ -19,9 +19,9 @@ from pydantic import TypeAdapter, ValidationError
 from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import ArgsKwargs, to_jsonable_python
 
-from ..calls.registry import NO_ANNOTATIONS, UNLIMITED, ResultLimit, ToolAnnotations
-from ..calls.toolnames import check_tool_name
 from ..errors import ToolError
+from ..tools.registry import NO_ANNOTATIONS, UNLIMITED, ResultLimit, ToolAnnotations
+from ..tools.toolnames import check_tool_name
 
 __all__ = ["ToolError", "ToolSpec", "tool", "tool_handler", "tool_spec"]
 

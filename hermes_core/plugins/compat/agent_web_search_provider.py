@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...calls.websearch import WebSearchProvider
+from ...tools.websearch import WebSearchProvider
 from .hermes_cli_config import get_env_value
 
 __all__ = ["WebSearchProvider", "get_provider_env"]

@@ -49,6 +49,6 @@ def get_toolset_for_tool(tool_name: str) -> str | None:
 
 def _run_async(coro: Coroutine[Any, Any, Any]) -> Any:
     """Run ``coro`` to completion from synchronous code (on a worker thread when a loop already runs here)."""
-    from ...calls.asyncbridge import run_sync
+    from ...workers.asyncbridge import run_sync
 
     return run_sync(coro)

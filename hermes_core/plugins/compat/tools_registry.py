@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ...calls.dispatch import tool_error
-from ...calls.registry import ToolEntry
+from ...tools.registry import ToolEntry
 from . import host
 
 __all__ = ["ToolEntry", "registry", "tool_error", "tool_result"]

@@ -8,7 +8,7 @@ from collections.abc import Collection
 from functools import lru_cache
 from typing import Any
 
-from .dispatch import AGENT_LOOP_TOOLS
+from ..calls.dispatch import AGENT_LOOP_TOOLS
 
 __all__ = ["SANDBOX_TOOL", "patch_definitions"]
 

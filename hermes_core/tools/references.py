@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ReferenceImportError
-from .streams import kept_streams
+from ..workers.streams import kept_streams
 
 __all__ = ["LazyReference", "ReferenceImportError", "resolve_reference"]
 

@@ -17,8 +17,8 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Final, Literal, NamedTuple, Protocol
 
 from ..checks import Availability
-from .executor import DeadlineExceeded, call_with_deadline
-from .exitguard import refusing_exit
+from ..workers.executor import DeadlineExceeded, call_with_deadline
+from ..workers.exitguard import refusing_exit
 from .references import LazyReference
 from .toolnames import check_tool_name, skeleton
 
@@ -501,7 +501,7 @@ def call_handler(entry: ToolEntry, args: dict[str, Any], **kwargs: Any) -> str:
 def handler_text(result: Any) -> str:
     """What a handler returned as the call's text: an awaitable (an ``async`` handler's) is run to its end first."""
     if hasattr(result, "__await__"):
-        from .asyncbridge import run_sync  # asyncio is imported only by the first async handler
+        from ..workers.asyncbridge import run_sync  # asyncio is imported only by the first async handler
 
         result = run_sync(result)
     return as_text(result)

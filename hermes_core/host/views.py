@@ -14,16 +14,16 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from .policies import Policy, ToolScope
-from .registry import ToolRegistry
-from .toolcontext import ToolContext
-from .toolsets import LEGACY_TOOLSETS, Toolsets
+from ..calls.toolcontext import ToolContext
+from ..tools.policies import Policy, ToolScope
+from ..tools.registry import ToolRegistry
+from ..tools.toolsets import LEGACY_TOOLSETS, Toolsets
 
 if TYPE_CHECKING:  # the call path is imported by the first call: listing tools needs none of it
-    from .budget import ResultBudget
-    from .dispatch import Dispatcher
-    from .formats import DefinitionFormatter
-    from .toolcalls import ToolCallLike, ToolReply
+    from ..calls.budget import ResultBudget
+    from ..calls.dispatch import Dispatcher
+    from ..tools.formats import DefinitionFormatter
+    from ..tools.toolcalls import ToolCallLike, ToolReply
 
 __all__ = ["ToolApi", "ToolView", "select_names"]
 
