@@ -13,6 +13,7 @@ from .calls.approval import (
     set_approval_callback as set_approval_callback,
 )
 from .calls.dispatch import AGENT_LOOP_TOOLS as AGENT_LOOP_TOOLS
+from .calls.turns import turn as turn
 from .checks import Availability as Availability
 from .config.home import HermesHome as HermesHome
 from .config.home import hermes_home as hermes_home

@@ -134,9 +134,13 @@ class Runtime(ToolApi):
             if "dispatcher" not in self.__dict__:
                 from .calls.dispatch import Dispatcher
 
-                kind = _traced_dispatcher() if self._config_data()["observability"]["otel"] else Dispatcher
+                config = self._config_data()
+                kind = _traced_dispatcher() if config["observability"]["otel"] else Dispatcher
+                # read once, as the policy is: off, no step of any plan asks about checkpoints
+                checkpoints = self.checkpoints if config["checkpoints"]["enabled"] else None
                 self.__dict__["dispatcher"] = kind(self.registry, self.hooks, self.middleware, self.budget,
-                                                   self.approvals, self.tool_context, self.scope, self.why_missing)
+                                                   self.approvals, self.tool_context, self.scope, self.why_missing,
+                                                   checkpoints=checkpoints)
             dispatcher: Dispatcher = self.__dict__["dispatcher"]
             return dispatcher
 

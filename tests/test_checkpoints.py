@@ -280,3 +280,84 @@ def test_the_cli_says_when_there_are_none_and_whether_they_are_on(isolated_home:
     result = hermes("checkpoints", "list", workspace=workspace)
     assert result.output == (f"No checkpoints of {workspace}; checkpoints are off (checkpoints: true in config.yaml "
                              "turns them on).\n")
+
+
+# -- before file-changing calls, once per turn ------------------------------------------------------------------
+
+
+PACKS = (("hermes_plugin_file", "file"), ("hermes_plugin_terminal", "terminal"))
+
+
+def tool_call(name: str, arguments: dict[str, Any], call_id: str = "call") -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+
+
+def test_write_file_patch_and_rm_are_restored_byte_for_byte(pack_runtime: Any, workspace: Path) -> None:
+    (workspace / "notes.txt").write_bytes(b"first line\r\nsecond line\n")
+    (workspace / "app.py").write_text("def greet():\n    return 'hello'\n")
+    (workspace / "data.bin").write_bytes(ALL_BYTES)
+    originals = {name: (workspace / name).read_bytes() for name in ("notes.txt", "app.py", "data.bin")}
+    runtime = pack_runtime({"checkpoints": True}, *PACKS)
+
+    results = [runtime.run_tool_calls([tool_call("write_file", {"path": "notes.txt", "content": "replaced\n"})]),
+               runtime.run_tool_calls([tool_call("patch", {"path": "app.py", "old_string": "'hello'",
+                                                           "new_string": "'goodbye'"})]),
+               runtime.run_tool_calls([tool_call("terminal", {"command": "rm data.bin"})])]
+    assert all("error" not in json.loads(result[0]) for result in results), results
+    assert not (workspace / "data.bin").exists()
+    listed = runtime.checkpoints.list()
+    assert [entry.reason for entry in listed] == ["before terminal", "before patch", "before write_file"]
+
+    restored = hermes("checkpoints", "restore", listed[-1].short_id, workspace=workspace)
+    assert restored.exit_code == 0, restored.output
+    assert {name: (workspace / name).read_bytes() for name in originals} == originals
+
+
+def test_one_checkpoint_per_turn_and_none_for_read_only_calls(pack_runtime: Any, workspace: Path) -> None:
+    (workspace / "a.txt").write_text("a\n")
+    runtime = pack_runtime({"checkpoints": True}, *PACKS)
+    runtime.run_tool_calls([tool_call("read_file", {"path": "a.txt"}, "r")])
+    assert runtime.checkpoints.list() == []
+    # one batch, three file-changing calls (the two writes run in parallel): one checkpoint, before the first
+    runtime.run_tool_calls([tool_call("write_file", {"path": "b.txt", "content": "b\n"}, "1"),
+                            tool_call("write_file", {"path": "c.txt", "content": "c\n"}, "2"),
+                            tool_call("terminal", {"command": "echo d > d.txt"}, "3")])
+    assert len(runtime.checkpoints.list()) == 1
+    # the calls made inside turn() are one turn too; calls made on their own are a turn each
+    from hermes_core import turn
+
+    with turn():
+        runtime.handle_function_call("write_file", {"path": "a.txt", "content": "e\n"})
+        runtime.handle_function_call("write_file", {"path": "a.txt", "content": "f\n"})
+    assert len(runtime.checkpoints.list()) == 2
+    runtime.handle_function_call("write_file", {"path": "a.txt", "content": "g\n"})
+    runtime.handle_function_call("write_file", {"path": "a.txt", "content": "h\n"})
+    assert [entry.reason for entry in runtime.checkpoints.list()][:2] == ["before write_file", "before write_file"]
+    assert len(runtime.checkpoints.list()) == 4
+
+
+def test_a_call_the_pipeline_blocks_takes_no_checkpoint(pack_runtime: Any, workspace: Path) -> None:
+    (workspace / "a.txt").write_text("a\n")
+    runtime = pack_runtime({"checkpoints": True, "approvals": {"mode": "deny", "policy": "writes"}}, *PACKS)
+    blocked = runtime.run_tool_calls([tool_call("write_file", {"path": "a.txt", "content": "b\n"})])
+    assert json.loads(blocked[0])["error"].startswith("Blocked by the approval policy 'writes'")
+    assert runtime.checkpoints.list() == []
+    # (the terminal pack asks about a dangerous command in its handler, after the checkpoint, as Hermes Agent does)
+
+
+def test_checkpoints_are_off_by_default(pack_runtime: Any, workspace: Path, isolated_home: Path) -> None:
+    runtime = pack_runtime({}, *PACKS)
+    runtime.run_tool_calls([tool_call("write_file", {"path": "a.txt", "content": "a\n"})])
+    assert (workspace / "a.txt").read_text() == "a\n"
+    assert not (isolated_home / "checkpoints").exists()
+    assert runtime.dispatcher.checkpoints is None
+
+
+def test_without_git_a_file_changing_call_still_runs(pack_runtime: Any, workspace: Path, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch,
+                                                     caplog: pytest.LogCaptureFixture) -> None:
+    runtime = pack_runtime({"checkpoints": True}, *PACKS)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    result = runtime.handle_function_call("write_file", {"path": "a.txt", "content": "a\n"})
+    assert "error" not in json.loads(result)
+    assert "checkpoints need it" in caplog.text

@@ -35,6 +35,7 @@ from .budget import ResultBudget
 from .hooks import HookImpl, HookRunner, answer_problem, quoted
 from .middleware import Middleware
 from .toolcontext import CALL_SESSION, CURRENT, ToolContext
+from .turns import TURN, CheckpointGate, turn
 
 if TYPE_CHECKING:
     from ..workers.asyncbridge import CallerLoop
@@ -144,6 +145,8 @@ class _Plan:
             self.pre_tool_call if "pre_tool_call" in active else None,
             self.approval if scope.asks(entry) else None,
             self.destructive_arguments if scope.checks_arguments(entry) else None,
+            self.checkpoint if dispatcher.checkpoints is not None and dispatcher.checkpoints.watches(entry.name)
+            else None,
             self.handle,
             self.post_tool_call if not active.isdisjoint(("post_tool_call", "transform_tool_result")) else None,
         ]
@@ -290,6 +293,13 @@ class _Plan:
         refusal = self.dispatcher.scope.argument_refusal(self.entry.name, given)
         return self._blocked(call, refusal) if refusal is not None else self.approval(call, given)
 
+    def checkpoint(self, call: _Call) -> str | None:
+        """Before a call that may change files and goes ahead: the turn's checkpoint of the workspace."""
+        if call.result is None:
+            assert self.dispatcher.checkpoints is not None
+            self.dispatcher.checkpoints.before_mutation(self.entry.name, TURN.get() or call)
+        return None
+
     def handle(self, call: _Call) -> str | None:
         """The handler (inside the ``tool_execution`` middleware), its result fitted to the budget."""
         if call.result is not None:
@@ -373,7 +383,8 @@ class Dispatcher:
 
     def __init__(self, registry: ToolRegistry, hooks: HookRunner, middleware: Middleware, budget: ResultBudget,
                  approvals: Approvals, contexts: Callable[[str | None], ToolContext], scope: ToolScope,
-                 why_missing: Callable[[str], str | None] | None = None) -> None:
+                 why_missing: Callable[[str], str | None] | None = None,
+                 checkpoints: CheckpointGate | None = None) -> None:
         self.registry = registry
         #: The tools this dispatcher runs, and the approval policy they run under.
         self.scope = scope
@@ -385,6 +396,8 @@ class Dispatcher:
         self.contexts = contexts
         #: Why a tool is not registered (its plugin is disabled, its MCP server failed, ...), if it can tell.
         self.why_missing = why_missing
+        #: What checkpoints the workspace before calls that may change files (None: checkpoints are off).
+        self.checkpoints = checkpoints
         self._plans: dict[str, _Plan] = {}
         self._async_handlers: weakref.WeakKeyDictionary[ToolEntry, Callable[..., Any] | None] = \
             weakref.WeakKeyDictionary()
@@ -393,7 +406,8 @@ class Dispatcher:
     def scoped(self, scope: ToolScope, contexts: Callable[[str | None], ToolContext]) -> Dispatcher:
         """A dispatcher of the same tools, hooks and approvals that runs only what ``scope`` offers, its handlers
         seeing ``contexts``."""
-        return type(self)(self.registry, self.hooks, self.middleware, self.budget, self.approvals, contexts, scope)
+        return type(self)(self.registry, self.hooks, self.middleware, self.budget, self.approvals, contexts, scope,
+                          checkpoints=self.checkpoints)
 
     def _plan(self, name: Any) -> _Plan | str:
         """The current plan of tool ``name``, made again when the tools, the hooks, the middleware or the policy
@@ -577,13 +591,16 @@ class Dispatcher:
                 return tool_error(call.problem)
             return self.handle_function_call(call.name, call.arguments, tool_call_id=call.id, **context)
 
-        if len(parsed) > 1 and self._parallel_ok(parsed):
-            from concurrent.futures import ThreadPoolExecutor
+        with turn():
+            if len(parsed) > 1 and self._parallel_ok(parsed):
+                import contextvars
+                from concurrent.futures import ThreadPoolExecutor
 
-            with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, len(parsed)),
-                                    thread_name_prefix="hermes-tool") as pool:
-                return list(pool.map(run, parsed))
-        return [run(call) for call in parsed]
+                contexts = [contextvars.copy_context() for _ in parsed]  # each call in the batch's turn
+                with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, len(parsed)),
+                                        thread_name_prefix="hermes-tool") as pool:
+                    return list(pool.map(lambda context, call: context.run(run, call), contexts, parsed))
+            return [run(call) for call in parsed]
 
     async def _arun(self, parsed: list[ToolCall], context: dict[str, Any]) -> list[str]:
         import asyncio
@@ -593,15 +610,16 @@ class Dispatcher:
                 return tool_error(call.problem)
             return await self.ahandle_function_call(call.name, call.arguments, tool_call_id=call.id, **context)
 
-        if len(parsed) > 1 and self._parallel_ok(parsed):
-            slots = asyncio.Semaphore(MAX_PARALLEL)
+        with turn():
+            if len(parsed) > 1 and self._parallel_ok(parsed):
+                slots = asyncio.Semaphore(MAX_PARALLEL)
 
-            async def bounded(call: ToolCall) -> str:
-                async with slots:
-                    return await run(call)
+                async def bounded(call: ToolCall) -> str:
+                    async with slots:
+                        return await run(call)
 
-            return list(await asyncio.gather(*(bounded(call) for call in parsed)))
-        return [await run(call) for call in parsed]
+                return list(await asyncio.gather(*(bounded(call) for call in parsed)))
+            return [await run(call) for call in parsed]
 
     def _parallel_ok(self, parsed: list[ToolCall]) -> bool:
         touched: list[PurePosixPath] = []

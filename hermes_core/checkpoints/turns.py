@@ -2,7 +2,7 @@
 of each turn when ``checkpoints`` is on in config.yaml, and listed, compared and restored on request.
 
 A turn is one batch of the model's tool calls: one ``run_tool_calls`` or ``answer_tool_calls`` (or their async
-twins), or the calls made inside ``with runtime.checkpoints.turn():``; a call made on its own through
+twins), or the calls made inside ``with hermes_core.turn():``; a call made on its own through
 ``handle_function_call`` is a turn by itself. The calls that may change files are ``write_file``, ``patch`` and
 ``terminal`` (Hermes Agent's list). Every ``terminal`` command counts: the terminal pack's classifier judges how
 dangerous a command is, not whether it writes, so no command is known to leave the files alone.
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from ..checks import Availability
-from ..errors import CheckpointError
+from ..errors import CheckpointError, HermesError
 from .git import git_problem
 from .store import Checkpoint, CheckpointDiff, CheckpointStore, Restored
 
@@ -87,11 +87,15 @@ class Checkpoints:
 
     # -- the dispatch pipeline's step -----------------------------------------------------------------------
 
+    def watches(self, tool_name: str) -> bool:
+        """Whether calls of ``tool_name`` may change the workspace's files."""
+        return tool_name in MUTATING_TOOLS
+
     def before_mutation(self, tool_name: str, turn: object) -> None:
-        """Checkpoint the workspace before ``tool_name`` runs, unless this ``turn`` already has one. A checkpoint
-        that fails is logged and the call goes on."""
+        """Checkpoint the workspace before ``tool_name`` runs, unless this ``turn`` already has one (or checkpoints
+        were turned off since). A checkpoint that fails is logged and the call goes on."""
         with self._lock:
-            if turn in self._turns:
+            if turn in self._turns or not self.enabled:
                 return
             self._turns.add(turn)
             try:
@@ -100,7 +104,7 @@ class Checkpoints:
                 if not self._pruned:
                     self._pruned = True
                     store.prune()
-            except (CheckpointError, OSError) as exc:
+            except (HermesError, OSError) as exc:
                 if not self._warned:  # once: a missing git would say the same before every turn
                     log.warning("no checkpoint of %s before %s: %s", self.workspace, tool_name, exc)
                     self._warned = git_problem() is not None
