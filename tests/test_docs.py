@@ -27,6 +27,7 @@ import hermes_core.calls.hooks
 import hermes_core.cli
 import hermes_core.plugins.manifest
 import hermes_core.tools.toolsets
+from hermes_core import Runtime
 from hermes_core.authoring.testing import scaled_timeout
 from hermes_core.cli import cli
 from hermes_core.cli.tools import tools
@@ -325,11 +326,15 @@ JSON_COMMANDS = {
     "hermes plugins search --json": ["plugins", "search", "web", "--json", "--limit", "1"],
     "hermes mcp list --json": None,  # needs a live server: compared with ServerStatus instead
     "hermes skills list --json": ["skills", "list", "--json"],
+    "hermes checkpoints list --json": ["checkpoints", "list", "--json"],
 }
 #: Listings whose shape another section gives.
 JSON_ELSEWHERE = {"hermes index show": "hermes plugins search --json",
                   "hermes skills show": "hermes skills list --json",
-                  "hermes skills validate": "hermes skills list --json"}
+                  "hermes skills validate": "hermes skills list --json",
+                  "hermes checkpoints diff": "hermes checkpoints list --json",
+                  "hermes checkpoints restore": "hermes checkpoints list --json",
+                  "hermes checkpoints prune": "hermes checkpoints list --json"}
 
 DEMO_MANIFEST = """\
 name: demo
@@ -403,6 +408,8 @@ def test_json_examples_have_the_keys_the_commands_print(isolated_home: Path, mon
     skill = isolated_home / "skills" / "devops" / "deploy"
     skill.mkdir(parents=True)
     (skill / "SKILL.md").write_text("---\nname: deploy\ndescription: Deploy the service\n---\n# Deploy\n")
+    (Path.cwd() / "notes.txt").write_text("notes\n")  # a checkpoint of the working folder, for checkpoints list
+    Runtime(home=isolated_home, workspace=Path.cwd(), entry_points=()).checkpoints.take("before write_file")
     part = (DOCS / "cli.md").read_text().split("\n## JSON output\n", 1)[1]
     in_tables = {key for cell in re.findall(r"^\| ([^|]*) \|", part, re.M) for key in re.findall(r"`([^`]+)`", cell)}
     problems = []
