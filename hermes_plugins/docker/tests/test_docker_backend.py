@@ -40,13 +40,14 @@ class TestDockerContract(BackendContract):
 
 @pytest.fixture
 def runtime_of(hermes_home: Path, hermes_workspace: Path) -> Iterator[Any]:
-    """``runtime_of(docker_settings, **config)``: a runtime whose terminal backend is docker; closed afterwards."""
+    """``runtime_of(docker_settings, workspace=..., **config)``: a runtime whose terminal backend is docker; closed
+    afterwards."""
     made: list[Runtime] = []
 
-    def make(settings: dict[str, Any], **config: Any) -> Runtime:
+    def make(settings: dict[str, Any], workspace: Path = hermes_workspace, **config: Any) -> Runtime:
         document = {"terminal": {"backend": "docker", "docker": settings}, **config}
         (hermes_home / "config.yaml").write_text(yaml.safe_dump(document))
-        runtime = Runtime(home=hermes_home, workspace=hermes_workspace, entry_points=())
+        runtime = Runtime(home=hermes_home, workspace=workspace, entry_points=())
         made.append(runtime)
         for module, plugin_id in PLUGINS:
             assert runtime.load_candidate(candidate_from_module(module, plugin_id)).state == "declared"
@@ -269,6 +270,17 @@ def test_bad_settings_name_their_key(runtime_of: Any, docker_settings: dict[str,
     unknown = terminal(runtime_of({**docker_settings, "executable": "no-such-docker"}), "true")["error"]
     assert unknown == ("the terminal backend 'docker' is unavailable: terminal.docker.executable 'no-such-docker' is "
                        "not an executable program")
+
+
+def test_a_workspace_docker_cannot_mount_is_an_error_and_starts_nothing(runtime_of: Any, podman: Podman,
+                                                                        docker_settings: dict[str, Any],
+                                                                        tmp_path: Path) -> None:
+    workspace = tmp_path / "a,b"
+    workspace.mkdir()
+    before = set(podman.containers())
+    error = terminal(runtime_of(docker_settings, workspace=workspace), "true")["error"]
+    assert error == f"cannot mount {workspace} at {workspace}: paths with ',' cannot be mounted"
+    assert set(podman.containers()) == before
 
 
 def test_an_image_without_setsid_is_refused(runtime_of: Any, docker_settings: dict[str, Any], podman: Podman,
