@@ -7,17 +7,17 @@ Agent ``terminal:`` section's keys can move under ``terminal.docker`` as they ar
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Final
 
-from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field, StringConstraints
 
 __all__ = ["DEFAULT_IMAGE", "DockerSettings", "Volume", "parse_volume"]
 
 #: Hermes Agent's default image (Python and Node.js on Debian).
 DEFAULT_IMAGE: Final = "nikolaik/python-nodejs:python3.11-nodejs20"
-_ENV_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: An environment variable's name.
+EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
 
 
 def _no_option(value: str) -> str:
@@ -30,18 +30,6 @@ def _program(value: str | None) -> str | None:
     if value is not None and (not value.strip() or value.startswith("-")):
         raise ValueError("must be a program name or path, not empty nor starting with '-'")
     return value
-
-
-def _env_name(value: str) -> str:
-    if not _ENV_NAME.fullmatch(value):
-        raise ValueError(f"{value!r} is not an environment variable name")
-    return value
-
-
-def _env_names(values: dict[str, str]) -> dict[str, str]:
-    for name in values:
-        _env_name(name)
-    return values
 
 
 def _volume(value: str) -> str:
@@ -104,10 +92,10 @@ class DockerSettings(BaseModel):
     volumes: list[Annotated[str, AfterValidator(_volume)]] = Field(
         default_factory=list, validation_alias=AliasChoices("volumes", "docker_volumes"),
         description="More folders of this machine to mount, as `HOST:CONTAINER` or `HOST:CONTAINER:ro`.")
-    env: Annotated[dict[str, str], AfterValidator(_env_names)] = Field(
+    env: dict[EnvName, str] = Field(
         default_factory=dict, validation_alias=AliasChoices("env", "docker_env"),
         description="Environment variables set in the container.")
-    forward_env: list[Annotated[str, AfterValidator(_env_name)]] = Field(
+    forward_env: list[EnvName] = Field(
         default_factory=list, validation_alias=AliasChoices("forward_env", "docker_forward_env"),
         description="Environment variables passed from Hermes's environment into the container (when set).")
     run_as_host_user: bool = Field(

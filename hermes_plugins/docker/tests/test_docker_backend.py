@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -297,3 +298,14 @@ def test_an_image_without_setsid_is_refused(runtime_of: Any, docker_settings: di
                      "no setsid (util-linux or busybox provides it): Hermes needs it to stop a command with everything "
                      "it started")
     assert set(podman.containers()) == before
+
+
+def test_without_docker_or_podman_the_backend_says_what_to_install(runtime_of: Any, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    runtime = runtime_of({})
+    (tmp_path / "sh").symlink_to(shutil.which("sh") or "sh")  # the terminal tool needs a shell; this PATH has no docker
+    monkeypatch.setenv("PATH", str(tmp_path))
+    availability = runtime.contributions.backends["docker"].availability()
+    assert availability == (False, "neither docker nor podman is installed; install one (Debian and Ubuntu: "
+                                   "apt-get install podman, or Docker Engine) or set terminal.docker.executable")
+    assert terminal(runtime, "true")["error"].startswith("the terminal backend 'docker' is unavailable: neither")
