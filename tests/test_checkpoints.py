@@ -361,3 +361,15 @@ def test_without_git_a_file_changing_call_still_runs(pack_runtime: Any, workspac
     result = runtime.handle_function_call("write_file", {"path": "a.txt", "content": "a\n"})
     assert "error" not in json.loads(result)
     assert "checkpoints need it" in caplog.text
+
+
+def test_doctor_fails_when_checkpoints_are_on_and_git_is_missing(isolated_home: Path, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from hermes_core.cli import cli
+
+    (isolated_home / "config.yaml").write_text("checkpoints: true\n")
+    assert CliRunner().invoke(cli, ["plugins", "doctor", "--strict"]).exit_code == 0
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    result = CliRunner().invoke(cli, ["plugins", "doctor", "--strict"])
+    assert result.exit_code == 1
+    assert "config: checkpoints: git is not installed; checkpoints need it" in result.output
