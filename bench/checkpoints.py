@@ -29,6 +29,8 @@ from hermes_core.config.model import CheckpointsConfig
 
 FILES = 5_000
 ROUNDS = 5
+#: Later checkpoints per round (each after 10 files changed).
+LATER = 5
 CHANGED = 10
 GIT_ENV = {**{k: v for k, v in os.environ.items() if not k.startswith("GIT_")}, "GIT_CONFIG_GLOBAL": os.devnull,
            "GIT_CONFIG_SYSTEM": os.devnull, "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "bench",
@@ -82,11 +84,12 @@ def main() -> None:
 
             first["git"].append(timed(partial(commit, plain, init=True)))
             first["checkpoint"].append(timed(partial(store.take, watched, "first")))
-            change(plain, round_number)
-            change(watched, round_number)
-            later["git"].append(timed(partial(commit, plain)))
-            later["checkpoint"].append(timed(partial(store.take, watched, "later")))
-            assert len(store.list(watched)) == 2
+            for step in range(LATER):
+                change(plain, round_number * LATER + step)
+                change(watched, round_number * LATER + step)
+                later["git"].append(timed(partial(commit, plain)))
+                later["checkpoint"].append(timed(partial(store.take, watched, "later")))
+            assert len(store.list(watched)) == 1 + LATER
     finally:
         shutil.rmtree(base, ignore_errors=True)
     for label, times in (("first checkpoint", first), (f"after {CHANGED} files changed", later)):

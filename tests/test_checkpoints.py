@@ -85,6 +85,9 @@ def test_list_is_newest_first_with_what_changed_and_diff_shows_the_change(isolat
     diff = store.diff(workspace, second.id)
     assert diff.stat.splitlines()[-1].strip() == "1 file changed, 1 insertion(+), 3 deletions(-)"
     assert "-TWO\n" in diff.patch and "+changed again\n" in diff.patch
+    # the diff staged the change; the next checkpoint still holds it
+    after = store.take(workspace, "after the diff")
+    assert after is not None and store.list(workspace)[0].files_changed == 1
 
 
 def test_the_store_has_hermes_agents_layout(isolated_home: Path, workspace: Path) -> None:

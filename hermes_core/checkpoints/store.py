@@ -62,6 +62,8 @@ _SLACK: Final = 5
 _CONFIG: Final = "[gc]\n\tauto = 0\n[commit]\n\tgpgsign = false\n[core]\n\tlogAllRefUpdates = false\n"
 _SEPARATOR: Final = "\x1f"
 _RECORD: Final = "\x1e"
+#: Up to this many new or changed files are staged by name; more, by one walk of the workspace.
+_NAMED_ADD: Final = 1000
 _STAT: Final = re.compile(r"(\d+) (file|insertion|deletion)")
 
 
@@ -119,7 +121,8 @@ class _Workspace:
         self.ref_file = store / self.ref
         self.meta = store / "projects" / f"{self.key}.json"
         self.admin = store / "worktrees" / self.key
-        self.git = Git(self.admin, self.folder, store / "indexes" / self.key)
+        self.index = store / "indexes" / self.key
+        self.git = Git(self.admin, self.folder, self.index)
 
     def attach(self) -> None:
         """Make the worktree folder if it is missing."""
@@ -191,22 +194,27 @@ class CheckpointStore:
         return Checkpoint(commit, created, subject)
 
     def _stage(self, ws: _Workspace) -> None:
-        """``git add -A`` into the workspace's index, files over the size cap left out before git reads them."""
+        """Stage into the workspace's index what changed since it was staged last, files over the size cap left
+        out before git reads them: ``git add -A``, or, for a few files, ``git add`` of just those (which spares git
+        a second walk of the workspace)."""
         cap = self.settings.max_file_size_mb * _MB
         _, listed = ws.git.run("ls-files", "-z", "--others", "--modified", "--exclude-standard")
         changed = [name for name in listed.split("\0") if name]
         if len(changed) > self.settings.max_files:
             raise CheckpointError(f"{len(changed)} files of {ws.folder} are new or changed, more than "
                                   f"checkpoints.max_files ({self.settings.max_files}): not checkpointed")
-        oversize = [name for name in changed if cap and _size(ws.folder / name) > cap]
-        if not oversize:
-            ws.git("add", "-A")
-            return
-        literal = [b":(literal)" + os.fsencode(name) for name in oversize]
-        ws.git("rm", "--cached", "-q", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul",
-               input=b"\0".join(literal))
-        excluded = [b":(exclude,literal)" + os.fsencode(name) for name in oversize]
-        ws.git("add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul", input=b"\0".join([b".", *excluded]))
+        oversize = {name for name in changed if cap and _size(ws.folder / name) > cap}
+        if oversize:
+            ws.git("rm", "--cached", "-q", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul",
+                   input=_pathspecs(sorted(oversize)))
+        if len(changed) <= _NAMED_ADD and ws.index.exists():
+            named = [name for name in changed if name not in oversize]
+            with contextlib.suppress(CheckpointError):  # one that vanished since: the whole way below
+                if named:
+                    ws.git("add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul", input=_pathspecs(named))
+                return
+        ws.git("add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul",
+               input=b"\0".join([b".", *(b":(exclude,literal)" + os.fsencode(name) for name in sorted(oversize))]))
 
     # -- reading them ---------------------------------------------------------------------------------------
 
@@ -366,6 +374,11 @@ class CheckpointStore:
             trimmed = True
             Git(self.path)("gc", "--prune=now", "--quiet")
         return trimmed
+
+
+def _pathspecs(names: list[str]) -> bytes:
+    """``names`` as literal pathspecs for ``--pathspec-from-file --pathspec-file-nul``."""
+    return b"\0".join(b":(literal)" + os.fsencode(name) for name in names)
 
 
 def _size(path: Path) -> int:
