@@ -176,11 +176,13 @@ class CheckpointStore:
             return self._take(self._workspace(workspace), reason)
 
     def _take(self, ws: _Workspace, reason: str) -> Checkpoint | None:
-        self._stage(ws)
+        included = self._stage(ws, commit_includes=True)
         subject = " ".join(reason.split())[:200] or "checkpoint"
         created = datetime.now(UTC).astimezone().isoformat(timespec="seconds")
+        include = ["--include", "--pathspec-from-file=-", "--pathspec-file-nul"] if included else []
         code, _ = ws.git.run("commit", "--quiet", "--no-verify", "--no-gpg-sign", "--cleanup=verbatim", "-m", subject,
-                             codes=(0, 1), env={"GIT_AUTHOR_DATE": created, "GIT_COMMITTER_DATE": created})
+                             *include, input=_pathspecs(included) if included else None, codes=(0, 1),
+                             env={"GIT_AUTHOR_DATE": created, "GIT_COMMITTER_DATE": created})
         if code == 1:  # nothing to commit: the workspace is as its newest checkpoint holds it (or empty)
             return None
         try:
@@ -193,28 +195,34 @@ class CheckpointStore:
             commit = ws.git("rev-parse", ws.ref)
         return Checkpoint(commit, created, subject)
 
-    def _stage(self, ws: _Workspace) -> None:
+    def _stage(self, ws: _Workspace, *, commit_includes: bool = False) -> builtins.list[str]:
         """Stage into the workspace's index what changed since it was staged last, files over the size cap left
-        out before git reads them: ``git add -A``, or, for a few files, ``git add`` of just those (which spares git
-        a second walk of the workspace)."""
+        out before git reads them; returns the changed tracked files left for ``git commit --include`` (with
+        ``commit_includes``). A few changed files are staged by name, which spares git a second walk of the
+        workspace (and, when none is new, a command: the commit stages them); more, by ``git add -A``."""
         cap = self.settings.max_file_size_mb * _MB
-        _, listed = ws.git.run("ls-files", "-z", "--others", "--modified", "--exclude-standard")
-        changed = [name for name in listed.split("\0") if name]
-        if len(changed) > self.settings.max_files:
-            raise CheckpointError(f"{len(changed)} files of {ws.folder} are new or changed, more than "
+        _, listed = ws.git.run("ls-files", "-z", "-t", "--others", "--modified", "--exclude-standard")
+        tagged = [(entry[0], entry[2:]) for entry in listed.split("\0") if len(entry) > 2]
+        if len(tagged) > self.settings.max_files:
+            raise CheckpointError(f"{len(tagged)} files of {ws.folder} are new or changed, more than "
                                   f"checkpoints.max_files ({self.settings.max_files}): not checkpointed")
-        oversize = {name for name in changed if cap and _size(ws.folder / name) > cap}
+        oversize = {name for _, name in tagged if cap and _size(ws.folder / name) > cap}
         if oversize:
             ws.git("rm", "--cached", "-q", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul",
                    input=_pathspecs(sorted(oversize)))
-        if len(changed) <= _NAMED_ADD and ws.index.exists():
-            named = [name for name in changed if name not in oversize]
-            with contextlib.suppress(CheckpointError):  # one that vanished since: the whole way below
-                if named:
-                    ws.git("add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul", input=_pathspecs(named))
-                return
+        if len(tagged) <= _NAMED_ADD and ws.index.exists():
+            new = [name for tag, name in tagged if tag == "?" and name not in oversize]
+            tracked = [name for tag, name in tagged if tag != "?" and name not in oversize]
+            if commit_includes and not new:
+                return tracked
+            with contextlib.suppress(CheckpointError):  # a file that vanished since: the whole way below
+                if new or tracked:
+                    ws.git("add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul",
+                           input=_pathspecs(new + tracked))
+                return []
         ws.git("add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul",
                input=b"\0".join([b".", *(b":(exclude,literal)" + os.fsencode(name) for name in sorted(oversize))]))
+        return []
 
     # -- reading them ---------------------------------------------------------------------------------------
 
