@@ -292,7 +292,7 @@ class Runtime(ToolApi):
                 _backends=self.backends, _hooks=self._invoke_hook,
                 _web_search_providers=lambda: list(self.web_search_providers.values()),
                 _watch_sessions=self._watch_sessions,
-                _skills=self.skill_catalog))
+                _skills=self.skill_catalog, _inject=self._inject))
         return context
 
     def _watch_sessions(self) -> None:

@@ -57,7 +57,7 @@ def pip(*args: str, python: str = sys.executable, **kwargs) -> subprocess.Comple
 
 
 #: Session fixtures that build wheels or venvs: a test that uses one (directly or not) is marked ``slow``.
-BUILDING_FIXTURES = frozenset({"dist", "wheelhouse", "make_venv"})
+BUILDING_FIXTURES = frozenset({"dist", "wheelhouse", "make_venv", "hermes_agent_reference"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -182,6 +182,42 @@ def package_index() -> str:
             return index
     except (OSError, ValueError) as exc:
         pytest.skip(f"the package index {index} cannot be reached: {exc}")
+
+
+#: What a venv holding Hermes Agent 0.19 prints: every tool's schema its modules register, and its toolsets.
+_HERMES_AGENT_DUMP = """if True:
+    import json, logging, sys
+    logging.disable(logging.CRITICAL)
+    from tools.registry import discover_builtin_tools, registry
+    import toolsets
+    discover_builtin_tools()
+    print(json.dumps({
+        "schemas": {name: registry.get_schema(name) for name in registry.get_all_tool_names()},
+        "toolsets": {name: {"tools": list(t["tools"]), "includes": list(t["includes"])}
+                     for name, t in toolsets.TOOLSETS.items()},
+        "core_tools": list(toolsets._HERMES_CORE_TOOLS),
+    }))
+"""
+
+
+@pytest.fixture(scope="session")
+def hermes_agent_reference(tmp_path_factory: pytest.TempPathFactory, shared_site: Path,
+                           package_index: str) -> dict[str, Any]:
+    """Hermes Agent 0.19's tool schemas and toolsets, read from its wheel (installed from the package index into a
+    venv of its own, once per session): ``{"schemas": {name: schema}, "toolsets": {...}, "core_tools": [...]}``."""
+    path = tmp_path_factory.mktemp("hermes-agent")
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(path)
+    purelib = next((path / "lib").glob("python3*/site-packages"))
+    (purelib / "_hermes_shared.pth").write_text(str(shared_site) + "\n")  # its imports come from the test env
+    python = str(path / "bin" / "python")
+    pip("install", "-q", "--no-deps", "--index-url", package_index, "hermes-agent==0.19.0", python=python,
+        timeout=scaled_timeout(900))
+    home = tmp_path_factory.mktemp("hermes-agent-home")
+    result = subprocess.run([python, "-c", _HERMES_AGENT_DUMP], capture_output=True, text=True, cwd=home,
+                            env={**os.environ, "HERMES_HOME": str(home)}, timeout=scaled_timeout(300))
+    assert result.returncode == 0, result.stderr
+    reference: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
+    return reference
 
 
 @pytest.fixture(autouse=True)

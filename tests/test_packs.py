@@ -8,7 +8,7 @@ import pytest
 
 PACK_TOOLS = {
     "file": {"read_file", "write_file", "patch", "search_files"},
-    "terminal": {"terminal", "process"},
+    "terminal": {"terminal", "process", "read_terminal", "close_terminal"},
     "web": {"web_extract", "web_search"},
     "code": {"execute_code"},
     "agent": {"todo", "memory", "session_search", "delegate_task", "clarify"},

@@ -206,6 +206,16 @@ class BackendContract:
         assert (waited["timed_out"], waited["status"], waited["exit_code"]) == (False, "exited", 7)
         assert waited["output"] == f"{backend_workspace}/sub\n"
 
+    def test_a_background_commands_input_is_written_to_and_ended(self, call: Call) -> None:
+        process_id = call("terminal", command='read name; echo "hello $name"; wc -c', background=True)["session_id"]
+        assert call("process", action="submit", session_id=process_id, data="Ada")["bytes_written"] == 4
+        call("process", action="write", session_id=process_id, data="abc")
+        assert call("process", action="close", session_id=process_id)["message"] == "input closed"
+        waited = call("process", action="wait", session_id=process_id, timeout=20)
+        assert (waited["status"], waited["exit_code"]) == ("exited", 0), waited
+        output = call("process", action="log", session_id=process_id)["output"]
+        assert output.split() == ["hello", "Ada", "3"], output
+
     # -- hooks and pseudo-terminals ----------------------------------------------------------------------------
 
     def test_transform_terminal_output_names_the_backend(self, backend_runtime: Runtime, call: Call,
@@ -231,3 +241,7 @@ class BackendContract:
         assert started["pty"] is True
         waited = call("process", action="wait", session_id=started["session_id"], timeout=20)
         assert waited["output"] == "terminal\n", waited
+        prompted = call("terminal", command='read name; echo "hello $name"', pty=True, background=True)
+        call("process", action="submit", session_id=prompted["session_id"], data="Ada")
+        answered = call("process", action="wait", session_id=prompted["session_id"], timeout=20)
+        assert "hello Ada" in answered["output"], answered

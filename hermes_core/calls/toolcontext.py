@@ -53,6 +53,7 @@ class ToolContext:
     _web_search_providers: Callable[[], list[RegisteredWebSearchProvider]] = field(default=list, repr=False)
     _watch_sessions: Callable[[], None] = field(default=lambda: None, repr=False)
     _skills: Callable[[], SkillCatalog] | None = field(default=None, repr=False)
+    _inject: Callable[[str, str], bool] = field(default=lambda content, role: False, repr=False)
     _state: dict[str, Any] = field(default_factory=dict, repr=False)
     _state_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -89,6 +90,11 @@ class ToolContext:
         """The backend ``task_id``'s commands run on (``terminal.backend``, or the one the agent loop assigned
         to the task); raises :class:`~hermes_core.backends.BackendError` when it is unavailable, saying why."""
         return self._backends.get(task_id)
+
+    def inject_message(self, content: str, role: str = "user") -> bool:
+        """Hand a message to the session's agent loop (``runtime.message_sink``), from any thread, e.g. a
+        background process that finished; False when no agent loop attached a sink."""
+        return self._inject(content, role)
 
     def invoke_hook(self, hook_name: str, **kwargs: Any) -> list[Any]:
         """Call the plugins' ``hook_name`` implementations (isolated, with their deadline); their return values."""

@@ -23,7 +23,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..tools.registry import ToolAnnotations, ToolEntry, ToolRegistry, tool_entry
-from ..tools.toolsets import ALL_NAMES, LEGACY_TOOLSETS, PRESETS, Toolsets
+from ..tools.toolsets import ALL_NAMES, HERMES_AGENT_TOOLSETS, LEGACY_TOOLSETS, PRESETS, Toolsets
 from .listing import ListingCache
 from .naming import ToolNames, log_file_name, toolset_name
 
@@ -554,7 +554,8 @@ class McpManager:
         current = toolsets.aliases().get(name)
         if current == target:
             return
-        if current is not None or name in ALL_NAMES or name in PRESETS or name in LEGACY_TOOLSETS \
+        if current is not None or name in ALL_NAMES or name in PRESETS or name in HERMES_AGENT_TOOLSETS \
+                or name in LEGACY_TOOLSETS \
                 or toolsets.declared(name) or name in self.registry.toolsets():
             log.warning("MCP server %r: no toolset alias %r, a toolset of that name exists; use %r", name, name,
                         target)

@@ -138,8 +138,8 @@ class DockerBackend(ShellBackend):
             rows, columns = PTY_SIZE
             setup = f"stty -onlcr rows {rows} cols {columns} 2>/dev/null"
             return self.container.exec_argv([shell, "-c", f"{setup}\n{script}"], terminal=True)
-        assert self.container.setsid is not None
-        return self.container.exec_argv([self.container.setsid, shell, "-c", script])
+        assert self.container.setsid is not None  # (-i: a background command's input is written to, or ended)
+        return self.container.exec_argv([self.container.setsid, shell, "-c", script], interactive=True)
 
     def signal_tree(self, process: ShellProcess, signum: signal.Signals) -> None:
         """Signal the command's process group in the container, then, for SIGKILL, the local ``docker exec``."""

@@ -88,9 +88,11 @@ class Container:
         lines = [line for line in self._errors.read().decode("utf-8", errors="replace").splitlines() if line.strip()]
         return " ".join(lines[-3:])
 
-    def exec_argv(self, program: Sequence[str], *, terminal: bool = False) -> list[str]:
-        """The command line that runs ``program`` in the container (in a pseudo-terminal of its own: ``terminal``)."""
-        return [self.executable, "exec", *(["-i", "-t"] if terminal else []), self.name, *program]
+    def exec_argv(self, program: Sequence[str], *, interactive: bool = False, terminal: bool = False) -> list[str]:
+        """The command line that runs ``program`` in the container, its input passed on (``interactive``), in a
+        pseudo-terminal of its own (``terminal``)."""
+        options = ["-i", "-t"] if terminal else ["-i"] if interactive else []
+        return [self.executable, "exec", *options, self.name, *program]
 
     def signal(self, pid: int, signum: signal.Signals) -> None:
         """Send ``signum`` to process group ``pid`` in the container, and to the process itself."""

@@ -23,9 +23,9 @@ def _numbered(number: int, line: str) -> str:
 @file_tool
 def read_file(args: dict[str, Any]) -> dict[str, Any]:
     """Return lines ``offset`` to ``offset + limit - 1`` (1-based), at most MAX_CONTENT_CHARS of them."""
-    offset, limit = args.get("offset", 1), args.get("limit", DEFAULT_LIMIT)
-    if offset < 1 or limit < 1:
-        raise FileToolError(f"offset ({offset}) and limit ({limit}) must both be at least 1")
+    offset, limit = args.get("offset", 1), max(1, args.get("limit", DEFAULT_LIMIT))  # Hermes Agent's schema allows 0
+    if offset < 1:
+        raise FileToolError(f"offset ({offset}) must be at least 1")
     root = workspace_root()
     path, shown = resolve_readable(args["path"], root)
     check_text_file(path, shown)

@@ -46,6 +46,14 @@ def check_text_file(path: Path, shown: str) -> None:
         raise FileToolError(f"{shown!r} is a binary file ({size} bytes); the file tools handle text only")
 
 
+def read_utf8(path: Path, shown: str) -> str:
+    """The text of a file an edit changes; a :class:`FileToolError` when it is not UTF-8."""
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise FileToolError(f"{shown!r} is not valid UTF-8; patch edits UTF-8 text only") from None
+
+
 #: How long an edit waits for another edit of the same file (plugin setting ``edit_lock_timeout``).
 DEFAULT_EDIT_LOCK_TIMEOUT: Final = 30.0
 
