@@ -37,7 +37,7 @@ from ..plugins.discovery import candidate_from_module
 from ..runtime import Runtime
 from .testing import scaled_timeout
 
-__all__ = ["BackendContract", "Call"]
+__all__ = ["BackendContract", "Call", "poll_until"]
 
 #: ``call(tool, task=..., **arguments)``: a tool call of the test's runtime, its JSON result decoded.
 Call = Callable[..., dict[str, Any]]
@@ -47,6 +47,17 @@ _TERMINAL = ("hermes_plugin_terminal", "terminal")
 def _unique_sleep() -> str:
     """A ``sleep`` command line no other process has, to find it with ``ps``."""
     return f"sleep 3{uuid.uuid4().int % 10_000:04d}.5"
+
+
+def poll_until(call: Call, process_id: str, text: str) -> str:
+    """Poll background process ``process_id`` until the output seen so far contains ``text``; returns that output."""
+    seen = ""
+    deadline = time.monotonic() + scaled_timeout(20)
+    while text not in seen:
+        assert time.monotonic() < deadline, f"{text!r} never appeared; output so far: {seen!r}"
+        seen += call("process", action="poll", session_id=process_id)["output"]
+        time.sleep(0.05)
+    return seen
 
 
 class BackendContract:
@@ -129,16 +140,6 @@ class BackendContract:
             time.sleep(0.05)
         return True
 
-    @staticmethod
-    def poll_until(call: Call, process_id: str, text: str) -> str:
-        seen = ""
-        deadline = time.monotonic() + scaled_timeout(20)
-        while text not in seen:
-            assert time.monotonic() < deadline, f"{text!r} never appeared; output so far: {seen!r}"
-            seen += call("process", action="poll", session_id=process_id)["output"]
-            time.sleep(0.05)
-        return seen
-
     # -- foreground commands ---------------------------------------------------------------------------------
 
     def test_output_and_exit_code(self, call: Call, backend_workspace: str) -> None:
@@ -189,7 +190,7 @@ class BackendContract:
         started = call("terminal", command=f"{child} & echo ready; wait", background=True)
         process_id = started["session_id"]
         assert (started["status"], started["backend"]) == ("running", self.backend)
-        assert self.poll_until(call, process_id, "ready") == "ready\n"
+        assert poll_until(call, process_id, "ready") == "ready\n"
         assert self.command_running(child)
         assert [entry["session_id"] for entry in call("process", action="list")["processes"]] == [process_id]
         waited = call("process", action="wait", session_id=process_id, timeout=0.2)
