@@ -149,11 +149,11 @@ class Runtime(ToolApi):
 
                 config = self._config_data()
                 kind = _traced_dispatcher() if config["observability"]["otel"] else Dispatcher
-                # read once, as the policy is: off, no step of any plan asks about checkpoints
-                checkpoints = self.checkpoints if config["checkpoints"]["enabled"] else None
                 made = kind(self.registry, self.hooks, self.middleware, self.budget, self.approvals,
-                            self.tool_context, self.scope, self.why_missing, checkpoints=checkpoints)
+                            self.tool_context, self.scope, self.why_missing)
                 made.recorder = self.agent_state.record_calls
+                # read once, as the policy is: off, no step of any plan asks about checkpoints
+                made.checkpoints = self.checkpoints if config["checkpoints"]["enabled"] else None
                 self.__dict__["dispatcher"] = made
             dispatcher: Dispatcher = self.__dict__["dispatcher"]
             return dispatcher

@@ -387,10 +387,13 @@ class Dispatcher:
     #: ``recorder(session_id, calls, results)`` records a batch of ``answer_tool_calls`` in the session store.
     recorder: Callable[..., None] | None = None
 
+    # -- checkpoints (issue 42): the step before the handler of a call that may change files, once per turn --
+    #: ``runtime.checkpoints`` when ``checkpoints`` is on (None: off, and no plan has the step).
+    checkpoints: CheckpointGate | None = None
+
     def __init__(self, registry: ToolRegistry, hooks: HookRunner, middleware: Middleware, budget: ResultBudget,
                  approvals: Approvals, contexts: Callable[[str | None], ToolContext], scope: ToolScope,
-                 why_missing: Callable[[str], str | None] | None = None,
-                 checkpoints: CheckpointGate | None = None) -> None:
+                 why_missing: Callable[[str], str | None] | None = None) -> None:
         self.registry = registry
         #: The tools this dispatcher runs, and the approval policy they run under.
         self.scope = scope
@@ -402,8 +405,6 @@ class Dispatcher:
         self.contexts = contexts
         #: Why a tool is not registered (its plugin is disabled, its MCP server failed, ...), if it can tell.
         self.why_missing = why_missing
-        #: What checkpoints the workspace before calls that may change files (None: checkpoints are off).
-        self.checkpoints = checkpoints
         self._plans: dict[str, _Plan] = {}
         self._async_handlers: weakref.WeakKeyDictionary[ToolEntry, Callable[..., Any] | None] = \
             weakref.WeakKeyDictionary()
@@ -412,9 +413,8 @@ class Dispatcher:
     def scoped(self, scope: ToolScope, contexts: Callable[[str | None], ToolContext]) -> Dispatcher:
         """A dispatcher of the same tools, hooks and approvals that runs only what ``scope`` offers, its handlers
         seeing ``contexts``."""
-        scoped = type(self)(self.registry, self.hooks, self.middleware, self.budget, self.approvals, contexts, scope,
-                            checkpoints=self.checkpoints)
-        scoped.recorder = self.recorder
+        scoped = type(self)(self.registry, self.hooks, self.middleware, self.budget, self.approvals, contexts, scope)
+        scoped.recorder, scoped.checkpoints = self.recorder, self.checkpoints
         return scoped
 
     def _plan(self, name: Any) -> _Plan | str:
