@@ -68,6 +68,8 @@ bench: install $(BENCH_VENV)/bin/python
 	$(BIN)/python bench/agent_loop.py
 	$(BIN)/python bench/frameworks.py
 	$(BIN)/python bench/skills.py
+	$(BIN)/python bench/checkpoints.py
+	$(BIN)/python bench/docker.py
 	$(BIN)/python bench/tts.py
 	$(BENCH_VENV)/bin/python bench/cron.py
 	$(BIN)/python bench/sessions.py

@@ -29,6 +29,7 @@ from .calls.subagents import DELEGATE_BLOCKED_TOOLS as DELEGATE_BLOCKED_TOOLS
 from .calls.subagents import SubAgentResult as SubAgentResult
 from .calls.subagents import SubAgentTask as SubAgentTask
 from .calls.subagents import routed_models as routed_models
+from .calls.turns import turn as turn
 from .checks import Availability as Availability
 from .config.home import HermesHome as HermesHome
 from .config.home import hermes_home as hermes_home

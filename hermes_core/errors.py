@@ -13,6 +13,7 @@ __all__ = [
     "ArgumentError",
     "BackendError",
     "BackendUnavailable",
+    "CheckpointError",
     "CompileError",
     "ConfigError",
     "CronError",
@@ -177,6 +178,13 @@ class MissingDirectory(BackendError):
     def __init__(self, path: str) -> None:
         super().__init__(f"working directory {path} does not exist or is not a directory")
         self.path = path
+
+
+# -- Checkpoints -------------------------------------------------------------------------------------------------
+
+class CheckpointError(HermesError):
+    """A checkpoint cannot be taken, listed, compared or restored (git is missing, an unknown id, a path outside
+    the workspace, ...)."""
 
 
 # -- The index and installs ------------------------------------------------------------------------------

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from .calls.dispatch import Dispatcher
     from .calls.endpoint import OpenAIEndpoint
     from .calls.progress import ProgressCallback
+    from .checkpoints.turns import Checkpoints
     from .config.model import DelegationConfig, HermesConfig
     from .cron import CronScheduler
     from .mcp.client import McpManager
@@ -146,10 +147,13 @@ class Runtime(ToolApi):
             if "dispatcher" not in self.__dict__:
                 from .calls.dispatch import Dispatcher
 
-                kind = _traced_dispatcher() if self._config_data()["observability"]["otel"] else Dispatcher
+                config = self._config_data()
+                kind = _traced_dispatcher() if config["observability"]["otel"] else Dispatcher
                 made = kind(self.registry, self.hooks, self.middleware, self.budget, self.approvals,
                             self.tool_context, self.scope, self.why_missing)
                 made.recorder = self.agent_state.record_calls
+                # read once, as the policy is: off, no step of any plan asks about checkpoints
+                made.checkpoints = self.checkpoints if config["checkpoints"]["enabled"] else None
                 self.__dict__["dispatcher"] = made
             dispatcher: Dispatcher = self.__dict__["dispatcher"]
             return dispatcher
@@ -158,6 +162,14 @@ class Runtime(ToolApi):
     def config(self) -> HermesConfig:
         """``config.yaml`` of this runtime's home (re-read when the file changes)."""
         return self.home.config()
+
+    @functools.cached_property
+    def checkpoints(self) -> Checkpoints:
+        """The workspace's checkpoints (``checkpoints:`` in config.yaml): taken before file-changing calls when on,
+        and listed, compared and restored on request."""
+        from .checkpoints.turns import Checkpoints  # off the start-up path: only checkpoints need it
+
+        return Checkpoints(self.home.checkpoints_dir, self.workspace, lambda: self.config.checkpoints)
 
     def _config_data(self) -> dict[str, Any]:
         """The config as plain data: what start-up reads, without building the pydantic models (from the

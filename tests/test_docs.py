@@ -28,6 +28,7 @@ import hermes_core.calls.hooks
 import hermes_core.cli
 import hermes_core.plugins.manifest
 import hermes_core.tools.toolsets
+from hermes_core import Runtime
 from hermes_core.authoring.testing import scaled_timeout
 from hermes_core.cli import cli
 from hermes_core.cli.tools import tools
@@ -327,6 +328,7 @@ JSON_COMMANDS = {
     "hermes plugins search --json": ["plugins", "search", "web", "--json", "--limit", "1"],
     "hermes mcp list --json": None,  # needs a live server: compared with ServerStatus instead
     "hermes skills list --json": ["skills", "list", "--json"],
+    "hermes checkpoints list --json": ["checkpoints", "list", "--json"],
     "hermes cron list --json": ["cron", "list", "--json"],
     "hermes cron tick --json": ["cron", "run", "{job}", "--json"],  # a run now: a tick's report of a due run
     "hermes sessions list --json": ["sessions", "list", "--json"],
@@ -340,7 +342,10 @@ JSON_ELSEWHERE = {"hermes index show": "hermes plugins search --json",
                   "hermes cron show": "hermes cron list --json", "hermes cron add": "hermes cron list --json",
                   "hermes cron run": "hermes cron tick --json",
                   "hermes skills show": "hermes skills list --json",
-                  "hermes skills validate": "hermes skills list --json"}
+                  "hermes skills validate": "hermes skills list --json",
+                  "hermes checkpoints diff": "hermes checkpoints list --json",
+                  "hermes checkpoints restore": "hermes checkpoints list --json",
+                  "hermes checkpoints prune": "hermes checkpoints list --json"}
 
 DEMO_MANIFEST = """\
 name: demo
@@ -416,6 +421,8 @@ def test_json_examples_have_the_keys_the_commands_print(isolated_home: Path, mon
     skill = isolated_home / "skills" / "devops" / "deploy"
     skill.mkdir(parents=True)
     (skill / "SKILL.md").write_text("---\nname: deploy\ndescription: Deploy the service\n---\n# Deploy\n")
+    (Path.cwd() / "notes.txt").write_text("notes\n")  # a checkpoint of the working folder, for checkpoints list
+    Runtime(home=isolated_home, workspace=Path.cwd(), entry_points=()).checkpoints.take("before write_file")
     store = SessionStore(isolated_home / "state.db")
     store.record("recorded", "user", "Which database did we pick for invoices?", source="cli")
     store.close()

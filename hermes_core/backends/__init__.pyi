@@ -27,6 +27,7 @@ from .base import (
     Staged as Staged,
 )
 from .output import OutputBuffer as OutputBuffer
+from .shell import PTY_SIZE as PTY_SIZE
 from .shell import LocalBackend as LocalBackend
 from .shell import ShellBackend as ShellBackend
 from .shell import ShellProcess as ShellProcess

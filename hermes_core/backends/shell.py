@@ -5,7 +5,8 @@ interleaved stream) and keeps the original stderr as a control channel on which 
 command started (with the shell's pid) and, on exit, the directory it ended in. A backend only says which
 local program runs that script where (``argv``): ``bash -c`` here, ``bwrap ... bash -c`` in a sandbox,
 ``ssh host ...`` on another machine. Each such process gets a session of its own; it is killed with its
-process group (``signal_tree`` says how, for backends whose shell runs elsewhere).
+process group (``signal_tree`` says how, for backends whose shell runs elsewhere). A pseudo-terminal made on the
+other side (``docker exec -t``) carries stderr too: there the control channel's lines are taken out of the output.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ _CONTROL_LIMIT: Final = 65_536
 _READ_CHUNK: Final = 65_536
 _SELECT_SECONDS: Final = 0.1
 _MARK: Final = "\x1ehermes:"
+_MARK_BYTES: Final = _MARK.encode()
 _ENV_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -89,7 +91,8 @@ class ShellProcess:
     """The local process that runs one shell script; threads pump its output and its control channel."""
 
     def __init__(self, argv: list[str], output: OutputBuffer, *, pty: bool = False,
-                 signal_tree: SignalTree | None = None, input_open: bool = False) -> None:
+                 signal_tree: SignalTree | None = None, input_open: bool = False,
+                 control_in_output: bool = False) -> None:
         self.output = output
         self.remote_pid: int | None = None
         self.final_cwd: str | None = None
@@ -98,6 +101,9 @@ class ShellProcess:
         self._control = bytearray()
         self._partial = b""
         self._signal_tree = signal_tree
+        #: The control channel arrives in the output stream (a terminal on the other side carries both).
+        self._control_in_output = control_in_output
+        self._held = b""
         master = slave = None
         if pty:
             import fcntl  # (Unix-only, like pseudo-terminals: imported here so the core imports everywhere)
@@ -257,10 +263,11 @@ class ShellProcess:
                     if not chunk:
                         open_fds.discard(fd)
                     elif fd == self._out_fd:
-                        self.output.write(decoder.decode(chunk))
+                        self.output.write(decoder.decode(self._take_control(chunk) if self._control_in_output
+                                                         else chunk))
                     else:
                         self._read_control(chunk)
-            self.output.write(decoder.decode(b"", final=True))
+            self.output.write(decoder.decode(self._held, final=True))
         finally:
             control.close()
             if self._master is not None:
@@ -274,6 +281,31 @@ class ShellProcess:
                     self._input_closed = True
                     self._popen.stdin.close()
 
+    def _take_control(self, chunk: bytes) -> bytes:
+        """``chunk`` of the output without the control channel's lines, which go to :meth:`_read_control`; the start
+        of one not complete yet is held back until the rest arrives."""
+        data, kept = self._held + chunk, bytearray()
+        while (start := data.find(_MARK_BYTES[:1])) >= 0:
+            kept += data[:start]
+            data = data[start:]
+            if not data.startswith(_MARK_BYTES[:len(data)]):  # a record separator that begins no mark
+                kept += data[:1]
+                data = data[1:]
+                continue
+            end = data.find(b"\n")
+            if end < 0:
+                if len(data) > _CONTROL_LIMIT:  # never a mark: give it back as output
+                    kept += data
+                    data = b""
+                break
+            self._read_control(data[:end + 1])
+            data = data[end + 1:]
+        else:
+            kept += data
+            data = b""
+        self._held = data
+        return bytes(kept)
+
     def _read_control(self, chunk: bytes) -> None:
         if len(self._control) < _CONTROL_LIMIT:
             self._control += chunk[:_CONTROL_LIMIT - len(self._control)]
@@ -281,7 +313,7 @@ class ShellProcess:
         *lines, rest = self._partial.split(b"\n")
         self._partial = rest[-_CONTROL_LIMIT:]
         for raw in lines:
-            line = raw.decode("utf-8", errors="surrogateescape")
+            line = raw.decode("utf-8", errors="surrogateescape").removesuffix("\r")
             if not line.startswith(_MARK):
                 continue
             kind, _, value = line[len(_MARK):].partition(" ")
@@ -314,6 +346,9 @@ class ShellBackend:
     python = "python3"
     #: Whether :meth:`argv` can run a script in a pseudo-terminal.
     supports_pty = True
+    #: Whether that pseudo-terminal is made where the shell runs (``docker exec -t``), so that it carries the
+    #: shell's stderr, and with it the control channel, in the output.
+    pty_carries_control = False
     #: Longest wait for a command to start (a connection to open, a sandbox to come up).
     start_timeout = 60.0
 
@@ -350,7 +385,8 @@ class ShellBackend:
         if pty and not self.supports_pty:
             raise BackendError(f"the {self.name} backend cannot run commands in a pseudo-terminal (pty=true)")
         argv = self.argv(shell_script(command, cwd=cwd, env=env, pty=pty), pty=pty)
-        process = ShellProcess(argv, output, pty=pty, signal_tree=self.signal_tree, input_open=interactive)
+        process = ShellProcess(argv, output, pty=pty, signal_tree=self.signal_tree, input_open=interactive,
+                               control_in_output=pty and self.pty_carries_control)
         if process.await_start(min(timeout, self.start_timeout)):
             return process
         if process.poll() is None:  # still not started: a slow connection, or a timeout shorter than the start

@@ -37,6 +37,7 @@ from .hooks import HookImpl, HookRunner, answer_problem, quoted
 from .media import media_store  # noqa: F401 - fills the slot that lets handlers' results keep their media
 from .middleware import Middleware
 from .toolcontext import CALL, CURRENT, CallInfo, ToolContext
+from .turns import TURN, CheckpointGate, turn
 
 if TYPE_CHECKING:
     from ..workers.asyncbridge import CallerLoop
@@ -146,6 +147,8 @@ class _Plan:
             self.pre_tool_call if "pre_tool_call" in active else None,
             self.approval if scope.asks(entry) else None,
             self.destructive_arguments if scope.checks_arguments(entry) else None,
+            self.checkpoint if dispatcher.checkpoints is not None and dispatcher.checkpoints.watches(entry.name)
+            else None,
             self.handle,
             self.post_tool_call if not active.isdisjoint(("post_tool_call", "transform_tool_result")) else None,
         ]
@@ -293,6 +296,13 @@ class _Plan:
         refusal = self.dispatcher.scope.argument_refusal(self.entry.name, given)
         return self._blocked(call, refusal) if refusal is not None else self.approval(call, given)
 
+    def checkpoint(self, call: _Call) -> str | None:
+        """Before a call that may change files and goes ahead: the turn's checkpoint of the workspace."""
+        if call.result is None:
+            assert self.dispatcher.checkpoints is not None
+            self.dispatcher.checkpoints.before_mutation(self.entry.name, TURN.get() or call)
+        return None
+
     def handle(self, call: _Call) -> str | None:
         """The handler (inside the ``tool_execution`` middleware), its result fitted to the budget."""
         if call.result is not None:
@@ -379,6 +389,10 @@ class Dispatcher:
     #: ``recorder(session_id, calls, results)`` records a batch of ``answer_tool_calls`` in the session store.
     recorder: Callable[..., None] | None = None
 
+    # -- checkpoints (issue 42): the step before the handler of a call that may change files, once per turn --
+    #: ``runtime.checkpoints`` when ``checkpoints`` is on (None: off, and no plan has the step).
+    checkpoints: CheckpointGate | None = None
+
     def __init__(self, registry: ToolRegistry, hooks: HookRunner, middleware: Middleware, budget: ResultBudget,
                  approvals: Approvals, contexts: Callable[[str | None], ToolContext], scope: ToolScope,
                  why_missing: Callable[[str], str | None] | None = None) -> None:
@@ -402,7 +416,7 @@ class Dispatcher:
         """A dispatcher of the same tools, hooks and approvals that runs only what ``scope`` offers, its handlers
         seeing ``contexts``."""
         scoped = type(self)(self.registry, self.hooks, self.middleware, self.budget, self.approvals, contexts, scope)
-        scoped.recorder = self.recorder
+        scoped.recorder, scoped.checkpoints = self.recorder, self.checkpoints
         return scoped
 
     def _plan(self, name: Any) -> _Plan | str:
@@ -596,15 +610,16 @@ class Dispatcher:
                 return tool_error(call.problem)
             return self.handle_function_call(call.name, call.arguments, tool_call_id=call.id, **context)
 
-        if len(parsed) > 1 and self._parallel_ok(parsed):
-            from concurrent.futures import ThreadPoolExecutor
+        with turn():
+            if len(parsed) > 1 and self._parallel_ok(parsed):
+                from concurrent.futures import ThreadPoolExecutor
 
-            with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, len(parsed)),
-                                    thread_name_prefix="hermes-tool") as pool:
-                # each call in a copy of this thread's context (made here): its caller's callbacks, its depth
+                # each call in a copy of this thread's context: the batch's turn, its caller's callbacks, its depth
                 contexts = [contextvars.copy_context() for _ in parsed]
-                return list(pool.map(lambda context, call: context.run(run, call), contexts, parsed))
-        return [run(call) for call in parsed]
+                with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, len(parsed)),
+                                        thread_name_prefix="hermes-tool") as pool:
+                    return list(pool.map(lambda context, call: context.run(run, call), contexts, parsed))
+            return [run(call) for call in parsed]
 
     async def _arun(self, parsed: list[ToolCall], context: dict[str, Any]) -> list[str]:
         import asyncio
@@ -614,15 +629,16 @@ class Dispatcher:
                 return tool_error(call.problem)
             return await self.ahandle_function_call(call.name, call.arguments, tool_call_id=call.id, **context)
 
-        if len(parsed) > 1 and self._parallel_ok(parsed):
-            slots = asyncio.Semaphore(MAX_PARALLEL)
+        with turn():
+            if len(parsed) > 1 and self._parallel_ok(parsed):
+                slots = asyncio.Semaphore(MAX_PARALLEL)
 
-            async def bounded(call: ToolCall) -> str:
-                async with slots:
-                    return await run(call)
+                async def bounded(call: ToolCall) -> str:
+                    async with slots:
+                        return await run(call)
 
-            return list(await asyncio.gather(*(bounded(call) for call in parsed)))
-        return [await run(call) for call in parsed]
+                return list(await asyncio.gather(*(bounded(call) for call in parsed)))
+            return [await run(call) for call in parsed]
 
     def _parallel_ok(self, parsed: list[ToolCall]) -> bool:
         touched: list[PurePosixPath] = []

@@ -670,6 +670,10 @@ def doctor(strict: bool, as_json: bool) -> None:
             known = ", ".join(sorted(rt.contributions.backends))
             config_problem = (f"terminal.backend: no loaded plugin provides the backend {selected!r} "
                               f"(known: {known})")
+    if config_problem is None and rt.config.checkpoints.enabled:
+        availability = rt.checkpoints.availability()
+        if not availability.available:
+            config_problem = f"checkpoints: {availability.reason}"
     command = hermes_command()
     if as_json:
         echo_json({"plugins": report, "config_error": config_problem, "config_fallback": fallback,

@@ -53,6 +53,10 @@ class HermesHome:
         return self.root / "results"
 
     @property
+    def checkpoints_dir(self) -> Path:
+        return self.root / "checkpoints"
+
+    @property
     def logs_dir(self) -> Path:
         return self.root / "logs"
 

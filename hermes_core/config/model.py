@@ -150,6 +150,30 @@ class IndexConfig(_Section):
     url: str | None = None
 
 
+class CheckpointsConfig(_Section):
+    """``checkpoints:``: ``true``/``false``, or Hermes Agent's mapping of settings."""
+
+    enabled: bool = Field(False, description="Snapshot the workspace before the first file-changing tool call of "
+                                             "each turn (`hermes checkpoints` lists, diffs and restores them).")
+    max_snapshots: int = Field(20, ge=1, description="Checkpoints kept per workspace; older ones are pruned.")
+    max_total_size_mb: int = Field(500, ge=0, description="Size of the whole store past which the oldest "
+                                                          "checkpoints are pruned (0: no cap).")
+    max_file_size_mb: int = Field(10, ge=0, description="Files larger than this are left out of checkpoints "
+                                                        "(0: no cap).")
+    max_files: int = Field(50_000, ge=1, description="A workspace with more new or changed files than this at once "
+                                                     "is not checkpointed.")
+    auto_prune: bool = Field(True, description="Prune the store at most every `min_interval_hours`: workspaces gone "
+                                               "or untouched for `retention_days`, then the size cap.")
+    retention_days: int = Field(7, ge=1, description="Checkpoints of a workspace untouched this long are pruned.")
+    delete_orphans: bool = Field(True, description="Prune the checkpoints of workspaces that no longer exist.")
+    min_interval_hours: float = Field(24, ge=0, description="Least time between two automatic prunes.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _switch(cls, value: Any) -> Any:
+        return {"enabled": value} if isinstance(value, bool) else value
+
+
 class TerminalConfig(BaseModel):
     """``terminal:``: the execution backend commands run on, and one settings section per backend."""
 
@@ -225,6 +249,7 @@ class HermesConfig(BaseModel):
     index: IndexConfig = Field(default_factory=IndexConfig)
     terminal: TerminalConfig = Field(default_factory=TerminalConfig)
     observability: ObservabilityConfig = Field(default_factory=ObservabilityConfig)
+    checkpoints: CheckpointsConfig = Field(default_factory=CheckpointsConfig)
     sessions: SessionsConfig = Field(default_factory=SessionsConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     delegation: DelegationConfig = Field(default_factory=DelegationConfig)

@@ -9,18 +9,8 @@ from typing import Any
 
 import pytest
 
+from hermes_core.authoring.backend_contract import poll_until
 from hermes_core.authoring.testing import scaled_timeout
-
-
-def poll_until(call, process_id: str, text: str) -> str:
-    """Poll until the output seen so far contains ``text``; returns that output."""
-    seen = ""
-    deadline = time.monotonic() + scaled_timeout(20)
-    while text not in seen:
-        assert time.monotonic() < deadline, f"{text!r} never appeared; output so far: {seen!r}"
-        seen += call("process", action="poll", session_id=process_id)["output"]
-        time.sleep(0.05)
-    return seen
 
 
 def start(call, command: str, **kwargs: Any) -> str:
