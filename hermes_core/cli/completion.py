@@ -70,8 +70,8 @@ def _selections() -> list[PluginSelection]:
 
 
 def _manifest(selection: PluginSelection) -> dict[str, Any]:
-    """The candidate's manifest as the plain data discovery keeps (``{}`` without one)."""
-    return selection.candidate.manifest_data or {}
+    """The candidate's manifest outline, the plain data discovery keeps (``{}`` without one)."""
+    return selection.candidate.outline or {}
 
 
 def _summary(selection: PluginSelection) -> str:

@@ -14,7 +14,7 @@ import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Any, Final, Literal, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, Protocol
 
 from ..checks import Availability
 from ..workers.executor import DeadlineExceeded, call_with_deadline
@@ -25,6 +25,8 @@ from .toolnames import check_tool_name, skeleton
 __all__ = [
     "UNLIMITED",
     "Availability",
+    "Declarations",
+    "DeclaredEntry",
     "Refusal",
     "Requirements",
     "ResultLimit",
@@ -84,6 +86,7 @@ class Requirements(NamedTuple):
 
 
 NO_REQUIREMENTS = Requirements()
+_ALWAYS: Final = Availability(True)
 
 
 #: MCP's name of each annotation (``readOnlyHint``, ...), by Hermes' name.
@@ -143,6 +146,21 @@ class ToolAnnotations(_Hints):
         if not isinstance(value, Mapping):
             raise ValueError(f"annotations must be a mapping such as {{'read_only': True}}, not "
                              f"{type(value).__name__}")
+        # thousands of declared tools share a few annotation mappings: each is read once
+        key = tuple((name, type(item), tuple(item) if type(item) is list else item) for name, item in value.items())
+        try:
+            annotations = _ANNOTATIONS.get(key)
+        except TypeError:  # an unhashable value (not a valid annotation): read to say why
+            return cls._of(value)
+        if annotations is None:
+            annotations = cls._of(value)
+            if len(_ANNOTATIONS) >= 256:
+                _ANNOTATIONS.clear()
+            _ANNOTATIONS[key] = annotations
+        return annotations
+
+    @classmethod
+    def _of(cls, value: Mapping[str, Any]) -> ToolAnnotations:
         names = {hint: name for name, hint in MCP_HINTS.items()}
         known: dict[str, Any] = {}
         for key, item in value.items():
@@ -171,8 +189,7 @@ class ToolAnnotations(_Hints):
 
     def as_dict(self) -> dict[str, Any]:
         """The annotations that are set, by Hermes' names (``destructive_if`` as a list)."""
-        hints: dict[str, Any] = {name: value for name in MCP_HINTS if (value := getattr(self, name)) is not None}
-        return {**hints, "destructive_if": list(self.destructive_if)} if self.destructive_if else hints
+        return {**_annotations_dict(self)}
 
     def mcp(self) -> dict[str, bool]:
         """The annotations that are set, by MCP's names (``readOnlyHint``, ...). MCP's hints are per tool: one with
@@ -201,6 +218,14 @@ class ToolAnnotations(_Hints):
 
 
 NO_ANNOTATIONS: Final = ToolAnnotations()
+
+
+@functools.lru_cache(maxsize=256)
+def _annotations_dict(annotations: ToolAnnotations) -> dict[str, Any]:
+    hints: dict[str, Any] = {name: value for name in MCP_HINTS if (value := getattr(annotations, name)) is not None}
+    return {**hints, "destructive_if": list(annotations.destructive_if)} if annotations.destructive_if else hints
+
+_ANNOTATIONS: dict[tuple[tuple[str, type, Any], ...], ToolAnnotations] = {}
 
 
 class ToolEntry:
@@ -257,6 +282,78 @@ class ToolEntry:
     def definition(self) -> dict[str, Any]:
         """The OpenAI function-calling definition of this tool."""
         return {"type": "function", "function": dict(self.schema)}
+
+
+class Declarations(Protocol):
+    """Where declared tools come from: one plugin's manifest (see :class:`DeclaredEntry`)."""
+
+    def declaration(self, index: int, name: str) -> Mapping[str, Any] | None:
+        """The plain declaration of the ``index``-th tool, or None when it is not ``name``'s any more."""
+
+    def entry(self, index: int, name: str, toolset: str) -> ToolEntry:
+        """The whole entry of the ``index``-th tool (one that says why it is unavailable when it cannot be read)."""
+
+
+class DeclaredEntry(ToolEntry):
+    """A tool a manifest declares, read from its declaration as far as something needs it: its name, toolset and
+    plugin at once (all a registration needs), its description, annotations, schema and whether it has checks from
+    the declaration (all a listing or a definition needs), and the rest — handler, checks — built when first read
+    (calling it, checking it). A load of thousands of declared tools thus does per-tool work only for the tools
+    something uses, and only the work it needs."""
+
+    _building = threading.Lock()
+
+    def __init__(self, name: str, toolset: str, plugin: str | None, source: Declarations, index: int) -> None:
+        check_tool_name(name)
+        self.name = name
+        self.toolset = toolset
+        self.plugin = plugin
+        self._source = source
+        self._index = index
+        #: Whether the rest is still to be built.
+        self._build = True
+
+    if TYPE_CHECKING:
+        #: The tool's plain declaration (``{}`` when it is gone), read on first use.
+        declaration: Mapping[str, Any]
+
+    @property
+    def has_checks(self) -> bool:
+        if not self._build:
+            return super().has_checks
+        declaration = self.declaration  # a gone one counts as checked: its built entry says why it is unavailable
+        return not declaration or bool(declaration.get("check") or declaration.get("check_fn"))
+
+    def __getattr__(self, attribute: str) -> Any:
+        # called only for an attribute not set yet: read from the declaration (the declaration itself, then the
+        # description and the annotations), or built with the rest (schema, handler...)
+        values = self.__dict__
+        if attribute.startswith("__") or not values.get("_build"):
+            raise AttributeError(attribute)
+        if attribute == "declaration":  # ``{}`` when it is gone: the built entry says why the tool is unavailable
+            declaration = values["declaration"] = self._source.declaration(self._index, self.name) or {}
+            return declaration
+        if attribute == "description":
+            description = values["description"] = str(self.declaration.get("description") or "")
+            return description
+        if attribute == "schema":
+            declaration = self.declaration
+            schema = values["schema"] = {"name": self.name, "description": self.description, "parameters":
+                                         declaration.get("parameters") or {"type": "object", "properties": {}}}
+            return schema
+        if attribute == "annotations":
+            try:
+                annotations = ToolAnnotations.of(self.declaration.get("annotations"))
+            except ValueError:  # a declaration Hermes did not write: the built entry says why it is unavailable
+                annotations = NO_ANNOTATIONS
+            values["annotations"] = annotations
+            return annotations
+        with DeclaredEntry._building:
+            if self._build:
+                built = vars(self._source.entry(self._index, self.name, self.toolset))
+                values.update({key: value for key, value in built.items() if key not in ("name", "toolset", "plugin")})
+                self._build = False
+        return object.__getattribute__(self, attribute)
 
 
 def env_names(requires_env: Iterable[Any]) -> list[str]:
@@ -344,22 +441,40 @@ class ToolRegistry:
             existing = self._tools.get(entry.name)
             if existing is not None and existing.plugin != entry.plugin:
                 if not (override and override_granted):
-                    owner = f"toolset {existing.toolset!r}" + (f", plugin {existing.plugin!r}"
-                                                               if existing.plugin else "")
-                    how = (f"override=True needs plugins.entries.{entry.plugin}.allow_tool_override: true in "
-                           "config.yaml" if override else "pass override=True and grant allow_tool_override to "
-                                                          "replace it")
-                    reason = f"tool {entry.name!r} already belongs to {owner}; {how}"
-                    self.refusals.append(
-                        Refusal(entry.name, entry.plugin, entry.toolset, existing.toolset, existing.plugin, reason)
-                    )
-                    log.warning("refused tool %r from plugin %r: %s", entry.name, entry.plugin, reason)
+                    self._refuse(entry, existing, override)
                     return None
                 log.info("tool %r of %r overridden by plugin %r", entry.name, existing.plugin, entry.plugin)
             elif existing is not None:
                 log.info("tool %r replaced by its own plugin %r", entry.name, entry.plugin)
             self._put(entry.name, entry)
         return functools.partial(self._undo, entry, existing)
+
+    def register_many(self, entries: Iterable[ToolEntry]) -> tuple[list[ToolEntry], Undo]:
+        """Add each of ``entries`` as :meth:`register` does without an override (one lock for a plugin's declared
+        tools); returns those added and what undoes them all."""
+        added: list[tuple[ToolEntry, ToolEntry | None]] = []
+        with self._lock:
+            for entry in entries:
+                existing = self._tools.get(entry.name)
+                if existing is not None and existing.plugin != entry.plugin:
+                    self._refuse(entry, existing, False)
+                    continue
+                self._put(entry.name, entry)
+                added.append((entry, existing))
+        return [entry for entry, _ in added], functools.partial(self._undo_all, added)
+
+    def _undo_all(self, added: list[tuple[ToolEntry, ToolEntry | None]]) -> None:
+        for entry, previous in reversed(added):
+            self._undo(entry, previous)
+
+    def _refuse(self, entry: ToolEntry, existing: ToolEntry, override: bool) -> None:
+        owner = f"toolset {existing.toolset!r}" + (f", plugin {existing.plugin!r}" if existing.plugin else "")
+        how = (f"override=True needs plugins.entries.{entry.plugin}.allow_tool_override: true in config.yaml"
+               if override else "pass override=True and grant allow_tool_override to replace it")
+        reason = f"tool {entry.name!r} already belongs to {owner}; {how}"
+        self.refusals.append(
+            Refusal(entry.name, entry.plugin, entry.toolset, existing.toolset, existing.plugin, reason))
+        log.warning("refused tool %r from plugin %r: %s", entry.name, entry.plugin, reason)
 
     def _undo(self, entry: ToolEntry, previous: ToolEntry | None) -> None:
         with self._lock:
@@ -427,6 +542,8 @@ class ToolRegistry:
         entry = self._tools.get(name)
         if entry is None:
             return Availability(False, f"no tool named {name!r}")
+        if not entry.has_checks:
+            return _ALWAYS
         now = time.monotonic()
         cached = self._checks.get(name)
         if cached and cached[0] > now:

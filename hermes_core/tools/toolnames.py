@@ -8,6 +8,7 @@ wrong one.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Final
 
@@ -33,6 +34,7 @@ def check_tool_name(name: object) -> str:
                      "only letters A-Z and a-z, digits, '_', '.' and '-'")
 
 
+@functools.lru_cache(maxsize=16384)
 def skeleton(name: str) -> str:
     """What ``name`` looks like: equal skeletons are names a reader (or a model) may take for each other."""
     if not name.isascii():  # registered names are ASCII; NFKC changes nothing there
