@@ -17,7 +17,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from hermes_core import AGENT_LOOP_TOOLS, Runtime
+from hermes_core import Runtime
 from hermes_core.authoring.testing import scaled_timeout
 
 pytestmark = pytest.mark.network
@@ -25,9 +25,6 @@ pytestmark = pytest.mark.network
 PACKS = [("hermes_plugin_file", "file"), ("hermes_plugin_terminal", "terminal"), ("hermes_plugin_web", "web"),
          ("hermes_plugin_code", "code"), ("hermes_plugin_agent", "agent"), ("hermes_plugin_skills", "skills"),
          ("hermes_plugin_browser", "browser")]
-#: While the dispatcher leaves a tool to the agent loop (``AGENT_LOOP_TOOLS``), its shape and calls are the agent
-#: loop's business; once a pack implements one, it is checked like the others.
-PLACEHOLDER = "handled by the agent loop"
 #: JSON Schema types each of ours accepts.
 ACCEPTS = {"number": {"number", "integer"}, "integer": {"integer"}, "string": {"string"}, "boolean": {"boolean"},
            "array": {"array"}, "object": {"object"}}
@@ -35,9 +32,12 @@ ACCEPTS = {"number": {"number", "integer"}, "integer": {"integer"}, "string": {"
 
 @pytest.fixture
 def runtime(pack_runtime: Any) -> Runtime:
-    """Every first-party pack, loopback reachable for the web and browser tools."""
+    """Every first-party pack, loopback reachable for the web and browser tools; a user who answers "yes" and a
+    model that answers "hello" (clarify and delegate_task ask them)."""
     config = {"web": {"allow_private_networks": True}, "browser": {"allow_private": True}}
     made: Runtime = pack_runtime(config, *PACKS)
+    made.set_user_callback(lambda question: "yes")
+    made.set_model_callback(lambda request: "hello")
     return made
 
 
@@ -100,17 +100,19 @@ def _within(theirs: tuple[float, bool] | None, ours: tuple[float, bool] | None, 
     return their_strict or not our_strict
 
 
+#: Known drift, each with the issue that removes it.
+KNOWN_DRIFT = {"delegate_task": ["background: missing"]}  # background sub-agents: issue 47
+
+
 def test_every_shared_tool_accepts_hermes_agents_properties_required_lists_and_enums(hermes_agent_reference,
                                                                                     runtime) -> None:
     drift = {}
     for name in shared_names(hermes_agent_reference, runtime):
-        if name in AGENT_LOOP_TOOLS:
-            continue
         theirs = hermes_agent_reference["schemas"][name]["parameters"]
         problems = shape_problems(theirs, runtime.registry.get(name).schema["parameters"])
         if problems:
             drift[name] = problems
-    assert drift == {}
+    assert drift == KNOWN_DRIFT
 
 
 def test_shape_problems_finds_each_kind_of_drift() -> None:
@@ -245,8 +247,6 @@ def test_a_call_shaped_as_hermes_agents_schema_runs_for_every_shared_tool(hermes
         if tool == "browser_navigate":  # a page before it, for browser_back
             runtime.handle_function_call(tool, {"url": f"{site}/one"}, task_id="parity", session_id="parity")
         answer = json.loads(runtime.handle_function_call(tool, args, task_id="parity", session_id="parity"))
-        if tool in AGENT_LOOP_TOOLS and PLACEHOLDER in str(answer.get("error", "")):
-            continue
         if tool == "terminal":
             names["process"] = answer["session_id"]
         if answer.get("error") or answer.get("success") is False:

@@ -82,4 +82,6 @@ def test_packs_work_together_through_the_cli(everything, home, tmp_path):
     result = call("execute_code", {"code": code})
     assert result["status"] == "ok" and result["tool_calls"] == 2
     assert (work / "data" / "total.txt").read_text() == "3"
-    assert "handled by the agent loop" in call("todo", {})["error"]
+    assert call("todo", {"todos": [{"id": "1", "content": "sum the numbers", "status": "completed"}]})["summary"][
+        "completed"] == 1
+    assert "asks the user only when its input is a terminal" in call("clarify", {"question": "Which one?"})["error"]

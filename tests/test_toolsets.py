@@ -176,3 +176,26 @@ def test_toolsets_show_lists_what_is_left_out_and_why(isolated_home):
     assert "    discord, discord_admin: not shipped: a tool of Hermes Agent's messaging gateway" in shown
     assert as_json["kind"] == "preset" and as_json["tools"] == []
     assert as_json["left_out"]["computer_use"].startswith("not shipped: desktop control")
+
+
+# -- the media packs ------------------------------------------------------------------------------------------
+
+MEDIA_PACKS = (("hermes_plugin_vision", "vision"), ("hermes_plugin_image", "image"), ("hermes_plugin_tts", "tts"))
+#: Each pack's backend configured (none is asked: only availability matters here).
+MEDIA_CONFIG = {"auxiliary": {"vision": {"base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key": "k"}},
+                "image_gen": {"provider": "openai", "openai": {"api_key": "k"}},
+                "tts": {"provider": "openai", "openai": {"api_key": "k"}}}
+
+
+def test_the_legacy_media_names_select_the_three_packs_tools(pack_runtime):
+    runtime = pack_runtime(MEDIA_CONFIG, *MEDIA_PACKS)
+
+    definitions = runtime.get_tool_definitions(enabled_toolsets=["vision_tools", "image_tools", "tts_tools"])
+
+    assert {d["function"]["name"] for d in definitions} == {"vision_analyze", "image_generate", "text_to_speech"}
+
+
+@pytest.mark.parametrize(("toolset", "tools"), [("vision", ["vision_analyze"]), ("video", ["video_analyze"]),
+                                                ("image_gen", ["image_generate"]), ("tts", ["text_to_speech"])])
+def test_hermes_agents_media_toolset_names_resolve(pack_runtime, toolset, tools):
+    assert pack_runtime(MEDIA_CONFIG, *MEDIA_PACKS).resolve_toolset(toolset) == tools

@@ -327,11 +327,13 @@ class ShellBackend:
         process.signal_group(signum)
 
     def run(self, command: str, *, cwd: str, timeout: float, max_output_chars: int,
-            env: Mapping[str, str | None] | None = None, pty: bool = False) -> CommandResult:
+            env: Mapping[str, str | None] | None = None, pty: bool = False,
+            on_output: Callable[[str], object] | None = None) -> CommandResult:
+        """:meth:`ExecutionBackend.run`; ``on_output`` hears the output as it comes (for progress reports)."""
         head = max_output_chars // 2
         started = time.monotonic()
-        process = self._start(command, cwd, env, pty, OutputBuffer(head, max_output_chars - head), timeout,
-                              interactive=False)
+        process = self._start(command, cwd, env, pty, OutputBuffer(head, max_output_chars - head, on_output),
+                              timeout, interactive=False)
         exit_code = process.wait(max(0.0, timeout - (time.monotonic() - started)))
         timed_out = exit_code is None
         if exit_code is None:

@@ -33,8 +33,9 @@ from .approval import ApprovalRequest, Approvals, approved_call
 from .arguments import ArgumentError, ArgumentValidator, parse_arguments
 from .budget import ResultBudget
 from .hooks import HookImpl, HookRunner, answer_problem, quoted
+from .media import media_store  # noqa: F401 - fills the slot that lets handlers' results keep their media
 from .middleware import Middleware
-from .toolcontext import CALL_SESSION, CURRENT, ToolContext
+from .toolcontext import CALL, CURRENT, CallInfo, ToolContext
 
 if TYPE_CHECKING:
     from ..workers.asyncbridge import CallerLoop
@@ -43,15 +44,15 @@ __all__ = ["AGENT_LOOP_TOOLS", "INTERACTIVE_TOOLS", "MAX_PARALLEL", "Dispatcher"
 
 log = logging.getLogger(__name__)
 
-#: Tools that need the agent's own state or its user; the agent loop runs them, not the registry.
-AGENT_LOOP_TOOLS = frozenset({"todo", "memory", "session_search", "delegate_task", "clarify"})
-#: Tools that talk to the user: a batch that holds one never runs in parallel.
-INTERACTIVE_TOOLS = frozenset({"clarify"})
+#: Deprecated and empty: todo, memory, session_search, clarify and delegate_task all run in the tool layer now (the
+#: agent's state in state/, the user and models through the runtime's callbacks, calls/asking.py).
+AGENT_LOOP_TOOLS: frozenset[str] = frozenset()
+#: Tools that talk to the user or to a model mid-call: a batch that holds one never runs in parallel, and an
+#: ``execute_code`` script never calls one.
+INTERACTIVE_TOOLS = frozenset({"clarify", "delegate_task"})
 MAX_PARALLEL = 8
 #: Characters of one argument an approval question shows; a call shown cut is not approved as a whole.
 SHOWN_ARGUMENT_CHARS = 2000
-_AGENT_LOOP_ONLY = ("Tool '{}' is handled by the agent loop, which owns the state and the user it needs; it cannot be "
-                    "dispatched through the tool registry")
 
 
 def tool_error(message: str, **extra: Any) -> str:
@@ -135,7 +136,7 @@ class _Plan:
         #: The compiled argument check (a bound method: the cheapest thing to call).
         self.check = ArgumentValidator(entry.schema["parameters"]).__call__
         scope = dispatcher.scope
-        refusal = _AGENT_LOOP_ONLY.format(entry.name) if entry.name in AGENT_LOOP_TOOLS else scope.refusal(entry)
+        refusal = scope.refusal(entry)
         active = hooks.active
         steps: list[Step | None] = [
             self.available if entry.has_checks else None,
@@ -314,7 +315,8 @@ class _Plan:
 
     def _handler(self, call: _Call, args: dict[str, Any]) -> str:
         invoke = call.invoke
-        token, session = CURRENT.set(self.context), CALL_SESSION.set(call.session_id)
+        token, session = CURRENT.set(self.context), CALL.set(CallInfo(call.session_id, self.entry.name,
+                                                                      call.tool_call_id))
         try:
             if invoke is None:
                 result = self.entry.handler(args, task_id=call.task_id, session_id=call.session_id,
@@ -329,7 +331,7 @@ class _Plan:
                 raise
             raise PluginFault(self.entry.plugin, "the handler", exc) from None
         finally:
-            CALL_SESSION.reset(session)
+            CALL.reset(session)
             CURRENT.reset(token)
 
     def _execution_chain(self, call: _Call) -> str:
@@ -371,6 +373,10 @@ class Dispatcher:
     """Runs tool calls through their plans, inside one containment boundary: whatever the input and whatever
     plugin code does, a call returns a string (only the user's Ctrl-C goes through)."""
 
+    # -- session recording (issue 39): what answers a batch records it, when the runtime set a recorder --
+    #: ``recorder(session_id, calls, results)`` records a batch of ``answer_tool_calls`` in the session store.
+    recorder: Callable[..., None] | None = None
+
     def __init__(self, registry: ToolRegistry, hooks: HookRunner, middleware: Middleware, budget: ResultBudget,
                  approvals: Approvals, contexts: Callable[[str | None], ToolContext], scope: ToolScope,
                  why_missing: Callable[[str], str | None] | None = None) -> None:
@@ -393,7 +399,9 @@ class Dispatcher:
     def scoped(self, scope: ToolScope, contexts: Callable[[str | None], ToolContext]) -> Dispatcher:
         """A dispatcher of the same tools, hooks and approvals that runs only what ``scope`` offers, its handlers
         seeing ``contexts``."""
-        return type(self)(self.registry, self.hooks, self.middleware, self.budget, self.approvals, contexts, scope)
+        scoped = type(self)(self.registry, self.hooks, self.middleware, self.budget, self.approvals, contexts, scope)
+        scoped.recorder = self.recorder
+        return scoped
 
     def _plan(self, name: Any) -> _Plan | str:
         """The current plan of tool ``name``, made again when the tools, the hooks, the middleware or the policy
@@ -404,7 +412,7 @@ class Dispatcher:
         entry = self.registry.get(name)
         if entry is None:
             self._plans.pop(name, None)
-            return tool_error(_AGENT_LOOP_ONLY.format(name)) if name in AGENT_LOOP_TOOLS else self._unknown(name)
+            return self._unknown(name)
         plan = self._plans[name] = _Plan(self, entry, generation, hooks, policy)
         return plan
 
@@ -475,7 +483,7 @@ class Dispatcher:
         if answer is not None:
             return answer
         entry = plan.entry
-        token, session = CURRENT.set(plan.context), CALL_SESSION.set(call.session_id)
+        token, session = CURRENT.set(plan.context), CALL.set(CallInfo(call.session_id, entry.name, call.tool_call_id))
         try:
             result = function(call.args, task_id=call.task_id, session_id=call.session_id,
                               user_task=call.user_task)
@@ -491,7 +499,7 @@ class Dispatcher:
                 raise
             return _failed(entry.name, PluginFault(entry.plugin, "the handler", exc))
         finally:
-            CALL_SESSION.reset(session)
+            CALL.reset(session)
             CURRENT.reset(token)
         if self._fits(entry, result):
             return result
@@ -559,7 +567,11 @@ class Dispatcher:
         """Run the calls as :meth:`run_tool_calls` does; each result as the reply item its provider expects."""
         _warn_if_on_a_loop("answer_tool_calls")
         parsed = read_tool_calls(calls)
-        return [tool_reply(call, result) for call, result in zip(parsed, self._run(parsed, context), strict=True)]
+        media = self.budget.media
+        results = self._run(parsed, context)
+        if self.recorder is not None:
+            self.recorder(context.get("session_id"), parsed, results)
+        return [tool_reply(call, result, media) for call, result in zip(parsed, results, strict=True)]
 
     async def arun_tool_calls(self, calls: Iterable[ToolCallLike], **context: Any) -> list[str]:
         """:meth:`run_tool_calls` without blocking the running loop (parallel-safe batches run concurrently)."""
@@ -568,8 +580,13 @@ class Dispatcher:
     async def aanswer_tool_calls(self, calls: Iterable[ToolCallLike], **context: Any) -> list[ToolReply]:
         """:meth:`answer_tool_calls` without blocking the running loop."""
         parsed = read_tool_calls(calls)
-        return [tool_reply(call, result) for call, result in zip(parsed, await self._arun(parsed, context),
-                                                                 strict=True)]
+        media = self.budget.media
+        results = await self._arun(parsed, context)
+        if self.recorder is not None:
+            from ..workers.asyncbridge import in_worker
+
+            await in_worker(self.recorder, context.get("session_id"), parsed, results)
+        return [tool_reply(call, result, media) for call, result in zip(parsed, results, strict=True)]
 
     def _run(self, parsed: list[ToolCall], context: dict[str, Any]) -> list[str]:
         def run(call: ToolCall) -> str:

@@ -29,7 +29,7 @@ __all__ = ["ENTRY_KEYS", "config_data", "override_granted", "plugin_settings"]
 
 log = logging.getLogger(__name__)
 
-FORMAT = 7
+FORMAT = 8
 _PREFIX = "config-"
 #: The keys of a ``plugins.entries.<id>`` mapping that are Hermes's own (the fields of ``PluginEntryConfig``).
 ENTRY_KEYS = frozenset({"allow_tool_override", "settings"})

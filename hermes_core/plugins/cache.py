@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._version import __version__
-from ..config.cachefile import write_text
+from ..config.cachefile import write_atomically
 from ..config.untrusted import TEXT_LIMIT, read_untrusted_text
 from .discovery import PluginCandidate, Source, discover
 
@@ -154,6 +154,6 @@ def _manifest(path: Path, lines: list[str], line: int) -> dict[str, Any] | None:
 
 def _write(path: Path, lines: list[str]) -> None:
     try:
-        write_text(path, "\n".join(lines))
+        write_atomically(path, "\n".join(lines))
     except OSError as exc:
         log.debug("discovery cache not written: %s", exc)

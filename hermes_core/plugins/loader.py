@@ -27,7 +27,7 @@ from ..tools.toolsets import Toolset
 from ..workers.executor import DeadlineExceeded, call_with_deadline
 from ..workers.exitguard import refusing_exit
 from ..workers.streams import kept_streams
-from .compat import HERMES_AGENT_INTERNALS, claim, import_problem, install_shims, loading
+from .compat import HERMES_AGENT_INTERNALS, adopt_patches, claim, import_problem, install_shims, loading
 from .discovery import PluginCandidate, core_satisfies
 from .loadoutput import capturing
 
@@ -344,6 +344,7 @@ def _run_plugin_code(contributions: Contributions, context: PluginContext, candi
                          + (f", because it {internal}" if internal else "")) from None
     finally:
         timings["register_ms"] = (time.perf_counter() - started) * 1000
+    adopt_patches(context)  # a Hermes Agent internal the plugin patched (as in Hermes Agent) acts in its runtime
 
 
 def misplaced_module(module: types.ModuleType, candidate: PluginCandidate) -> str | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import contextlib
 import json
 import time
@@ -9,14 +11,13 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from hermes_core.plugin import tool_context
+from hermes_core.plugin import auxiliary_model, tool_context
 
 from .browser import STATE_KEY, BrowserError, BrowserService, Session
 from .chromium import ChromiumNotFound
 from .guard import check_navigation
 from .settings import BrowserSettings, SettingsError, parse_settings
 from .snapshot import Snapshot, render
-from .vision import answer_question, vision_model
 
 if TYPE_CHECKING:
     from playwright.async_api import Locator
@@ -95,16 +96,19 @@ async def _locator(session: Session, ref: str) -> Locator:
 
 def browser_navigate(args: dict[str, Any], **kwargs: Any) -> str:
     url = str(args.get("url", "")).strip()
+    progress = tool_context().progress_reporter()  # (bound to this call: the browser runs on its own thread)
 
     async def navigate(session: Session, settings: BrowserSettings) -> dict[str, Any]:
         why = await check_navigation(url, allow_private=settings.allow_private)
         if why:
             raise BrowserError(why)
+        progress(0, 2, f"loading {url}")
         try:
             await session.page.goto(url, wait_until="load")
         except Exception as exc:
             blocked = [m["text"] for m in session.messages[-5:] if m["source"] == "guard"]
             raise BrowserError(f"could not open {url}: {blocked[-1] if blocked else _first_line(exc)}") from None
+        progress(1, 2, f"loaded {session.page.url}; reading the page")
         snapshot = await _snapshot(session, settings, full=False)
         result = {"url": session.page.url, "title": snapshot.title, **_shown(snapshot)}
         if settings.sandbox == "off" and not settings.cdp_url:
@@ -223,7 +227,7 @@ def browser_console(args: dict[str, Any], **kwargs: Any) -> str:
 def browser_vision(args: dict[str, Any], **kwargs: Any) -> str:
     question, annotate = str(args.get("question", "")), bool(args.get("annotate", False))
     folder = tool_context().home.results_dir
-    model = vision_model(tool_context().section("auxiliary"))
+    model = auxiliary_model("vision")
 
     async def vision(session: Session, settings: BrowserSettings) -> dict[str, Any]:
         folder.mkdir(parents=True, exist_ok=True)
@@ -244,7 +248,10 @@ def browser_vision(args: dict[str, Any], **kwargs: Any) -> str:
                               "here are the screenshot's path and the page's text")
         else:
             try:
-                result["analysis"] = await answer_question(model, png, question)
+                result["analysis"] = await asyncio.to_thread(model.complete, [{"role": "user", "content": [
+                    {"type": "text", "text": question or "Describe this page."},
+                    {"type": "image_url", "image_url": {"url": "data:image/png;base64,"
+                                                               + base64.b64encode(png).decode()}}]}])
             except Exception as exc:  # the screenshot is still there: say what failed, keep the path
                 result["analysis_error"] = f"the vision model at {model.base_url} failed: {_first_line(exc)}"
         return result

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .results import FileToolError
-from .textfile import check_text_file, edit_lock, read_utf8, unchanged_since, write_text
+from .textfile import edit_lock, read_utf8, unchanged_since, write_text
 from .v4a import FileChange, Hunk, PatchSyntaxError, parse_patch
 from .workspace import resolve_path, workspace_root
 
@@ -77,9 +77,7 @@ def _state(path: Path, root: Path, files: dict[Path, _File]) -> _File:
         text: str | None = None
         info = None
         if path.exists():
-            check_text_file(path, shown)
-            info = os.stat(path)
-            text = read_utf8(path, shown)
+            text, info = read_utf8(path, shown)
         files[path] = _File(path, shown, text, text, info)
     return files[path]
 

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import difflib
-import os
 from typing import Any
 
 from .multipatch import apply_patch
 from .results import FileToolError, file_tool
-from .textfile import check_text_file, edit_lock, read_utf8, unchanged_since, write_text
+from .textfile import edit_lock, read_utf8, unchanged_since, write_text
 from .workspace import resolve_path, workspace_root
 
 
@@ -36,9 +35,7 @@ def patch(args: dict[str, Any]) -> dict[str, Any]:
     path = resolve_path(args["path"], root)
     shown = path.relative_to(root).as_posix()
     with edit_lock(path, shown):  # another patch or write_file of this file waits, in any thread or process
-        check_text_file(path, shown)
-        before = os.stat(path)
-        text = read_utf8(path, shown)
+        text, before = read_utf8(path, shown)
         count = text.count(old)
         if count == 0:
             raise FileToolError(

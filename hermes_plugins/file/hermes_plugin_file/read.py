@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import io
 from typing import Any, Final
 
 from .results import FileToolError, file_tool
-from .textfile import check_text_file
+from .textfile import open_text_file
 from .workspace import resolve_readable, workspace_root
 
 DEFAULT_LIMIT: Final = 500
@@ -28,12 +29,11 @@ def read_file(args: dict[str, Any]) -> dict[str, Any]:
         raise FileToolError(f"offset ({offset}) must be at least 1")
     root = workspace_root()
     path, shown = resolve_readable(args["path"], root)
-    check_text_file(path, shown)
 
     lines: list[str] = []
     chars, total, full = 0, 0, False
     # Streamed so memory stays bounded; the scan goes on to EOF only to count the lines.
-    with path.open(encoding="utf-8", errors="replace") as stream:
+    with open_text_file(path, shown) as raw, io.TextIOWrapper(raw, encoding="utf-8", errors="replace") as stream:
         for total, line in enumerate(stream, 1):
             if total < offset or full or len(lines) >= limit:
                 continue

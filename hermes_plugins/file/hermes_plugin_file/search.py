@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -19,7 +20,7 @@ import re2
 from hermes_core.plugin import tool_context
 
 from .results import FileToolError, file_tool
-from .textfile import is_binary, max_file_bytes
+from .textfile import hard_links_allowed, is_binary, max_file_bytes
 from .workspace import resolve_path, workspace_root
 
 DEFAULT_LIMIT: Final = 50
@@ -126,8 +127,11 @@ class _OutOfTime(Exception):
 
 
 def _matching_lines(path: Path, regex: Regex, deadline: _Deadline) -> Iterator[tuple[int, str, Any]]:
-    """``(line number, line, match)`` of each matching line of a text file (binary and huge files have none)."""
-    if path.stat().st_size > max_file_bytes() or is_binary(path):
+    """``(line number, line, match)`` of each matching line of a text file (binary, huge and special files have
+    none, nor have hard-linked ones, whose other name may be outside the workspace, unless they are allowed)."""
+    info = path.stat()
+    if not stat.S_ISREG(info.st_mode) or info.st_size > max_file_bytes() or is_binary(path) \
+            or (info.st_nlink > 1 and not hard_links_allowed()):
         return
     with path.open(encoding="utf-8", errors="replace") as stream:
         for number, line in enumerate(stream, 1):

@@ -7,7 +7,14 @@ import posixpath
 from collections.abc import Callable
 from typing import Any, Final
 
-from hermes_core.backends import BackendError, ExecutionBackend, InteractiveProcess, MissingDirectory, OutputBuffer
+from hermes_core.backends import (
+    BackendError,
+    ExecutionBackend,
+    InteractiveProcess,
+    MissingDirectory,
+    OutputBuffer,
+    ShellBackend,
+)
 from hermes_core.plugin import tool_context, tool_error
 
 from .approvals import check_command
@@ -68,7 +75,7 @@ def _terminal(args: dict[str, Any], task: str, session_id: str | None) -> dict[s
     cwd = _start_directory(args.get("workdir"), task, settings, backend)
     watch = _watch(args) if args.get("background") else None  # a bad argument is refused before approval is asked
     # approval comes before any backend sees the command
-    refusal = check_command(command, session_id=session_id, args=args)
+    refusal = check_command(command, session_id=session_id, args=args, cwd=cwd, workspace=backend.default_cwd)
     if refusal:
         raise _UserError(refusal)
     pty = bool(args.get("pty"))
@@ -76,8 +83,13 @@ def _terminal(args: dict[str, Any], task: str, session_id: str | None) -> dict[s
         return _start_background(backend, command, cwd, task, pty, bool(args.get("workdir")), watch)
     timeout = min(float(args.get("timeout") or DEFAULT_TIMEOUT), settings.max_timeout)
     cap = min(int(args.get("max_output_chars") or DEFAULT_OUTPUT_CHARS), settings.max_output_chars)
+    progress = tool_context().progress_reporter()  # lines of output, for a listening client or terminal
     try:
-        result = backend.run(command, cwd=cwd, timeout=timeout, max_output_chars=cap, pty=pty)
+        if progress and isinstance(backend, ShellBackend):
+            result = backend.run(command, cwd=cwd, timeout=timeout, max_output_chars=cap, pty=pty,
+                                 on_output=progress.output)
+        else:
+            result = backend.run(command, cwd=cwd, timeout=timeout, max_output_chars=cap, pty=pty)
     except MissingDirectory:
         raise _missing(cwd, task, settings, backend, bool(args.get("workdir"))) from None
     except BackendError as exc:

@@ -10,13 +10,14 @@ from __future__ import annotations
 import contextvars
 import json
 import re
+import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Final
 
-from hermes_core.plugin import tool_context, tool_error
+from hermes_core.plugin import ProgressReporter, tool_context, tool_error
 
 from .fetch import FetchError, fetch
 from .markdown import ConversionError, Markdown, html_to_markdown
@@ -43,11 +44,14 @@ def web_extract(args: dict[str, Any], **kwargs: Any) -> str:
         settings = load_settings()
         limit = _char_limit(args.get("char_limit"), settings)
         folder = tool_context().home.results_dir
+        progress = tool_context().progress_reporter()  # pages done, for a listening client or terminal
         if urls is not None:
-            return json.dumps({"results": _extract_all(_url_list(urls), settings, limit, folder)}, ensure_ascii=False)
+            return json.dumps({"results": _extract_all(_url_list(urls), settings, limit, folder, progress)},
+                              ensure_ascii=False)
         target = str(url or "").strip()
         if not target:
             raise ExtractError("give `urls` (a list of up to 5 http or https URLs) or `url` (one URL)")
+        progress(0, 1, f"fetching {target}")
         return json.dumps(extract(target, settings, limit, folder), ensure_ascii=False)
     except (SettingsError, ExtractError) as exc:
         return tool_error(str(exc))
@@ -73,14 +77,22 @@ def _char_limit(value: Any, settings: WebSettings) -> int:
     return limit
 
 
-def _extract_all(urls: list[str], settings: WebSettings, limit: int, folder: Path) -> list[dict[str, Any]]:
-    """Each URL's entry, fetched side by side; a failure is that entry's ``error``, never the call's."""
+def _extract_all(urls: list[str], settings: WebSettings, limit: int, folder: Path,
+                 progress: ProgressReporter) -> list[dict[str, Any]]:
+    """Each URL's entry, fetched side by side; a failure is that entry's ``error``, never the call's. ``progress``
+    hears each page done."""
+    done: list[str] = []
+    lock = threading.Lock()
 
     def one(target: str) -> dict[str, Any]:
         try:
             page = extract(target, settings, limit, folder)
         except ExtractError as exc:
             return {"url": target, "title": None, "content": "", "error": str(exc)}
+        finally:
+            with lock:
+                done.append(target)
+                progress(len(done), len(urls), target)
         return {**page, "error": None}
 
     # each worker runs in a copy of this context, so the tool context (settings, home) is the caller's

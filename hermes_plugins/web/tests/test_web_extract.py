@@ -254,3 +254,16 @@ def test_invalid_settings_are_reported(web_config) -> None:
     error = extract("https://example.com/")["error"]
 
     assert error.startswith("invalid plugins.entries.web.settings in config.yaml")
+
+
+def test_each_page_done_is_reported_as_progress(local_server, web_config, hermes_runtime, load_hermes_plugin) -> None:
+    web_config(allow_private_networks=True)
+    load_hermes_plugin("hermes_plugin_web", "web")
+    heard: list[Any] = []
+    hermes_runtime.set_progress_callback(heard.append)
+    urls = [local_server.add(f"/page-{n}", ARTICLE) for n in range(3)]
+
+    hermes_runtime.handle_function_call("web_extract", {"urls": urls}, tool_call_id="c1")
+
+    assert heard and heard[-1].done == 3 and heard[-1].total == 3 and heard[-1].tool_call_id == "c1"
+    assert all(progress.tool_name == "web_extract" and progress.message in urls for progress in heard)
