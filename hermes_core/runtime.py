@@ -33,6 +33,7 @@ from .state.agent import AgentState
 from .tools.formats import DefinitionFormatter
 from .tools.policies import ToolScope, check_policy
 from .tools.registry import ToolRegistry
+from .tools.search import ToolSearchSettings
 from .tools.toolsets import Toolsets
 
 if TYPE_CHECKING:
@@ -144,12 +145,14 @@ class Runtime(ToolApi):
         dispatch code)."""
         with self._dispatcher_lock:  # one dispatcher, however many threads make the first call at once
             if "dispatcher" not in self.__dict__:
+                from .calls.bridge import ToolBridge
                 from .calls.dispatch import Dispatcher
 
                 kind = _traced_dispatcher() if self._config_data()["observability"]["otel"] else Dispatcher
                 made = kind(self.registry, self.hooks, self.middleware, self.budget, self.approvals,
                             self.tool_context, self.scope, self.why_missing)
                 made.recorder = self.agent_state.record_calls
+                made.bridge = ToolBridge(self.registry, lambda: self.tool_search_settings()[0])
                 self.__dict__["dispatcher"] = made
             dispatcher: Dispatcher = self.__dict__["dispatcher"]
             return dispatcher
@@ -198,6 +201,14 @@ class Runtime(ToolApi):
         from .calls.subagents import settings_of
 
         return settings_of(self._config_data().get("delegation"))
+
+    def tool_search_settings(self) -> tuple[ToolSearchSettings, int | None]:
+        """``tools.tool_search`` of the config, and ``model.context_length`` when it is a positive integer."""
+        data = self._config_data()
+        tools, model = data.get("tools"), data.get("model")
+        settings = ToolSearchSettings.of(tools.get("tool_search") if isinstance(tools, Mapping) else None)
+        length = model.get("context_length") if isinstance(model, Mapping) else None
+        return settings, length if type(length) is int and length > 0 else None
 
     def _model_endpoint(self) -> ModelCallback | str:
         """The endpoint ``delegation`` configures (one client per setting), or why there is none."""

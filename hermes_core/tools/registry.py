@@ -20,7 +20,7 @@ from ..checks import Availability
 from ..workers.executor import DeadlineExceeded, call_with_deadline
 from ..workers.exitguard import refusing_exit
 from .references import LazyReference
-from .toolnames import check_tool_name, skeleton
+from .toolnames import BRIDGE_TOOL_NAMES, check_tool_name, skeleton
 
 __all__ = [
     "UNLIMITED",
@@ -437,6 +437,9 @@ class ToolRegistry:
 
         A plugin may replace its own tools; another owner's tool, whatever its toolset, only with
         ``override=True`` and the grant (``plugins.entries.<id>.allow_tool_override``); else refused."""
+        if entry.name in BRIDGE_TOOL_NAMES:
+            self._refuse_reserved(entry)
+            return None
         with self._lock:
             existing = self._tools.get(entry.name)
             if existing is not None and existing.plugin != entry.plugin:
@@ -455,6 +458,9 @@ class ToolRegistry:
         added: list[tuple[ToolEntry, ToolEntry | None]] = []
         with self._lock:
             for entry in entries:
+                if entry.name in BRIDGE_TOOL_NAMES:
+                    self._refuse_reserved(entry)
+                    continue
                 existing = self._tools.get(entry.name)
                 if existing is not None and existing.plugin != entry.plugin:
                     self._refuse(entry, existing, False)
@@ -474,6 +480,11 @@ class ToolRegistry:
         reason = f"tool {entry.name!r} already belongs to {owner}; {how}"
         self.refusals.append(
             Refusal(entry.name, entry.plugin, entry.toolset, existing.toolset, existing.plugin, reason))
+        log.warning("refused tool %r from plugin %r: %s", entry.name, entry.plugin, reason)
+
+    def _refuse_reserved(self, entry: ToolEntry) -> None:
+        reason = f"tool name {entry.name!r} is reserved for tool search's bridge (tools.tool_search)"
+        self.refusals.append(Refusal(entry.name, entry.plugin, entry.toolset, "tool_search", None, reason))
         log.warning("refused tool %r from plugin %r: %s", entry.name, entry.plugin, reason)
 
     def _undo(self, entry: ToolEntry, previous: ToolEntry | None) -> None:

@@ -12,9 +12,11 @@ import functools
 import re
 from typing import Final
 
-__all__ = ["TOOL_NAME", "check_tool_name", "skeleton"]
+__all__ = ["BRIDGE_TOOL_NAMES", "TOOL_NAME", "check_tool_name", "skeleton"]
 
 TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+#: Tool search's bridge tools (``hermes_core.tools.search``): reserved, no plugin registers a tool of these names.
+BRIDGE_TOOL_NAMES: Final = frozenset({"tool_search", "tool_describe", "tool_call"})
 _LOOK_ALIKE: Final = str.maketrans({"-": "_", ".": "_", "0": "o", "1": "l", "i": "l", "|": "l"})
 
 
