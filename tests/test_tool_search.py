@@ -253,3 +253,53 @@ def test_the_index_ranks_names_descriptions_parameters_toolsets_and_plugins():
     assert [t.name for t in index.search("which city", 1)] == ["getForecast"]  # parameter names
     assert [t.name for t in index.search("slack", 3)] == ["send_message"]
     assert index.search("xyzzy", 3) == [] and index.search("", 3) == []
+
+
+def test_mcp_serve_offers_the_bridge_and_adds_a_described_tool_to_the_session(tmp_path):
+    """``hermes mcp serve`` with 300 tools: the SDK client lists the bridge, finds, describes and calls a deferred
+    tool, and, having described it, is told by ``notifications/tools/list_changed`` that its list now holds it."""
+    import anyio
+    from mcp import ClientSession, StdioServerParameters
+    from mcp import types as mcp_types
+    from mcp.client.stdio import stdio_client
+
+    from hermes_core.authoring.testing import scaled_timeout
+
+    support = sys.modules["hermes_mcp_test_support"]  # loaded by conftest.py
+    home = tmp_path / "serve-home"
+    for domain, where, thing in DOMAINS:
+        folder = home / "plugins" / domain
+        folder.mkdir(parents=True)
+        (folder / "plugin.yaml").write_text(manifest(domain, where, thing))
+        (folder / "tools.py").write_text(HANDLER["tools.py"])
+    (home / "config.yaml").write_text("tools:\n  tool_search: {enabled: auto}\nplugins:\n  enabled: ["
+                                      + ", ".join(domain for domain, _, _ in DOMAINS) + "]\n")
+    changed = anyio.Event()
+
+    async def inbox(message):
+        if isinstance(message, mcp_types.ToolListChangedNotification):
+            changed.set()
+
+    async def main():
+        command = support.hermes_command()
+        params = StdioServerParameters(command=command[0], args=[*command[1:], "mcp", "serve"],
+                                       env={"HERMES_HOME": str(home)})
+        with open(tmp_path / "stderr.log", "w") as errlog, anyio.fail_after(scaled_timeout(60)):
+            async with stdio_client(params, errlog=errlog) as (read, write), \
+                    ClientSession(read, write, message_handler=inbox) as session:
+                await session.initialize()
+                listed = [tool.name for tool in (await session.list_tools()).tools]
+                assert listed == ["tool_search", "tool_describe", "tool_call"]
+                found = await session.call_tool("tool_search", {"query": "refund a shopify order"})
+                assert "shopify_" in found.content[0].text and not found.is_error
+                described = await session.call_tool("tool_describe", {"name": "payroll_export_payslip"})
+                assert json.loads(described.content[0].text)["parameters"]["properties"]["limit"]["minimum"] == 1
+                await changed.wait()
+                relisted = [tool.name for tool in (await session.list_tools()).tools]
+                assert relisted == [*listed, "payroll_export_payslip"]
+                direct = await session.call_tool("payroll_export_payslip", {"limit": 2})
+                bridged = await session.call_tool("tool_call", {"name": "payroll_list_payslip", "arguments": {}})
+                assert json.loads(direct.content[0].text)["args"] == {"limit": 2}
+                assert json.loads(bridged.content[0].text)["ran"].startswith("hermes_plugins.payroll")
+
+    anyio.run(main)
