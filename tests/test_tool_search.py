@@ -303,3 +303,21 @@ def test_mcp_serve_offers_the_bridge_and_adds_a_described_tool_to_the_session(tm
                 assert json.loads(bridged.content[0].text)["ran"].startswith("hermes_plugins.payroll")
 
     anyio.run(main)
+
+
+def test_framework_adapters_offer_the_bridge_and_run_a_deferred_tool_through_it(many):
+    """The adapters read the same setting: LangChain gets the core tools and the bridge, and its ``tool_call``
+    tool runs the real tool through Hermes' call path."""
+    pytest.importorskip("langchain_core")
+    from hermes_core.adapters.langchain import langchain_tools
+    from hermes_core.adapters.offered import offered_tools
+
+    runtime = many("tools:\n  tool_search: {enabled: on}\n")
+    offered = {tool.name: tool for tool in offered_tools(runtime)}
+    assert list(offered) == ["read_file", "tool_search", "tool_describe", "tool_call"]
+    assert offered["tool_search"].annotations == {"read_only": True} and not offered["tool_call"].parallel_safe
+
+    tools = {tool.name: tool for tool in langchain_tools(runtime)}
+    result = tools["tool_call"].invoke({"name": "crm_update_contact", "arguments": {"id": "c-7"}})
+
+    assert json.loads(result)["args"] == {"id": "c-7"}
