@@ -321,3 +321,20 @@ def test_framework_adapters_offer_the_bridge_and_run_a_deferred_tool_through_it(
     result = tools["tool_call"].invoke({"name": "crm_update_contact", "arguments": {"id": "c-7"}})
 
     assert json.loads(result)["args"] == {"id": "c-7"}
+
+
+def test_search_quality_on_the_benchmark_set_reaches_ninety_percent_in_the_top_five():
+    """bench/search_quality.py: 200+ tools of the plugin index and Hermes Agent's toolsets, 50 model queries."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "bench" / "search_quality.py"
+    spec = importlib.util.spec_from_file_location("hermes_bench_search_quality", path)
+    assert spec is not None and spec.loader is not None
+    bench = sys.modules[spec.name] = importlib.util.module_from_spec(spec)  # its dataclass looks itself up
+    spec.loader.exec_module(bench)
+
+    figures = bench.measure()
+
+    assert figures["tools"] >= 200 and figures["queries"] == 50
+    assert figures["top5"] >= 0.9
