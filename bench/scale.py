@@ -64,9 +64,9 @@ def run(args, **kwargs):
 '''
 
 
-def make_home(root: Path, plugins: int, tool_search: bool | None = None) -> Path:
+def make_home(root: Path, plugins: int, tool_search: bool | None = None, name: str = "") -> Path:
     """A home whose plugin folder holds ``plugins`` declarative user plugins of :data:`TOOLS_EACH` tools each."""
-    home = root / f"home-{plugins}" if tool_search is None else root / f"home-{plugins}-search-{tool_search}"
+    home = root / f"home-{plugins}{name}" if tool_search is None else root / f"home-{plugins}-search-{tool_search}"
     (home / "plugins").mkdir(parents=True)
     if tool_search is not None:
         (home / "config.yaml").write_text(f"tools:\n  tool_search: {str(tool_search).lower()}\n")
@@ -106,11 +106,13 @@ def main() -> None:
         for size in sizes:
             env = {**base, "HERMES_HOME": str(make_home(root, size))}
             off = {**base, "HERMES_HOME": str(make_home(root, size, tool_search=False))}
+            cold = {**base, "HERMES_HOME": str(make_home(root, size, name="-cold"))}  # its cache removed per run
             middle = size // 2
             call_args = json.dumps({"query": "open invoices", "limit": 3})
             cases[f"call {size}"] = ([hermes, "tools", "call", f"scale_{middle}_1", call_args], env, None)
             cases[f"list {size}"] = ([hermes, "tools", "list", "--json"], env, None)
-            cases[f"cold list {size}"] = ([hermes, "tools", "list", "--json"], env, Path(env["HERMES_HOME"]) / "cache")
+            cases[f"cold list {size}"] = ([hermes, "tools", "list", "--json"], cold,
+                                          Path(cold["HERMES_HOME"]) / "cache")
             cases[f"definitions {size}"] = ([sys.executable, "-c", DEFINITIONS], env, None)
             cases[f"definitions, search off {size}"] = ([sys.executable, "-c", DEFINITIONS], off, None)
         times, outputs = _timed(cases, options.rounds)

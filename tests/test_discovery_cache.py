@@ -174,7 +174,7 @@ def test_a_cached_load_reads_a_tools_details_only_when_the_tool_is_used(plugins,
     [cache_file] = (isolated_home / "cache").glob("discovery-*.json")
     lines = cache_file.read_text().split("\n")
     assert [record["outline"]["tools"] for record in json.loads(lines[0])["records"]] == [
-        [["alpha_tool", "alpha"]], [["beta_tool", "beta"]]]
+        [["alpha_tool", "alpha", False]], [["beta_tool", "beta", False]]]
     cache_file.write_text("\n".join([*lines[:2], '{"tools": "gone bad"', *lines[3:]]))
 
     runtime = plugins.runtime()

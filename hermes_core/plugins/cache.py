@@ -3,8 +3,9 @@
 A hit reads JSON and builds :class:`PluginCandidate` records holding that plain data: no YAML parser,
 no pydantic model and no ``importlib.metadata`` scan (a miss does all three). The file is JSON lines: the first
 line holds the key, the watched files and each candidate with its manifest's outline (the manifest with each tool
-reduced to its name and toolset: the index a load registers tools by); line ``2 + i`` holds candidate ``i``'s whole
-manifest, parsed only when something needs a tool's details (a call parses the one plugin it calls).
+reduced to its name, toolset and whether it is checked: the index a load registers tools by); line ``2 + i``
+holds candidate ``i``'s whole manifest, parsed only when something needs a tool's details (a call parses the one
+plugin it calls).
 
 The cache is valid while the interpreter, ``sys.path``, the folders on it, the ``entry_points.txt`` files
 and every manifest and plugin folder it saw keep their paths and modification times: installing,
@@ -41,7 +42,7 @@ __all__ = ["DiscoveryCache"]
 
 log = logging.getLogger(__name__)
 
-FORMAT = 8
+FORMAT = 9
 #: A cache of thousands of plugins outgrows the limit of other untrusted files.
 CACHE_LIMIT = 16 * TEXT_LIMIT
 

@@ -66,8 +66,8 @@ class PluginCandidate:
     distribution: str | None = None
     dist_version: str | None = None
     #: The manifest's outline: the validated manifest as plain JSON data, defaults filled in, each declared tool
-    #: reduced to ``[name, toolset]`` (:func:`outline_of`): what listing plugins and loading them read up front, so
-    #: they need no pydantic model and no tool's details; None without a (usable) plugin.yaml.
+    #: reduced to ``[name, toolset, checked]`` (:func:`outline_of`): what listing plugins and loading them read up
+    #: front, so they need no pydantic model and no tool's details; None without a (usable) plugin.yaml.
     outline: dict[str, Any] | None = None
     #: Why this plugin cannot be loaded at all (an invalid manifest), else None.
     error: str | None = None
@@ -114,9 +114,11 @@ class PluginCandidate:
 
 
 def outline_of(manifest_data: dict[str, Any]) -> dict[str, Any]:
-    """A plain manifest with each declared tool reduced to ``[name, toolset]``."""
+    """A plain manifest with each declared tool reduced to ``[name, toolset, checked]`` (``checked``: it declares
+    a ``check`` or a ``check_fn``, so its availability must be evaluated)."""
     tools = manifest_data.get("tools")
-    return {**manifest_data, "tools": None if tools is None else [[tool["name"], tool["toolset"]] for tool in tools]}
+    return {**manifest_data, "tools": None if tools is None else [
+        [tool["name"], tool["toolset"], bool(tool.get("check") or tool.get("check_fn"))] for tool in tools]}
 
 
 def slug(plugin_id: str) -> str:

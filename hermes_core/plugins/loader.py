@@ -179,8 +179,8 @@ def load_plugin(candidate: PluginCandidate, contributions: Contributions, contex
 def _register_declared(contributions: Contributions, context: PluginContext, candidate: PluginCandidate,
                        manifest: dict[str, Any], module: str) -> None:
     declarations = _Declarations(candidate, module)
-    context.add_entries([DeclaredEntry(name, toolset, candidate.id, declarations, index)
-                         for index, (name, toolset) in enumerate(manifest["tools"] or ())])
+    context.add_entries([DeclaredEntry(name, toolset, candidate.id, declarations, index, checked)
+                         for index, (name, toolset, checked) in enumerate(manifest["tools"] or ())])
     source = f"plugin:{candidate.id}"
     for toolset in manifest["toolsets"]:
         contributions.toolsets.define(Toolset(toolset["name"], toolset["description"], tuple(toolset["tools"]),

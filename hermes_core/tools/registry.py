@@ -295,21 +295,24 @@ class Declarations(Protocol):
 
 
 class DeclaredEntry(ToolEntry):
-    """A tool a manifest declares, read from its declaration as far as something needs it: its name, toolset and
-    plugin at once (all a registration needs), its description, annotations, schema and whether it has checks from
-    the declaration (all a listing or a definition needs), and the rest — handler, checks — built when first read
-    (calling it, checking it). A load of thousands of declared tools thus does per-tool work only for the tools
-    something uses, and only the work it needs."""
+    """A tool a manifest declares, read from its declaration as far as something needs it: its name, toolset,
+    plugin and whether it has checks at once (all a registration and an availability needs), its description,
+    annotations and schema from the declaration (all a listing or a definition needs), and the rest — handler,
+    checks — built when first read (calling it, checking it). A load of thousands of declared tools thus does
+    per-tool work only for the tools something uses, and only the work it needs."""
 
     _building = threading.Lock()
 
-    def __init__(self, name: str, toolset: str, plugin: str | None, source: Declarations, index: int) -> None:
+    def __init__(self, name: str, toolset: str, plugin: str | None, source: Declarations, index: int,
+                 checked: bool) -> None:
         check_tool_name(name)
         self.name = name
         self.toolset = toolset
         self.plugin = plugin
         self._source = source
         self._index = index
+        #: The declaration has a ``check`` or a ``check_fn`` (known from the outline: no declaration read).
+        self._checked = checked
         #: Whether the rest is still to be built.
         self._build = True
 
@@ -319,10 +322,8 @@ class DeclaredEntry(ToolEntry):
 
     @property
     def has_checks(self) -> bool:
-        if not self._build:
-            return super().has_checks
-        declaration = self.declaration  # a gone one counts as checked: its built entry says why it is unavailable
-        return not declaration or bool(declaration.get("check") or declaration.get("check_fn"))
+        # a declaration gone since the outline was read has its built entry say why when called
+        return super().has_checks if not self._build else self._checked
 
     def __getattr__(self, attribute: str) -> Any:
         # called only for an attribute not set yet: read from the declaration (the declaration itself, then the
