@@ -228,8 +228,12 @@ class Runtime(ToolApi):
 
     # -- plugins -------------------------------------------------------------------------------
 
-    def load_plugins(self) -> list[PluginRecord]:
-        """Discover, select and load every plugin once; later calls return the same records."""
+    def load_plugins(self, *, for_tool: str | None = None) -> list[PluginRecord]:
+        """Discover, select and load every plugin once; later calls return the same records.
+
+        ``for_tool``: load now only what a call of that tool needs (the plugins that declare it, and every plugin
+        that runs code or contributes anything but declared tools); the rest is loaded, in order, by the first
+        lookup of the registry that could need it (``hermes tools call`` of one tool among thousands)."""
         with self._load_lock:
             if not self._loaded:
                 self._loaded = True
@@ -237,13 +241,27 @@ class Runtime(ToolApi):
                 selections = select(self.discover(), SelectionPolicy.of(config, self.environ))
                 # installed distributions first: a plugin folder cannot claim a tool name before them
                 timeout = config["plugins"]["load_timeout"] or None  # plugins.load_timeout; 0: no limit
-                loads = {id(s): self._load(s.candidate, timeout) for s in sorted(selections, key=_load_order)
-                         if s.verdict == "selected"}
+                ordered = [s for s in sorted(selections, key=_load_order) if s.verdict == "selected"]
+                later = _not_needed_for(ordered, for_tool) if for_tool is not None else []
+                skipped = {id(s) for s in later}
+                loads = {id(s): self._load(s.candidate, timeout) for s in ordered if id(s) not in skipped}
+                if later and not _declared_names(later).isdisjoint(self.registry.names()):
+                    skipped = set()  # a clash with what the code of a plugin registered: keep the usual order
+                    loads.update((id(s), self._load(s.candidate, timeout)) for s in later)
                 for selection in selections:
-                    self._add_record(selection, loads.get(id(selection)))
+                    if id(selection) not in skipped:
+                        self._add_record(selection, loads.get(id(selection)))
+                if skipped:
+                    self.registry.defer_rest(functools.partial(self._load_rest, later, timeout))
                 if config["mcp_servers"]:
                     self.start_mcp(connect=False)
         return self.plugins
+
+    def _load_rest(self, later: list[PluginSelection], timeout: float | None) -> None:
+        """Load the plugins ``load_plugins(for_tool=...)`` left for later (see :meth:`ToolRegistry.defer_rest`)."""
+        with self._load_lock:
+            for selection in later:
+                self._add_record(selection, self._load(selection.candidate, timeout))
 
     def plugin_folders(self) -> list[tuple[Path, Source]]:
         """The plugin folders to scan: the home's always, the project's only when opted in."""
@@ -517,6 +535,33 @@ def _local_backend(setup: BackendSetup) -> ExecutionBackend:
     return LocalBackend(setup)
 
 
+def _declared_only(candidate: PluginCandidate) -> bool:
+    """Loading the candidate registers its declared tools and nothing else (no code runs, nothing else is
+    contributed): the mirror of the loader's rule."""
+    outline = candidate.outline
+    return outline is not None and outline.get("tools") is not None and not outline.get("provides_hooks") \
+        and not candidate.defines_register and not outline.get("backends") and not outline.get("skills") \
+        and not outline.get("toolsets") and not outline.get("provides_tools") and not candidate.error
+
+
+def _declared_names(selections: Iterable[PluginSelection]) -> set[str]:
+    return {tool[0] for s in selections for tool in (s.candidate.outline or {}).get("tools") or ()}
+
+
+def _not_needed_for(ordered: list[PluginSelection], tool: str) -> list[PluginSelection]:
+    """Of the ordered selections, the declared-only ones a call of ``tool`` does not need: not declaring it, and
+    declaring no name a needed plugin declares (so that whoever wins a name wins it as in a full load)."""
+    later = [s for s in ordered if _declared_only(s.candidate)]
+    skipped = {id(s) for s in later}
+    names = _declared_names(s for s in ordered if id(s) not in skipped) | {tool}
+    while True:
+        clashing = [s for s in later if not _declared_names([s]).isdisjoint(names)]
+        if not clashing:
+            return later
+        later = [s for s in later if s not in clashing]
+        names |= _declared_names(clashing)
+
+
 def _load_order(selection: PluginSelection) -> int:
     return {"pip": 0, "user": 1, "project": 2}[selection.candidate.source]
 
@@ -525,14 +570,15 @@ _default: Runtime | None = None
 _default_lock = threading.Lock()
 
 
-def default_runtime() -> Runtime:
-    """The process-wide runtime (home ``$HERMES_HOME``), created and loaded on first use."""
+def default_runtime(*, for_tool: str | None = None) -> Runtime:
+    """The process-wide runtime (home ``$HERMES_HOME``), created and loaded on first use (``for_tool``: see
+    :meth:`Runtime.load_plugins`)."""
     global _default
     if _default is None:
         with _default_lock:
             if _default is None:
                 runtime = Runtime()
-                runtime.load_plugins()
+                runtime.load_plugins(for_tool=for_tool)
                 _default = runtime
     return _default
 

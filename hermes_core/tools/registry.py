@@ -430,8 +430,30 @@ class ToolRegistry:
         self.generation = 0
         self.refusals: list[Refusal] = []
         self._skeletons: dict[str, str] = {}  # what each name looks like -> the first name that looks so
+        #: What registers the tools not registered yet (see :meth:`defer_rest`), and whether it is running.
+        self._rest: Callable[[], None] | None = None
+        self._completing = False
+        self._rest_lock = threading.RLock()
 
     # -- changes ---------------------------------------------------------------------------
+
+    def defer_rest(self, load: Callable[[], None]) -> None:
+        """``load`` registers the rest of the tools (a runtime that loaded only the plugins one call needs): it
+        runs once, before the first lookup that could need them — a name not found, a listing, a count."""
+        self._rest = load
+
+    def _complete(self) -> None:
+        if self._rest is None:
+            return
+        with self._rest_lock:  # other threads wait for the rest; this one's plugins may look tools up meanwhile
+            load = self._rest
+            if load is None or self._completing:
+                return
+            self._completing = True
+            try:
+                load()
+            finally:
+                self._rest, self._completing = None, False
 
     def register(self, entry: ToolEntry, *, override: bool = False, override_granted: bool = False) -> Undo | None:
         """Add ``entry``; returns what undoes it (putting back the tool it replaced), or None when it is refused.
@@ -525,18 +547,25 @@ class ToolRegistry:
         return other if other != name and other in self._tools else None
 
     def get(self, name: str) -> ToolEntry | None:
-        return self._tools.get(name)
+        entry = self._tools.get(name)
+        if entry is None and self._rest is not None:
+            self._complete()
+            entry = self._tools.get(name)
+        return entry
 
     def __contains__(self, name: object) -> bool:
-        return name in self._tools
+        return name in self._tools or (self._rest is not None and isinstance(name, str) and self.get(name) is not None)
 
     def __len__(self) -> int:
+        self._complete()
         return len(self._tools)
 
     def names(self) -> list[str]:
+        self._complete()
         return list(self._tools)
 
     def entries(self) -> list[ToolEntry]:
+        self._complete()
         with self._lock:
             return list(self._tools.values())
 
@@ -551,7 +580,7 @@ class ToolRegistry:
 
     def check(self, name: str) -> Availability:
         """Run the tool's checks (cached for ``check_ttl`` seconds); an exception means unavailable."""
-        entry = self._tools.get(name)
+        entry = self.get(name)
         if entry is None:
             return Availability(False, f"no tool named {name!r}")
         if not entry.has_checks:
