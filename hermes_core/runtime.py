@@ -258,10 +258,10 @@ class Runtime(ToolApi):
         return self.plugins
 
     def _load_rest(self, later: list[PluginSelection], timeout: float | None) -> None:
-        """Load the plugins ``load_plugins(for_tool=...)`` left for later (see :meth:`ToolRegistry.defer_rest`)."""
-        with self._load_lock:
-            for selection in later:
-                self._add_record(selection, self._load(selection.candidate, timeout))
+        """Load the plugins ``load_plugins(for_tool=...)`` left for later (the registry runs it once, under its own
+        lock: see :meth:`ToolRegistry.defer_rest`)."""
+        for selection in later:
+            self._add_record(selection, self._load(selection.candidate, timeout))
 
     def plugin_folders(self) -> list[tuple[Path, Source]]:
         """The plugin folders to scan: the home's always, the project's only when opted in."""
@@ -596,10 +596,11 @@ def reset_default_runtime() -> None:
 
 def get_tool_definitions(enabled_toolsets: Iterable[str] | None = None,
                          disabled_toolsets: Iterable[str] | None = None, quiet_mode: bool = False, *,
-                         format: str = "openai", strict: bool = False) -> list[dict[str, Any]]:
+                         format: str = "openai", strict: bool = False, defer: str = "bridge",
+                         context_length: int | None = None) -> list[dict[str, Any]]:
     """Tool definitions from the default runtime, in ``format`` (see ``Runtime.get_tool_definitions``)."""
     return default_runtime().get_tool_definitions(enabled_toolsets, disabled_toolsets, quiet_mode, format=format,
-                                                  strict=strict)
+                                                  strict=strict, defer=defer, context_length=context_length)
 
 
 def handle_function_call(function_name: str, function_args: Any, task_id: str | None = None,
