@@ -33,6 +33,7 @@ from .state.agent import AgentState
 from .tools.formats import DefinitionFormatter
 from .tools.policies import ToolScope, check_policy
 from .tools.registry import ToolRegistry
+from .tools.search import ToolSearchSettings
 from .tools.toolsets import Toolsets
 
 if TYPE_CHECKING:
@@ -145,6 +146,7 @@ class Runtime(ToolApi):
         dispatch code)."""
         with self._dispatcher_lock:  # one dispatcher, however many threads make the first call at once
             if "dispatcher" not in self.__dict__:
+                from .calls.bridge import ToolBridge
                 from .calls.dispatch import Dispatcher
 
                 config = self._config_data()
@@ -154,6 +156,7 @@ class Runtime(ToolApi):
                 made.recorder = self.agent_state.record_calls
                 # read once, as the policy is: off, no step of any plan asks about checkpoints
                 made.checkpoints = self.checkpoints if config["checkpoints"]["enabled"] else None
+                made.bridge = ToolBridge(self.registry, lambda: self.tool_search_settings()[0])
                 self.__dict__["dispatcher"] = made
             dispatcher: Dispatcher = self.__dict__["dispatcher"]
             return dispatcher
@@ -218,6 +221,14 @@ class Runtime(ToolApi):
         agent = self._config_data().get("agent")
         return user_timeout(agent.get("clarify_timeout") if isinstance(agent, dict) else None)
 
+    def tool_search_settings(self) -> tuple[ToolSearchSettings, int | None]:
+        """``tools.tool_search`` of the config, and ``model.context_length`` when it is a positive integer."""
+        data = self._config_data()
+        tools, model = data.get("tools"), data.get("model")
+        settings = ToolSearchSettings.of(tools.get("tool_search") if isinstance(tools, Mapping) else None)
+        length = model.get("context_length") if isinstance(model, Mapping) else None
+        return settings, length if type(length) is int and length > 0 else None
+
     def _model_endpoint(self) -> ModelCallback | str:
         """The endpoint ``delegation`` configures (one client per setting), or why there is none."""
         from .calls.endpoint import configured_endpoint
@@ -236,8 +247,12 @@ class Runtime(ToolApi):
 
     # -- plugins -------------------------------------------------------------------------------
 
-    def load_plugins(self) -> list[PluginRecord]:
-        """Discover, select and load every plugin once; later calls return the same records."""
+    def load_plugins(self, *, for_tool: str | None = None) -> list[PluginRecord]:
+        """Discover, select and load every plugin once; later calls return the same records.
+
+        ``for_tool``: load now only what a call of that tool needs (the plugins that declare it, and every plugin
+        that runs code or contributes anything but declared tools); the rest is loaded, in order, by the first
+        lookup of the registry that could need it (``hermes tools call`` of one tool among thousands)."""
         with self._load_lock:
             if not self._loaded:
                 self._loaded = True
@@ -245,13 +260,27 @@ class Runtime(ToolApi):
                 selections = select(self.discover(), SelectionPolicy.of(config, self.environ))
                 # installed distributions first: a plugin folder cannot claim a tool name before them
                 timeout = config["plugins"]["load_timeout"] or None  # plugins.load_timeout; 0: no limit
-                loads = {id(s): self._load(s.candidate, timeout) for s in sorted(selections, key=_load_order)
-                         if s.verdict == "selected"}
+                ordered = [s for s in sorted(selections, key=_load_order) if s.verdict == "selected"]
+                later = _not_needed_for(ordered, for_tool) if for_tool is not None else []
+                skipped = {id(s) for s in later}
+                loads = {id(s): self._load(s.candidate, timeout) for s in ordered if id(s) not in skipped}
+                if later and not _declared_names(later).isdisjoint(self.registry.names()):
+                    skipped = set()  # a clash with what the code of a plugin registered: keep the usual order
+                    loads.update((id(s), self._load(s.candidate, timeout)) for s in later)
                 for selection in selections:
-                    self._add_record(selection, loads.get(id(selection)))
+                    if id(selection) not in skipped:
+                        self._add_record(selection, loads.get(id(selection)))
+                if skipped:
+                    self.registry.defer_rest(functools.partial(self._load_rest, later, timeout))
                 if config["mcp_servers"]:
                     self.start_mcp(connect=False)
         return self.plugins
+
+    def _load_rest(self, later: list[PluginSelection], timeout: float | None) -> None:
+        """Load the plugins ``load_plugins(for_tool=...)`` left for later (the registry runs it once, under its own
+        lock: see :meth:`ToolRegistry.defer_rest`)."""
+        for selection in later:
+            self._add_record(selection, self._load(selection.candidate, timeout))
 
     def plugin_folders(self) -> list[tuple[Path, Source]]:
         """The plugin folders to scan: the home's always, the project's only when opted in."""
@@ -525,6 +554,33 @@ def _local_backend(setup: BackendSetup) -> ExecutionBackend:
     return LocalBackend(setup)
 
 
+def _declared_only(candidate: PluginCandidate) -> bool:
+    """Loading the candidate registers its declared tools and nothing else (no code runs, nothing else is
+    contributed): the mirror of the loader's rule."""
+    outline = candidate.outline
+    return outline is not None and outline.get("tools") is not None and not outline.get("provides_hooks") \
+        and not candidate.defines_register and not outline.get("backends") and not outline.get("skills") \
+        and not outline.get("toolsets") and not outline.get("provides_tools") and not candidate.error
+
+
+def _declared_names(selections: Iterable[PluginSelection]) -> set[str]:
+    return {tool[0] for s in selections for tool in (s.candidate.outline or {}).get("tools") or ()}
+
+
+def _not_needed_for(ordered: list[PluginSelection], tool: str) -> list[PluginSelection]:
+    """Of the ordered selections, the declared-only ones a call of ``tool`` does not need: not declaring it, and
+    declaring no name a needed plugin declares (so that whoever wins a name wins it as in a full load)."""
+    later = [s for s in ordered if _declared_only(s.candidate)]
+    skipped = {id(s) for s in later}
+    names = _declared_names(s for s in ordered if id(s) not in skipped) | {tool}
+    while True:
+        clashing = [s for s in later if not _declared_names([s]).isdisjoint(names)]
+        if not clashing:
+            return later
+        later = [s for s in later if s not in clashing]
+        names |= _declared_names(clashing)
+
+
 def _load_order(selection: PluginSelection) -> int:
     return {"pip": 0, "user": 1, "project": 2}[selection.candidate.source]
 
@@ -533,14 +589,15 @@ _default: Runtime | None = None
 _default_lock = threading.Lock()
 
 
-def default_runtime() -> Runtime:
-    """The process-wide runtime (home ``$HERMES_HOME``), created and loaded on first use."""
+def default_runtime(*, for_tool: str | None = None) -> Runtime:
+    """The process-wide runtime (home ``$HERMES_HOME``), created and loaded on first use (``for_tool``: see
+    :meth:`Runtime.load_plugins`)."""
     global _default
     if _default is None:
         with _default_lock:
             if _default is None:
                 runtime = Runtime()
-                runtime.load_plugins()
+                runtime.load_plugins(for_tool=for_tool)
                 _default = runtime
     return _default
 
@@ -558,10 +615,11 @@ def reset_default_runtime() -> None:
 
 def get_tool_definitions(enabled_toolsets: Iterable[str] | None = None,
                          disabled_toolsets: Iterable[str] | None = None, quiet_mode: bool = False, *,
-                         format: str = "openai", strict: bool = False) -> list[dict[str, Any]]:
+                         format: str = "openai", strict: bool = False, defer: str = "bridge",
+                         context_length: int | None = None) -> list[dict[str, Any]]:
     """Tool definitions from the default runtime, in ``format`` (see ``Runtime.get_tool_definitions``)."""
     return default_runtime().get_tool_definitions(enabled_toolsets, disabled_toolsets, quiet_mode, format=format,
-                                                  strict=strict)
+                                                  strict=strict, defer=defer, context_length=context_length)
 
 
 def handle_function_call(function_name: str, function_args: Any, task_id: str | None = None,

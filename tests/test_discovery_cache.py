@@ -114,10 +114,15 @@ def test_each_home_has_its_own_cache(plugins, tmp_path, counted):
 
 OTHER_SHAPES = [
     "{}", "[]", "null", '"text"', "\xff\xfe not json",
-    f'{{"format": {FORMAT}, "stamps": [], "watched": [], "records": [{{"id": "x", "unknown": 1}}]}}',
+    f'{{"format": {FORMAT}, "stamps": [], "watched": [], "records": [{{"id": "x", "unknown": 1}}]}}\nnull',
     f'{{"format": {FORMAT}, "stamps": [], "watched": [], "records": [{{"id": "x", "source": "user", "module": "m", '
-    '"manifest_data": {"tools": "not a list"}, "warnings": []}]}',
+    '"outline": {"tools": "not a list"}, "warnings": []}]}\nnull',
 ]
+
+
+def header(cache_file):
+    """The first line of a discovery cache file: the key, the watched files and the candidates' outlines."""
+    return json.loads(cache_file.read_text().split("\n")[0])
 
 
 @pytest.mark.parametrize("content", OTHER_SHAPES)
@@ -129,7 +134,7 @@ def test_a_cache_file_of_another_shape_is_ignored_and_rewritten(plugins, counted
 
     assert ids(plugins.runtime().discover()) == ["one"]
     assert len(counted) == 2
-    assert json.loads(cache_file.read_text())["format"] == FORMAT
+    assert header(cache_file)["format"] == FORMAT
     assert ids(plugins.runtime().discover()) == ["one"] and len(counted) == 2
     runtime = plugins.runtime()
     runtime.load_plugins()
@@ -142,7 +147,7 @@ def test_a_cache_file_of_another_key_under_the_same_name_is_not_used(plugins, co
     plugins.folder("one", manifest=MANIFEST.format(id="one", text="first"))
     plugins.runtime().discover()
     [cache_file] = (isolated_home / "cache").glob("discovery-*.json")
-    stored = json.loads(cache_file.read_text())
+    stored = header(cache_file)
     cache_file.write_text(json.dumps({**stored, "key": stored["key"].replace("[", "[ ", 1), "records": []}))
 
     assert ids(plugins.runtime().discover()) == ["one"] and len(counted) == 2
@@ -152,3 +157,51 @@ def test_runtime_with_injected_entry_points_discovers_only_those(plugins):
     plugins.distribution("fresh", "fresh_pkg", manifest=MANIFEST.format(id="fresh", text="new"))
     assert ids(plugins.runtime().discover()) == ["fresh"]
     assert ids(Runtime(entry_points=()).discover()) == []
+
+
+DECLARED = ("name: {id}\ntools:\n  - {{name: {id}_tool, toolset: {id}, description: The {id} tool, "
+            "handler: .tools:run, annotations: {{read_only: true}}}}\n")
+HANDLER = {"tools.py": "def run(args, **kwargs):\n    return 'ran ' + __name__\n"}
+
+
+def test_a_cached_load_reads_a_tools_details_only_when_the_tool_is_used(plugins, isolated_home):
+    """The cache's first line names each declared tool; the manifest lines after it are read per plugin, when one
+    of its tools is listed, defined or called: a line gone bad harms only the tools of its plugin, which say why,
+    and the file is removed so that the next process discovers again."""
+    for plugin_id in ("alpha", "beta"):
+        plugins.folder(plugin_id, manifest=DECLARED.format(id=plugin_id), files=HANDLER)
+    plugins.runtime().discover()
+    [cache_file] = (isolated_home / "cache").glob("discovery-*.json")
+    lines = cache_file.read_text().split("\n")
+    assert [record["outline"]["tools"] for record in json.loads(lines[0])["records"]] == [
+        [["alpha_tool", "alpha", False]], [["beta_tool", "beta", False]]]
+    cache_file.write_text("\n".join([*lines[:2], '{"tools": "gone bad"', *lines[3:]]))
+
+    runtime = plugins.runtime()
+    runtime.load_plugins()
+
+    assert sorted(runtime.registry.names()) == ["alpha_tool", "beta_tool"]
+    assert runtime.handle_function_call("alpha_tool", {}).startswith("ran hermes_plugins.alpha")
+    assert cache_file.exists()  # beta's line was not read: nothing used its tool
+    result = json.loads(runtime.handle_function_call("beta_tool", {}))
+    assert "changed while Hermes read the discovery cache" in result["error"]
+    assert not cache_file.exists()
+    fresh = plugins.runtime()
+    fresh.load_plugins()
+    assert fresh.handle_function_call("beta_tool", {}).startswith("ran hermes_plugins.beta")
+
+
+def test_a_declared_tool_is_listed_and_defined_without_importing_its_plugin(plugins):
+    plugins.folder("beta", manifest=DECLARED.format(id="beta"), init="", files=HANDLER)
+    plugins.runtime().discover()
+    runtime = plugins.runtime()
+    runtime.load_plugins()
+
+    [definition] = runtime.get_tool_definitions()
+
+    assert definition == {"type": "function", "function": {
+        "name": "beta_tool", "description": "The beta tool", "parameters": {"type": "object", "properties": {}}}}
+    assert runtime.registry.get("beta_tool").annotations.read_only is True
+    assert not plugins.imported("beta")
+    assert runtime.handle_function_call("beta_tool", {}).startswith("ran hermes_plugins.beta")
+    assert plugins.imported("beta")

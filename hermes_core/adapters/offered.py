@@ -7,8 +7,11 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
+from ..tools.search import BRIDGE_TOOL_NAMES, bridge_entries
+
 if TYPE_CHECKING:
     from ..host.views import ToolApi
+    from ..tools.registry import ToolEntry
 
 __all__ = ["Approval", "OfferedTool", "asks", "check_approval", "framework_approved", "offered_tools"]
 
@@ -57,7 +60,8 @@ def offered_tools(api: ToolApi, toolsets: Iterable[str] | None = None, *, strict
     tools = []
     for function in definitions:
         name = function["name"]
-        entry = api.registry.get(name)
+        # tool search's bridge tools (tools.tool_search) are no registered tools: the dispatcher answers them
+        entry = _bridge_entry(name) if name in BRIDGE_TOOL_NAMES else api.registry.get(name)
         if entry is None:  # removed since the definitions were made
             continue
         parameters = strict_parameters.get(name) or function.get("parameters") or {"type": "object",
@@ -66,6 +70,10 @@ def offered_tools(api: ToolApi, toolsets: Iterable[str] | None = None, *, strict
         tools.append(OfferedTool(name, function.get("description") or "", parameters, name in strict_parameters,
                                  entry.parallel_safe, annotations))
     return tools
+
+
+def _bridge_entry(name: str) -> ToolEntry | None:
+    return next((entry for entry in bridge_entries(0) if entry.name == name), None)
 
 
 def asks(api: ToolApi, name: str) -> bool:

@@ -41,6 +41,7 @@ from .turns import TURN, CheckpointGate, turn
 
 if TYPE_CHECKING:
     from ..workers.asyncbridge import CallerLoop
+    from .bridge import ToolBridge
 
 __all__ = ["AGENT_LOOP_TOOLS", "INTERACTIVE_TOOLS", "MAX_PARALLEL", "Dispatcher", "tool_error"]
 
@@ -388,6 +389,8 @@ class Dispatcher:
     # -- session recording (issue 39): what answers a batch records it, when the runtime set a recorder --
     #: ``recorder(session_id, calls, results)`` records a batch of ``answer_tool_calls`` in the session store.
     recorder: Callable[..., None] | None = None
+    # -- tool search (issue 43): the bridge tools, answered or unwrapped before a call finds its plan --
+    bridge: ToolBridge | None = None
 
     # -- checkpoints (issue 42): the step before the handler of a call that may change files, once per turn --
     #: ``runtime.checkpoints`` when ``checkpoints`` is on (None: off, and no plan has the step).
@@ -416,7 +419,7 @@ class Dispatcher:
         """A dispatcher of the same tools, hooks and approvals that runs only what ``scope`` offers, its handlers
         seeing ``contexts``."""
         scoped = type(self)(self.registry, self.hooks, self.middleware, self.budget, self.approvals, contexts, scope)
-        scoped.recorder, scoped.checkpoints = self.recorder, self.checkpoints
+        scoped.recorder, scoped.checkpoints, scoped.bridge = self.recorder, self.checkpoints, self.bridge
         return scoped
 
     def _plan(self, name: Any) -> _Plan | str:
@@ -440,6 +443,11 @@ class Dispatcher:
         """Run one tool call; always returns a string (``{"error": ...}`` JSON on any failure)."""
         since = sigints()
         try:
+            if self.bridge is not None and function_name in self.bridge.names and self.bridge.active():
+                bridged = self.bridge.route(function_name, function_args, self.scope)
+                if isinstance(bridged, str):
+                    return bridged
+                function_name, function_args = bridged
             plan: _Plan | str | None = self._plans.get(function_name) if type(function_name) is str else None
             if not isinstance(plan, _Plan) or plan.generation != self.registry.generation \
                     or plan.hooks is not self.hooks.state or plan.policy != self.scope.policy() \
@@ -466,6 +474,11 @@ class Dispatcher:
 
         since = sigints()
         try:
+            if self.bridge is not None and function_name in self.bridge.names and self.bridge.active():
+                bridged = await in_worker(self.bridge.route, function_name, function_args, self.scope)
+                if isinstance(bridged, str):
+                    return bridged
+                function_name, function_args = bridged
             plan = self._plan(function_name)
             if isinstance(plan, str):
                 return plan

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 
@@ -147,6 +148,9 @@ def _leave(code: int) -> NoReturn:
     runtime = sys.modules.get("hermes_core.runtime")
     if runtime is not None:  # MCP sessions and their child processes end here, not at interpreter exit
         runtime.reset_default_runtime()
+    # The process ends: the cycle collector's passes over every object at interpreter exit (thousands of tools'
+    # definitions) would only cost time; objects are still freed as their references go.
+    gc.freeze()
     main_thread = threading.main_thread()
     if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not main_thread):
         sys.stdout.flush()

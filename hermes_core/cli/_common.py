@@ -35,11 +35,12 @@ def home() -> HermesHome:
     return HermesHome.from_env()
 
 
-def runtime() -> Runtime:
-    """The default runtime with its plugins loaded."""
+def runtime(for_tool: str | None = None) -> Runtime:
+    """The default runtime with its plugins loaded (``for_tool``: what a call of that tool needs first, see
+    ``Runtime.load_plugins``)."""
     from ..runtime import default_runtime
 
-    return default_runtime()
+    return default_runtime(for_tool=for_tool)
 
 
 class LazyGroup(click.Group):

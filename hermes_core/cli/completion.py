@@ -70,8 +70,8 @@ def _selections() -> list[PluginSelection]:
 
 
 def _manifest(selection: PluginSelection) -> dict[str, Any]:
-    """The candidate's manifest as the plain data discovery keeps (``{}`` without one)."""
-    return selection.candidate.manifest_data or {}
+    """The candidate's manifest outline, the plain data discovery keeps (``{}`` without one)."""
+    return selection.candidate.outline or {}
 
 
 def _summary(selection: PluginSelection) -> str:
@@ -110,7 +110,8 @@ def _declared_tools() -> Iterable[tuple[str, str, str]]:
         if selection.verdict != "selected":
             continue
         manifest = _manifest(selection)
-        for tool in manifest.get("tools") or []:
+        declared = (selection.candidate.manifest_data or {}).get("tools") or []  # the descriptions: whole manifests
+        for tool in declared:
             yield tool["name"], tool["toolset"], (tool.get("description") or "").split("\n")[0]
         for name in manifest.get("provides_tools") or []:
             yield name, "", f"from plugin {selection.candidate.id}"

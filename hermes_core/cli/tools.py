@@ -148,6 +148,7 @@ def call_tool(name: str, arguments: str | None, pairs: tuple[str, ...], session:
     On a terminal, a tool that asks the user (clarify) prompts, and a long call shows its progress; without
     one, questions are refused and nothing is drawn.
     """
+    runtime(for_tool=name)  # loads first only what this call needs: one tool among thousands
     _entry_or_fail(name)
     args: dict[str, Any] = {}
     if arguments:

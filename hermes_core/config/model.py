@@ -231,6 +231,19 @@ class McpServerConfig(_Section):
         return self.type or ("http" if self.url else "stdio")
 
 
+class ToolsConfig(BaseModel):
+    """``tools:``: Hermes Agent's section (its other keys are kept)."""
+
+    model_config = ConfigDict(extra="allow", defer_build=True)
+
+    tool_search: bool | str | dict[str, Any] | None = Field(
+        None, description="Tool search: `true`/`false` or `{enabled: auto|on|off, threshold_pct: 10, "
+                          "search_default_limit: 5, max_search_limit: 20}` (Hermes Agent's). Active, it puts the "
+                          "tools outside Hermes Agent's core set behind tool_search, tool_describe and tool_call; "
+                          "`auto` (the default) only when their definitions would take threshold_pct of the "
+                          "model's context (model.context_length; unknown: 20 000 tokens).")
+
+
 class HermesConfig(BaseModel):
     """The whole of ``config.yaml``; unknown top-level keys are kept for plugins."""
 
@@ -253,6 +266,7 @@ class HermesConfig(BaseModel):
     sessions: SessionsConfig = Field(default_factory=SessionsConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     delegation: DelegationConfig = Field(default_factory=DelegationConfig)
+    tools: ToolsConfig = Field(default_factory=ToolsConfig)
 
     @model_validator(mode="after")
     def _claude_spelling(self) -> HermesConfig:

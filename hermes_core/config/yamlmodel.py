@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-__all__ = ["describe_validation_error", "load_untrusted_yaml", "round_trip_node", "validate_yaml",
+__all__ = ["describe_validation_error", "load_untrusted_yaml", "round_trip_node", "validate_data", "validate_yaml",
            "yaml_line_of"]
 
 M = TypeVar("M", bound=BaseModel)
@@ -48,6 +48,11 @@ def validate_yaml(text: str, source: Path | str, model: type[M], error: type[Exc
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}" if mark else ""
         raise error(f"{source}{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
+    return validate_data(data, text, source, model, error, what)
+
+
+def validate_data(data: Any, text: str, source: Path | str, model: type[M], error: type[Exception], what: str) -> M:
+    """Validate ``data``, the parsed YAML ``text``, as ``model`` (see :func:`validate_yaml`)."""
     if data is None:
         data = {}
     if not isinstance(data, dict):

@@ -22,13 +22,16 @@ def patch_definitions(definitions: list[dict[str, Any]], surviving: Collection[s
                       known: Collection[str]) -> list[dict[str, Any]]:
     """Drop sentences that mention known-but-filtered tools; list the script-callable tools for execute_code."""
     absent = set(known) - set(surviving)
+    # a few absent names are looked for as text first (one scan): most descriptions hold none, and are not split
+    # into words
+    mention = _any_of(frozenset(absent)) if len(absent) <= 64 else None
     patched = []
     for definition in definitions:
         function = definition["function"]
         description = function.get("description") or ""
         name = function["name"]
         new = description
-        if absent and absent & _words(description) - {name}:
+        if absent and (mention is None or mention.search(description)) and absent & _words(description) - {name}:
             new = " ".join(s for s in _SENTENCE.split(description) if not absent & _words(s))
         if name == SANDBOX_TOOL:
             callable_tools = sorted(t for t in surviving if t != SANDBOX_TOOL and t not in INTERACTIVE_TOOLS
@@ -39,6 +42,11 @@ def patch_definitions(definitions: list[dict[str, Any]], surviving: Collection[s
             definition = {"type": "function", "function": {**function, "description": new}}
         patched.append(definition)
     return patched
+
+
+@lru_cache(maxsize=64)
+def _any_of(names: frozenset[str]) -> re.Pattern[str]:
+    return re.compile("|".join(re.escape(name) for name in sorted(names)))
 
 
 @lru_cache(maxsize=8192)

@@ -18,6 +18,7 @@ from ..calls.asking import Asking, ModelCallback
 from ..calls.toolcontext import ToolContext
 from ..tools.policies import Policy, ToolScope
 from ..tools.registry import ToolRegistry
+from ..tools.search import Deferral, ToolSearchSettings, bridge_entries, deferral_of, mark_native
 from ..tools.toolsets import LEGACY_TOOLSETS, Toolsets
 
 if TYPE_CHECKING:  # the call path is imported by the first call: listing tools needs none of it
@@ -108,10 +109,16 @@ class ToolApi(ABC):
         """Names of the tools offered here that are available now."""
         return self.registry.get_available_tool_names(self.scope.names())
 
+    @abstractmethod
+    def tool_search_settings(self) -> tuple[ToolSearchSettings, int | None]:
+        """``tools.tool_search`` of the runtime's config, and the model's context length when it says
+        (``model.context_length``, as Hermes Agent's config.yaml writes it)."""
+
     def get_tool_definitions(self, enabled_toolsets: Iterable[str] | None = None,
                              disabled_toolsets: Iterable[str] | None = None,
                              quiet_mode: bool = False, *, format: str = "openai",
-                             strict: bool = False) -> list[dict[str, Any]]:
+                             strict: bool = False, defer: str = "bridge",
+                             context_length: int | None = None) -> list[dict[str, Any]]:
         """Definitions of the available tools selected by the toolset filters, in ``format``:
 
         - ``"openai"``: Chat Completions, ``{"type": "function", "function": {name, description, parameters}}``;
@@ -125,20 +132,52 @@ class ToolApi(ABC):
         cannot be made strict is left out with a warning naming it. An unknown format raises ``ValueError``.
         Only the tools this runtime or view offers are defined (policy ``read-only``: only read-only ones).
         An MCP server never listed yet is connected first, once, within its ``connect_timeout``.
+
+        Tool search (``tools.tool_search``, see docs/toolsets.md): when it activates, the deferrable tools are
+        left out and the bridge tools (``tool_search``, ``tool_describe``, ``tool_call``) stand in for them
+        (``defer="bridge"``); with ``defer="native"`` (``format="anthropic"`` only) they are kept, marked
+        ``defer_loading``, beside Anthropic's tool-search tool; ``defer="none"`` never defers.
+        ``context_length`` (else ``model.context_length`` of the config) sizes the ``auto`` threshold.
         """
         from .schema_patches import patch_definitions
 
+        if defer not in ("bridge", "native", "none"):
+            raise ValueError(f"defer must be 'bridge', 'native' or 'none', not {defer!r}")
+        if defer == "native" and format != "anthropic":
+            raise ValueError(f"defer='native' is Anthropic's (format='anthropic'), not {format!r}'s")
         self.list_new_mcp_servers()
         names, unknown = self.select_tools(enabled_toolsets, disabled_toolsets)
         if unknown and not quiet_mode:
             known = ", ".join(self.toolsets.names())
             log.warning("unknown toolset%s %s (known: %s)", "s" if len(unknown) > 1 else "",
                         ", ".join(repr(u) for u in unknown), known)
-        entries = [entry for name in self.registry.get_available_tool_names(names)
-                   if (entry := self.registry.get(name)) is not None]
-        definitions = patch_definitions([entry.definition() for entry in entries], [entry.name for entry in entries],
+        available = self.registry.get_available_tool_names(names)
+        deferral = self._deferral(available, context_length) if defer != "none" else None
+        shown = deferral.kept if deferral is not None and defer == "bridge" else available
+        entries = [entry for name in shown if (entry := self.registry.get(name)) is not None]
+        definitions = patch_definitions([entry.definition() for entry in entries], available,
                                         _LEGACY_TOOL_NAMES.union(self.registry.names()))
-        return self.formatter.render(definitions, entries, format, strict)
+        if deferral is not None and defer == "bridge":
+            bridge = bridge_entries(len(deferral.deferred))
+            definitions += [entry.definition() for entry in bridge]
+            entries += bridge
+        rendered = self.formatter.render(definitions, entries, format, strict)
+        return mark_native(rendered, deferral.deferred) if deferral is not None and defer == "native" else rendered
+
+    def _deferral(self, available: list[str], context_length: int | None) -> Deferral | None:
+        """Which of the ``available`` tools tool search defers now, if it activates."""
+        settings, configured = self.tool_search_settings()
+        registry = self.registry
+
+        def definition(name: str) -> dict[str, Any]:
+            entry = registry.get(name)
+            return entry.definition() if entry is not None else {}
+
+        deferral = deferral_of(available, definition, settings, context_length or configured)
+        if deferral is not None:
+            log.info("tool search: %d tools deferred behind tool_search/tool_describe/tool_call, %d kept",
+                     len(deferral.deferred), len(deferral.kept))
+        return deferral
 
     def handle_function_call(self, function_name: str, function_args: Any, task_id: str | None = None,
                              tool_call_id: str | None = None, session_id: str | None = None,
@@ -260,6 +299,10 @@ class ToolView(ToolApi):
     def delegation_settings(self) -> DelegationSettings:
         """The runtime's."""
         return self.parent.delegation_settings()
+
+    def tool_search_settings(self) -> tuple[ToolSearchSettings, int | None]:
+        """The runtime's."""
+        return self.parent.tool_search_settings()
 
     def __repr__(self) -> str:
         return f"<ToolView offering {len(self.scope.names())} tools, policy {self.policy!r}>"

@@ -36,6 +36,7 @@ from .._version import __version__
 from ..calls.asking import caller_callbacks
 from ..media import MediaStore, has_references
 from ..state.agent import OneCall, new_session_id
+from ..tools.search import TOOL_DESCRIBE
 from ..tools.toolcalls import is_error_result
 from ..tools.toolsets import UnknownToolsetError
 from .asking import ClientAnswers
@@ -58,6 +59,8 @@ SESSION_HEADER = "x-hermes-session"
 _SESSION_ID = re.compile(r"^[A-Za-z0-9._:@-]{1,128}$")
 #: Tools whose state lives in a session: without one (stateless HTTP, no header) they are refused.
 _SESSION_TOOLS = frozenset({"todo"})
+#: The most tools one connection adds to its list by ``tool_describe``.
+MAX_DESCRIBED = 64
 
 
 def _error_result(message: str) -> types.CallToolResult:
@@ -134,6 +137,9 @@ class HermesMcpServer:
         #: Each client connection's answerers (its approvals for the session live there).
         self._answers: dict[Any, ClientAnswers] = {}
         self._names: tuple[int, frozenset[str]] = (-1, frozenset())
+        #: Tool search (issue 43): the deferred tools each connection asked ``tool_describe`` about, which its
+        #: tool list then holds beside the bridge (told by ``notifications/tools/list_changed``).
+        self._described: weakref.WeakKeyDictionary[Any, list[str]] = weakref.WeakKeyDictionary()
         #: A call that may write finished since the watcher last looked: it may have changed the skills
         #: (``skill_manage``, or any tool that writes files).
         self._wrote = False
@@ -182,7 +188,35 @@ class HermesMcpServer:
                           sort_keys=True)
 
     async def _list_tools(self, ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=await anyio.to_thread.run_sync(self.tools))
+        tools = await anyio.to_thread.run_sync(self.tools)
+        connection = getattr(ctx.session, "_connection", None)
+        described = self._described.get(connection) if connection is not None else None
+        if described:
+            tools += await anyio.to_thread.run_sync(self._described_tools, described, {tool.name for tool in tools})
+        return types.ListToolsResult(tools=tools)
+
+    def _described_tools(self, names: list[str], listed: set[str]) -> list[types.Tool]:
+        """The tools of ``names`` still offered, available and not ``listed`` yet, as MCP tools."""
+        registry = self.runtime.registry
+        offered = [name for name in self.runtime.scope.names(names) if name in self._selected()
+                   and self.served_name(name) not in listed and registry.check(name).available]
+        entries = [entry for name in offered if (entry := registry.get(name)) is not None]
+        definitions = self.runtime.formatter.render([entry.definition() for entry in entries], entries, "mcp")
+        return [types.Tool.model_validate({**d, "name": self.served_name(d["name"])}) for d in definitions]
+
+    async def _add_described(self, ctx: Any, text: str) -> None:
+        """After a ``tool_describe`` that answered, list the tool for this connection and tell its client."""
+        connection = getattr(ctx.session, "_connection", None)
+        try:
+            name = json.loads(text)["name"]
+        except (ValueError, KeyError, TypeError):
+            return
+        if connection is None or connection not in self._connections or not isinstance(name, str):
+            return  # a 2026-era client lists what it was told once; only handshake-era sessions get additions
+        described = self._described.setdefault(connection, [])
+        if name not in described and len(described) < MAX_DESCRIBED:
+            described.append(name)
+            await connection.send_tool_list_changed()
 
     def session_of(self, ctx: Any) -> str | None:
         """The Hermes session of a request: the ``X-Hermes-Session`` header when given, else the MCP session of the
@@ -247,6 +281,8 @@ class HermesMcpServer:
         finally:
             entry = self.runtime.registry.get(name)
             self._wrote = self._wrote or entry is None or not entry.read_only
+        if name == TOOL_DESCRIBE and not is_error_result(text):
+            await self._add_described(ctx, text)
         if session is not None and self.runtime.agent_state.recording:
             await anyio.to_thread.run_sync(partial(self.runtime.agent_state.record_calls, session,
                                                    [OneCall(name, params.arguments or {}, call_id)],

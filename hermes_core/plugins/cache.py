@@ -1,7 +1,11 @@
 """The discovery cache in a home's ``cache/`` folder: candidates with validated manifests, as plain data.
 
 A hit reads JSON and builds :class:`PluginCandidate` records holding that plain data: no YAML parser,
-no pydantic model and no ``importlib.metadata`` scan (a miss does all three).
+no pydantic model and no ``importlib.metadata`` scan (a miss does all three). The file is JSON lines: the first
+line holds the key, the watched files and each candidate with its manifest's outline (the manifest with each tool
+reduced to its name, toolset and whether it is checked: the index a load registers tools by); line ``2 + i``
+holds candidate ``i``'s whole manifest, parsed only when something needs a tool's details (a call parses the one
+plugin it calls).
 
 The cache is valid while the interpreter, ``sys.path``, the folders on it, the ``entry_points.txt`` files
 and every manifest and plugin folder it saw keep their paths and modification times: installing,
@@ -16,6 +20,7 @@ file. (A CRC needs ``zlib``, which loads in a fraction of the time ``hashlib`` t
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import logging
 import os
@@ -26,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._version import __version__
-from ..config.cachefile import write_json
+from ..config.cachefile import write_atomically
 from ..config.untrusted import TEXT_LIMIT, read_untrusted_text
 from .discovery import PluginCandidate, Source, discover
 
@@ -37,7 +42,9 @@ __all__ = ["DiscoveryCache"]
 
 log = logging.getLogger(__name__)
 
-FORMAT = 7
+FORMAT = 9
+#: A cache of thousands of plugins outgrows the limit of other untrusted files.
+CACHE_LIMIT = 16 * TEXT_LIMIT
 
 
 class DiscoveryCache:
@@ -62,8 +69,9 @@ class DiscoveryCache:
         eps = entry_points()
         candidates = discover(folders, eps)
         watched = _watched(candidates, roots, eps if source_key != "installed" else None)
-        _write(path, {"format": FORMAT, "key": key, "stamps": _stamps(watched), "watched": watched,
-                      "records": [_plain(candidate) for candidate in candidates]})
+        header = {"format": FORMAT, "key": key, "stamps": _stamps(watched), "watched": watched,
+                  "records": [_plain(candidate) for candidate in candidates]}
+        _write(path, [json.dumps(header), *(json.dumps(candidate.manifest_data) for candidate in candidates)])
         return candidates
 
 
@@ -92,8 +100,11 @@ def _stamps(paths: list[str]) -> list[int | None]:
     return stamps
 
 
+_FIELDS = tuple(field.name for field in dataclasses.fields(PluginCandidate) if field.name != "full_manifest")
+
+
 def _plain(candidate: PluginCandidate) -> dict[str, Any]:
-    data = dataclasses.asdict(candidate)
+    data = {name: getattr(candidate, name) for name in _FIELDS}
     data["warnings"] = list(candidate.warnings)
     return data
 
@@ -102,31 +113,48 @@ def _load(path: Path, key: str) -> list[PluginCandidate] | None:
     """The cached candidates of ``key``, or None when the file is missing, stale, another key's, or not what
     this module writes."""
     try:
-        stored = json.loads(read_untrusted_text(path, TEXT_LIMIT))
+        lines = read_untrusted_text(path, CACHE_LIMIT).split("\n")
+        stored = json.loads(lines[0])
     except (OSError, UnicodeDecodeError, ValueError):
         return None
     try:
         if stored["format"] != FORMAT or stored["key"] != key or not isinstance(stored["watched"], list) \
-                or stored["stamps"] != _stamps([str(p) for p in stored["watched"]]):
+                or stored["stamps"] != _stamps([str(p) for p in stored["watched"]]) \
+                or len(lines) != len(stored["records"]) + 1:
             return None
-        return [_candidate(dict(data)) for data in stored["records"]]
+        return [_candidate(dict(data), functools.partial(_manifest, path, lines, index + 1))
+                for index, data in enumerate(stored["records"])]
     except Exception as exc:  # any shape but ours: ignore it, the caller rewrites it
         log.debug("discovery cache %s ignored: %s: %s", path, type(exc).__name__, exc)
         return None
 
 
-def _candidate(data: dict[str, Any]) -> PluginCandidate:
+def _candidate(data: dict[str, Any], manifest: Callable[[], dict[str, Any] | None]) -> PluginCandidate:
     data["warnings"] = tuple(data["warnings"])
-    candidate = PluginCandidate(**data)
-    manifest = candidate.manifest_data
-    plain_manifest = manifest is None or (isinstance(manifest, dict) and isinstance(manifest.get("tools"), list | None))
-    if not isinstance(candidate.id, str) or candidate.source not in ("pip", "user", "project") or not plain_manifest:
+    candidate = PluginCandidate(**data, full_manifest=manifest if data.get("outline") is not None else None)
+    outline = candidate.outline
+    plain_outline = outline is None or (isinstance(outline, dict) and isinstance(outline.get("tools"), list | None))
+    if not isinstance(candidate.id, str) or candidate.source not in ("pip", "user", "project") or not plain_outline:
         raise ValueError("not a plugin candidate")
     return candidate
 
 
-def _write(path: Path, data: dict[str, Any]) -> None:
+def _manifest(path: Path, lines: list[str], line: int) -> dict[str, Any] | None:
+    """The whole manifest a cache line holds; when the line is not one (a file changed under the reader), the
+    cache file is removed (the next process discovers again) and the plugin's tools say so when used."""
     try:
-        write_json(path, data)
+        data = json.loads(lines[line])
+        if isinstance(data, dict) and isinstance(data.get("tools"), list | None):
+            return data
+    except ValueError:
+        pass
+    log.warning("the discovery cache %s holds a manifest Hermes did not write; it is removed", path)
+    path.unlink(missing_ok=True)
+    return None
+
+
+def _write(path: Path, lines: list[str]) -> None:
+    try:
+        write_atomically(path, "\n".join(lines))
     except OSError as exc:
         log.debug("discovery cache not written: %s", exc)

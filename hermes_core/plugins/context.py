@@ -199,15 +199,27 @@ class PluginContext:
             return False
         self._undo.append(undo)
         self.registered_tools.append(entry.name)
+        self._warn_if_look_alike(entry.name)
+        return True
+
+    def add_entries(self, entries: list[ToolEntry]) -> None:
+        """Register several ready-made entries of this plugin at once (its declared tools), none overriding."""
+        self._require_open()
+        added, undo = self._contributions.registry.register_many(entries)
+        self._undo.append(undo)
+        for entry in added:
+            self.registered_tools.append(entry.name)
+            self._warn_if_look_alike(entry.name)
+
+    def _warn_if_look_alike(self, name: str) -> None:
         registry = self._contributions.registry
-        other = registry.look_alike(entry.name)
+        other = registry.look_alike(name)
         if other is not None:
             owner = registry.get(other)
-            self.warnings.append(f"tool {entry.name!r} looks like tool {other!r}"
+            self.warnings.append(f"tool {name!r} looks like tool {other!r}"
                                  f"{f' of plugin {owner.plugin!r}' if owner and owner.plugin else ''}; a model may "
                                  "call one for the other")
             log.warning("%s", self.warnings[-1])
-        return True
 
     @property
     def registry(self) -> ToolRegistry:

@@ -22,7 +22,7 @@ def register_declared_skills(context: PluginContext, candidate: PluginCandidate)
     """Register each folder of the manifest's ``skills:`` as ``<plugin>:<name>`` (the front matter's ``name``, else
     the folder's). A folder that is missing, outside the package or without a regular ``SKILL.md`` is a warning
     of the plugin, not a load failure."""
-    folders = (candidate.manifest_data or {}).get("skills") or ()
+    folders = (candidate.outline or {}).get("skills") or ()
     if not folders or candidate.path is None:
         return
     package = Path(os.path.realpath(candidate.path))

@@ -12,7 +12,7 @@ import functools
 import importlib.util
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -37,6 +37,7 @@ __all__ = [
     "discover",
     "folder_candidates",
     "installed_entry_points",
+    "outline_of",
     "slug",
 ]
 
@@ -64,9 +65,10 @@ class PluginCandidate:
     manifest_path: str | None = None
     distribution: str | None = None
     dist_version: str | None = None
-    #: The validated manifest as plain JSON data, defaults filled in (``PluginManifest.plain()``): what
-    #: listing and loading read, so they need no pydantic model; None without a (usable) plugin.yaml.
-    manifest_data: dict[str, Any] | None = None
+    #: The manifest's outline: the validated manifest as plain JSON data, defaults filled in, each declared tool
+    #: reduced to ``[name, toolset, checked]`` (:func:`outline_of`): what listing plugins and loading them read up
+    #: front, so they need no pydantic model and no tool's details; None without a (usable) plugin.yaml.
+    outline: dict[str, Any] | None = None
     #: Why this plugin cannot be loaded at all (an invalid manifest), else None.
     error: str | None = None
     warnings: tuple[str, ...] = ()
@@ -77,6 +79,21 @@ class PluginCandidate:
     requires_hermes_met: bool | None = None
     #: The manifest is in Hermes Agent's format (information, never a gate: its ``requires_hermes`` is not checked).
     foreign_manifest: bool = False
+    #: The whole validated manifest as plain data (``PluginManifest.plain()``), or what reads it when first needed
+    #: (the discovery cache: a tool's details are read when that tool is first used).
+    full_manifest: dict[str, Any] | Callable[[], dict[str, Any] | None] | None = \
+        dataclasses.field(default=None, repr=False, compare=False)
+
+    @property
+    def manifest_data(self) -> dict[str, Any] | None:
+        """The validated manifest as plain JSON data, defaults filled in (``PluginManifest.plain()``); None
+        without a (usable) plugin.yaml."""
+        try:
+            data: dict[str, Any] | None = self.__dict__["_manifest_data"]
+        except KeyError:
+            source = self.full_manifest
+            data = self.__dict__.setdefault("_manifest_data", source() if callable(source) else source)
+        return data
 
     @functools.cached_property
     def manifest(self) -> PluginManifest | None:
@@ -89,11 +106,19 @@ class PluginCandidate:
 
     @property
     def version(self) -> str | None:
-        return self.dist_version or (self.manifest_data or {}).get("version")
+        return self.dist_version or (self.outline or {}).get("version")
 
     def with_id(self, plugin_id: str) -> PluginCandidate:
         """The same candidate under another id (the testing kit and ``validate`` choose ids)."""
         return dataclasses.replace(self, id=plugin_id)
+
+
+def outline_of(manifest_data: dict[str, Any]) -> dict[str, Any]:
+    """A plain manifest with each declared tool reduced to ``[name, toolset, checked]`` (``checked``: it declares
+    a ``check`` or a ``check_fn``, so its availability must be evaluated)."""
+    tools = manifest_data.get("tools")
+    return {**manifest_data, "tools": None if tools is None else [
+        [tool["name"], tool["toolset"], bool(tool.get("check") or tool.get("check_fn"))] for tool in tools]}
 
 
 def slug(plugin_id: str) -> str:
@@ -271,7 +296,7 @@ def _read_manifest(candidate: PluginCandidate) -> PluginCandidate:
         if candidate.source != "pip":
             return _warn(candidate, "no plugin.yaml; the plugin is imported to learn what it provides")
         return candidate
-    from .manifest import ManifestError, is_hermes_agent_manifest, load_manifest, parse_foreign_manifest
+    from .manifest import ManifestError, is_hermes_agent_manifest, load_manifest, manifest_of, parse_foreign_manifest
 
     path = Path(candidate.manifest_path)
     data, text = _raw_manifest(path)
@@ -282,8 +307,8 @@ def _read_manifest(candidate: PluginCandidate) -> PluginCandidate:
             # ours is dropped with a warning, and the plugin loads through register(ctx), as it does there.
             manifest, warnings = parse_foreign_manifest(data, text, path)
             candidate = dataclasses.replace(candidate, foreign_manifest=True)
-        else:
-            manifest = load_manifest(path)
+        else:  # read and parsed once; a file that could not be is read again for the message that says why
+            manifest = manifest_of(data, text, path) if text else load_manifest(path)
     except ManifestError as exc:
         if candidate.source == "pip" and not (isinstance(data, dict) and "tools" in data):
             return _warn(candidate, f"plugin.yaml ignored, as Hermes Agent ignores it: {exc}")
@@ -300,8 +325,9 @@ def _read_manifest(candidate: PluginCandidate) -> PluginCandidate:
         warnings.append(f"manifest name {manifest.name!r} differs from the plugin id {candidate.id!r}; the id is used")
     met = core_satisfies(manifest.requires_hermes) if manifest.requires_hermes and not candidate.foreign_manifest \
         else None
-    candidate = dataclasses.replace(candidate, manifest_data=manifest.plain(), requires_hermes_met=met,
-                                    warnings=(*candidate.warnings, *warnings))
+    plain = manifest.plain()
+    candidate = dataclasses.replace(candidate, outline=outline_of(plain), full_manifest=plain,
+                                    requires_hermes_met=met, warnings=(*candidate.warnings, *warnings))
     candidate.__dict__["manifest"] = manifest  # the model at hand, instead of building it again on first use
     return candidate
 

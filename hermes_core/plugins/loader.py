@@ -6,6 +6,7 @@ nothing else of the runtime; what happened is returned as a :class:`LoadResult`,
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.machinery
 import importlib.util
@@ -21,7 +22,7 @@ from .._version import __version__
 from ..calls.hooks import KNOWN_HOOKS
 from ..errors import HermesError
 from ..tools.references import LazyReference, ReferenceImportError
-from ..tools.registry import UNLIMITED, Requirements, ToolEntry, tool_entry
+from ..tools.registry import UNLIMITED, DeclaredEntry, Requirements, ToolEntry, tool_entry
 from ..tools.toolsets import Toolset
 from ..workers.executor import DeadlineExceeded, call_with_deadline
 from ..workers.exitguard import refusing_exit
@@ -67,14 +68,14 @@ class _DirectoryPluginFinder:
 
     def __init__(self) -> None:
         #: module name -> (folder, the owner that mounted it: a runtime's contributions)
-        self.mounts: dict[str, tuple[Path, weakref.ref[object]]] = {}
+        self.mounts: dict[str, tuple[str, weakref.ref[object]]] = {}
 
     def find_spec(self, fullname: str, path: Sequence[str] | None = None,
                   target: types.ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
         mount = self.mounts.get(fullname)
         if mount is None:
             return None
-        folder = mount[0]
+        folder = Path(mount[0])
         if not (folder / "__init__.py").is_file():  # a declarative plugin (plugin.yaml and modules): a namespace
             spec = importlib.machinery.ModuleSpec(fullname, None, is_package=True)
             spec.submodule_search_locations = [str(folder)]
@@ -98,7 +99,7 @@ def mount_directory_plugin(candidate: PluginCandidate, owner: object) -> str:
         sys.modules[NAMESPACE] = namespace
     if _finder not in sys.meta_path:
         sys.meta_path.insert(0, _finder)
-    folder = Path(candidate.path or "")
+    folder = candidate.path or ""
     name = candidate.module
     mounted = _finder.mounts.get(name)
     if mounted is not None and mounted[0] != folder:
@@ -106,9 +107,11 @@ def mount_directory_plugin(candidate: PluginCandidate, owner: object) -> str:
         if other is not None and other is not owner:
             import hashlib  # off the start-up path: only a clash of two runtimes' folders needs it
 
-            name = f"{name}_{hashlib.sha256(str(folder).encode()).hexdigest()[:10]}"
+            name = f"{name}_{hashlib.sha256(folder.encode()).hexdigest()[:10]}"
             mounted = _finder.mounts.get(name)
-    if mounted is None or mounted[0] != folder:
+    # modules of another folder once mounted under this name are dropped (only the finder imports this namespace,
+    # so nothing of a name never mounted can be there: the usual first mount scans nothing)
+    if (mounted is not None and mounted[0] != folder) or (mounted is None and name in sys.modules):
         for stale in [n for n in sys.modules if n == name or n.startswith(name + ".")]:
             del sys.modules[stale]
     _finder.mounts[name] = (folder, weakref.ref(owner))
@@ -127,7 +130,9 @@ def load_plugin(candidate: PluginCandidate, contributions: Contributions, contex
     """
     if candidate.error:
         return LoadResult("error", candidate.error, candidate.module)
-    manifest = candidate.manifest_data  # plain data: loading a declared plugin builds no pydantic model
+    # the outline (plain data, each tool only named): loading a declared plugin builds no pydantic model and reads
+    # no tool's details
+    manifest = candidate.outline
     # a foreign (Hermes Agent) manifest's requires_hermes names a Hermes Agent version: shown, not checked
     required = manifest.get("requires_hermes") if manifest is not None and not candidate.foreign_manifest else None
     if required and not (candidate.requires_hermes_met if candidate.requires_hermes_met is not None
@@ -173,8 +178,9 @@ def load_plugin(candidate: PluginCandidate, contributions: Contributions, contex
 
 def _register_declared(contributions: Contributions, context: PluginContext, candidate: PluginCandidate,
                        manifest: dict[str, Any], module: str) -> None:
-    for tool in manifest["tools"] or ():
-        context.add_entry(declared_entry(tool, candidate, module))
+    declarations = _Declarations(candidate, module)
+    context.add_entries([DeclaredEntry(name, toolset, candidate.id, declarations, index, checked)
+                         for index, (name, toolset, checked) in enumerate(manifest["tools"] or ())])
     source = f"plugin:{candidate.id}"
     for toolset in manifest["toolsets"]:
         contributions.toolsets.define(Toolset(toolset["name"], toolset["description"], tuple(toolset["tools"]),
@@ -213,6 +219,39 @@ def declared_entry(tool: dict[str, Any], candidate: PluginCandidate, package: st
         plugin=candidate.id, parallel_safe=tool["parallel_safe"], path_args=tool["path_args"],
         annotations=tool["annotations"],
     )
+
+
+class _Declarations:
+    """The tools one candidate's manifest declares, read when first needed (see ``DeclaredEntry``)."""
+
+    __slots__ = ("candidate", "package")
+
+    def __init__(self, candidate: PluginCandidate, package: str) -> None:
+        self.candidate, self.package = candidate, package
+
+    def declaration(self, index: int, name: str) -> dict[str, Any] | None:
+        """The plain declaration of the ``index``-th tool, or None when it is not ``name``'s (the discovery cache
+        changed under the reader)."""
+        tools = (self.candidate.manifest_data or {}).get("tools") or ()
+        tool = tools[index] if index < len(tools) else None
+        return tool if isinstance(tool, dict) and tool.get("name") == name else None
+
+    def entry(self, index: int, name: str, toolset: str) -> ToolEntry:
+        """The whole entry of the ``index``-th tool; one whose declaration is gone or cannot be read is unavailable
+        and says why."""
+        tool = self.declaration(index, name)
+        problem = "its declaration changed while Hermes read the discovery cache; run the command again"
+        if tool is not None:
+            try:
+                return declared_entry(tool, self.candidate, self.package)
+            except (KeyError, TypeError, ValueError) as exc:  # a cache Hermes did not write
+                problem = f"its declaration cannot be read: {type(exc).__name__}: {exc}"
+        return tool_entry(name, toolset, functools.partial(_undeclared, problem), plugin=self.candidate.id,
+                          check_fn=functools.partial(_undeclared, problem))
+
+
+def _undeclared(problem: str, *args: Any, **kwargs: Any) -> Any:
+    raise RuntimeError(problem)
 
 
 def _handler(target: Any) -> Any:

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
-from ..config.yamlmodel import describe_validation_error, validate_yaml
+from ..config.yamlmodel import describe_validation_error, validate_data, validate_yaml
 from ..errors import ManifestError
 from ..tools.toolnames import check_tool_name
 
@@ -25,6 +25,7 @@ __all__ = [
     "is_hermes_agent_manifest",
     "load_manifest",
     "manifest_json_schema",
+    "manifest_of",
     "parse_foreign_manifest",
     "parse_manifest",
     "unannotated_tools",
@@ -149,6 +150,16 @@ class ToolDeclaration(_Model):
         None, description="What the tool may do: `read_only`, `destructive`, `idempotent`, `open_world`. Served to "
                           "MCP clients as their hints, and what `approvals.policy` and read-only views go by.")
 
+    @model_validator(mode="after")
+    def _destructive_arguments_defined(self) -> ToolDeclaration:
+        properties = self.parameters.get("properties")
+        named = self.annotations.destructive_if if self.annotations is not None else None
+        undefined = [name for name in named or () if not isinstance(properties, dict) or name not in properties]
+        if undefined:  # checked here, where the file and line can be named, not when the tool is first used
+            raise ValueError(f"annotations.destructive_if names {', '.join(map(repr, undefined))}, which parameters "
+                             "do not define")
+        return self
+
     @property
     def result_limit(self) -> int | Literal["unlimited"] | None:
         """``max_result_size_chars``, an explicit ``null`` read as ``unlimited`` (absent: None, the default)."""
@@ -243,6 +254,12 @@ def unannotated_tools(manifest: PluginManifest) -> dict[str, str]:
 def parse_manifest(text: str, source: Path | str = "plugin.yaml") -> PluginManifest:
     """Validate manifest text; raises :class:`ManifestError` naming the file, line and field."""
     return validate_yaml(text, source, PluginManifest, ManifestError, "a manifest", trusted=False)
+
+
+def manifest_of(data: Any, text: str, source: Path | str = "plugin.yaml") -> PluginManifest:
+    """Validate ``data``, the parsed YAML manifest ``text`` (read once); raises :class:`ManifestError` as
+    :func:`parse_manifest` does."""
+    return validate_data(data, text, source, PluginManifest, ManifestError, "a manifest")
 
 
 def is_hermes_agent_manifest(data: Any) -> bool:

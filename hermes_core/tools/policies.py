@@ -154,7 +154,10 @@ class ToolScope:
     def names(self, names: Iterable[str] | None = None) -> list[str]:
         """Of ``names`` (default: every registered tool), those this scope offers, in order."""
         candidates = self.registry.names() if names is None else names
-        return [name for name in candidates if (entry := self.registry.get(name)) is not None and self.offers(entry)]
+        registry = self.registry
+        if self._everything and self.policy() != "read-only":  # every registered tool: none is looked at
+            return list(candidates) if names is None else [name for name in candidates if name in registry]
+        return [name for name in candidates if (entry := registry.get(name)) is not None and self.offers(entry)]
 
     def asks(self, entry: ToolEntry) -> bool:
         """A call of ``entry`` asks the approval callback before it runs (policy ``writes``, not read-only)."""

@@ -14,17 +14,19 @@ import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Any, Final, Literal, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, Protocol
 
 from ..checks import Availability
 from ..workers.executor import DeadlineExceeded, call_with_deadline
 from ..workers.exitguard import refusing_exit
 from .references import LazyReference
-from .toolnames import check_tool_name, skeleton
+from .toolnames import BRIDGE_TOOL_NAMES, check_tool_name, skeleton
 
 __all__ = [
     "UNLIMITED",
     "Availability",
+    "Declarations",
+    "DeclaredEntry",
     "Refusal",
     "Requirements",
     "ResultLimit",
@@ -84,6 +86,7 @@ class Requirements(NamedTuple):
 
 
 NO_REQUIREMENTS = Requirements()
+_ALWAYS: Final = Availability(True)
 
 
 #: MCP's name of each annotation (``readOnlyHint``, ...), by Hermes' name.
@@ -143,6 +146,21 @@ class ToolAnnotations(_Hints):
         if not isinstance(value, Mapping):
             raise ValueError(f"annotations must be a mapping such as {{'read_only': True}}, not "
                              f"{type(value).__name__}")
+        # thousands of declared tools share a few annotation mappings: each is read once
+        key = tuple((name, type(item), tuple(item) if type(item) is list else item) for name, item in value.items())
+        try:
+            annotations = _ANNOTATIONS.get(key)
+        except TypeError:  # an unhashable value (not a valid annotation): read to say why
+            return cls._of(value)
+        if annotations is None:
+            annotations = cls._of(value)
+            if len(_ANNOTATIONS) >= 256:
+                _ANNOTATIONS.clear()
+            _ANNOTATIONS[key] = annotations
+        return annotations
+
+    @classmethod
+    def _of(cls, value: Mapping[str, Any]) -> ToolAnnotations:
         names = {hint: name for name, hint in MCP_HINTS.items()}
         known: dict[str, Any] = {}
         for key, item in value.items():
@@ -171,8 +189,7 @@ class ToolAnnotations(_Hints):
 
     def as_dict(self) -> dict[str, Any]:
         """The annotations that are set, by Hermes' names (``destructive_if`` as a list)."""
-        hints: dict[str, Any] = {name: value for name in MCP_HINTS if (value := getattr(self, name)) is not None}
-        return {**hints, "destructive_if": list(self.destructive_if)} if self.destructive_if else hints
+        return {**_annotations_dict(self)}
 
     def mcp(self) -> dict[str, bool]:
         """The annotations that are set, by MCP's names (``readOnlyHint``, ...). MCP's hints are per tool: one with
@@ -201,6 +218,14 @@ class ToolAnnotations(_Hints):
 
 
 NO_ANNOTATIONS: Final = ToolAnnotations()
+
+
+@functools.lru_cache(maxsize=256)
+def _annotations_dict(annotations: ToolAnnotations) -> dict[str, Any]:
+    hints: dict[str, Any] = {name: value for name in MCP_HINTS if (value := getattr(annotations, name)) is not None}
+    return {**hints, "destructive_if": list(annotations.destructive_if)} if annotations.destructive_if else hints
+
+_ANNOTATIONS: dict[tuple[tuple[str, type, Any], ...], ToolAnnotations] = {}
 
 
 class ToolEntry:
@@ -257,6 +282,79 @@ class ToolEntry:
     def definition(self) -> dict[str, Any]:
         """The OpenAI function-calling definition of this tool."""
         return {"type": "function", "function": dict(self.schema)}
+
+
+class Declarations(Protocol):
+    """Where declared tools come from: one plugin's manifest (see :class:`DeclaredEntry`)."""
+
+    def declaration(self, index: int, name: str) -> Mapping[str, Any] | None:
+        """The plain declaration of the ``index``-th tool, or None when it is not ``name``'s any more."""
+
+    def entry(self, index: int, name: str, toolset: str) -> ToolEntry:
+        """The whole entry of the ``index``-th tool (one that says why it is unavailable when it cannot be read)."""
+
+
+class DeclaredEntry(ToolEntry):
+    """A tool a manifest declares, read from its declaration as far as something needs it: its name, toolset,
+    plugin and whether it has checks at once (all a registration and an availability needs), its description,
+    annotations and schema from the declaration (all a listing or a definition needs), and the rest — handler,
+    checks — built when first read (calling it, checking it). A load of thousands of declared tools thus does
+    per-tool work only for the tools something uses, and only the work it needs."""
+
+    _building = threading.Lock()
+
+    def __init__(self, name: str, toolset: str, plugin: str | None, source: Declarations, index: int,
+                 checked: bool) -> None:
+        check_tool_name(name)
+        self.name = name
+        self.toolset = toolset
+        self.plugin = plugin
+        self._source = source
+        self._index = index
+        #: The declaration has a ``check`` or a ``check_fn`` (known from the outline: no declaration read).
+        self._checked = checked
+        #: Whether the rest is still to be built.
+        self._build = True
+
+    if TYPE_CHECKING:
+        #: The tool's plain declaration (``{}`` when it is gone), read on first use.
+        declaration: Mapping[str, Any]
+
+    @property
+    def has_checks(self) -> bool:
+        # a declaration gone since the outline was read has its built entry say why when called
+        return super().has_checks if not self._build else self._checked
+
+    def __getattr__(self, attribute: str) -> Any:
+        # called only for an attribute not set yet: read from the declaration (the declaration itself, then the
+        # description and the annotations), or built with the rest (schema, handler...)
+        values = self.__dict__
+        if attribute.startswith("__") or not values.get("_build"):
+            raise AttributeError(attribute)
+        if attribute == "declaration":  # ``{}`` when it is gone: the built entry says why the tool is unavailable
+            declaration = values["declaration"] = self._source.declaration(self._index, self.name) or {}
+            return declaration
+        if attribute == "description":
+            description = values["description"] = str(self.declaration.get("description") or "")
+            return description
+        if attribute == "schema":
+            declaration = self.declaration
+            schema = values["schema"] = {"name": self.name, "description": self.description, "parameters":
+                                         declaration.get("parameters") or {"type": "object", "properties": {}}}
+            return schema
+        if attribute == "annotations":
+            try:
+                annotations = ToolAnnotations.of(self.declaration.get("annotations"))
+            except ValueError:  # a declaration Hermes did not write: the built entry says why it is unavailable
+                annotations = NO_ANNOTATIONS
+            values["annotations"] = annotations
+            return annotations
+        with DeclaredEntry._building:
+            if self._build:
+                built = vars(self._source.entry(self._index, self.name, self.toolset))
+                values.update({key: value for key, value in built.items() if key not in ("name", "toolset", "plugin")})
+                self._build = False
+        return object.__getattribute__(self, attribute)
 
 
 def env_names(requires_env: Iterable[Any]) -> list[str]:
@@ -332,34 +430,85 @@ class ToolRegistry:
         self.generation = 0
         self.refusals: list[Refusal] = []
         self._skeletons: dict[str, str] = {}  # what each name looks like -> the first name that looks so
+        #: What registers the tools not registered yet (see :meth:`defer_rest`), and whether it is running.
+        self._rest: Callable[[], None] | None = None
+        self._completing = False
+        self._rest_lock = threading.RLock()
 
     # -- changes ---------------------------------------------------------------------------
+
+    def defer_rest(self, load: Callable[[], None]) -> None:
+        """``load`` registers the rest of the tools (a runtime that loaded only the plugins one call needs): it
+        runs once, before the first lookup that could need them — a name not found, a listing, a count."""
+        self._rest = load
+
+    def _complete(self) -> None:
+        if self._rest is None:
+            return
+        with self._rest_lock:  # other threads wait for the rest; this one's plugins may look tools up meanwhile
+            load = self._rest
+            if load is None or self._completing:
+                return
+            self._completing = True
+            try:
+                load()
+            finally:
+                self._rest, self._completing = None, False
 
     def register(self, entry: ToolEntry, *, override: bool = False, override_granted: bool = False) -> Undo | None:
         """Add ``entry``; returns what undoes it (putting back the tool it replaced), or None when it is refused.
 
         A plugin may replace its own tools; another owner's tool, whatever its toolset, only with
         ``override=True`` and the grant (``plugins.entries.<id>.allow_tool_override``); else refused."""
+        if entry.name in BRIDGE_TOOL_NAMES:
+            self._refuse_reserved(entry)
+            return None
         with self._lock:
             existing = self._tools.get(entry.name)
             if existing is not None and existing.plugin != entry.plugin:
                 if not (override and override_granted):
-                    owner = f"toolset {existing.toolset!r}" + (f", plugin {existing.plugin!r}"
-                                                               if existing.plugin else "")
-                    how = (f"override=True needs plugins.entries.{entry.plugin}.allow_tool_override: true in "
-                           "config.yaml" if override else "pass override=True and grant allow_tool_override to "
-                                                          "replace it")
-                    reason = f"tool {entry.name!r} already belongs to {owner}; {how}"
-                    self.refusals.append(
-                        Refusal(entry.name, entry.plugin, entry.toolset, existing.toolset, existing.plugin, reason)
-                    )
-                    log.warning("refused tool %r from plugin %r: %s", entry.name, entry.plugin, reason)
+                    self._refuse(entry, existing, override)
                     return None
                 log.info("tool %r of %r overridden by plugin %r", entry.name, existing.plugin, entry.plugin)
             elif existing is not None:
                 log.info("tool %r replaced by its own plugin %r", entry.name, entry.plugin)
             self._put(entry.name, entry)
         return functools.partial(self._undo, entry, existing)
+
+    def register_many(self, entries: Iterable[ToolEntry]) -> tuple[list[ToolEntry], Undo]:
+        """Add each of ``entries`` as :meth:`register` does without an override (one lock for a plugin's declared
+        tools); returns those added and what undoes them all."""
+        added: list[tuple[ToolEntry, ToolEntry | None]] = []
+        with self._lock:
+            for entry in entries:
+                if entry.name in BRIDGE_TOOL_NAMES:
+                    self._refuse_reserved(entry)
+                    continue
+                existing = self._tools.get(entry.name)
+                if existing is not None and existing.plugin != entry.plugin:
+                    self._refuse(entry, existing, False)
+                    continue
+                self._put(entry.name, entry)
+                added.append((entry, existing))
+        return [entry for entry, _ in added], functools.partial(self._undo_all, added)
+
+    def _undo_all(self, added: list[tuple[ToolEntry, ToolEntry | None]]) -> None:
+        for entry, previous in reversed(added):
+            self._undo(entry, previous)
+
+    def _refuse(self, entry: ToolEntry, existing: ToolEntry, override: bool) -> None:
+        owner = f"toolset {existing.toolset!r}" + (f", plugin {existing.plugin!r}" if existing.plugin else "")
+        how = (f"override=True needs plugins.entries.{entry.plugin}.allow_tool_override: true in config.yaml"
+               if override else "pass override=True and grant allow_tool_override to replace it")
+        reason = f"tool {entry.name!r} already belongs to {owner}; {how}"
+        self.refusals.append(
+            Refusal(entry.name, entry.plugin, entry.toolset, existing.toolset, existing.plugin, reason))
+        log.warning("refused tool %r from plugin %r: %s", entry.name, entry.plugin, reason)
+
+    def _refuse_reserved(self, entry: ToolEntry) -> None:
+        reason = f"tool name {entry.name!r} is reserved for tool search's bridge (tools.tool_search)"
+        self.refusals.append(Refusal(entry.name, entry.plugin, entry.toolset, "tool_search", None, reason))
+        log.warning("refused tool %r from plugin %r: %s", entry.name, entry.plugin, reason)
 
     def _undo(self, entry: ToolEntry, previous: ToolEntry | None) -> None:
         with self._lock:
@@ -398,18 +547,25 @@ class ToolRegistry:
         return other if other != name and other in self._tools else None
 
     def get(self, name: str) -> ToolEntry | None:
-        return self._tools.get(name)
+        entry = self._tools.get(name)
+        if entry is None and self._rest is not None:
+            self._complete()
+            entry = self._tools.get(name)
+        return entry
 
     def __contains__(self, name: object) -> bool:
-        return name in self._tools
+        return name in self._tools or (self._rest is not None and isinstance(name, str) and self.get(name) is not None)
 
     def __len__(self) -> int:
+        self._complete()
         return len(self._tools)
 
     def names(self) -> list[str]:
+        self._complete()
         return list(self._tools)
 
     def entries(self) -> list[ToolEntry]:
+        self._complete()
         with self._lock:
             return list(self._tools.values())
 
@@ -424,9 +580,11 @@ class ToolRegistry:
 
     def check(self, name: str) -> Availability:
         """Run the tool's checks (cached for ``check_ttl`` seconds); an exception means unavailable."""
-        entry = self._tools.get(name)
+        entry = self.get(name)
         if entry is None:
             return Availability(False, f"no tool named {name!r}")
+        if not entry.has_checks:
+            return _ALWAYS
         now = time.monotonic()
         cached = self._checks.get(name)
         if cached and cached[0] > now:

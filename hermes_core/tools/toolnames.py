@@ -8,12 +8,15 @@ wrong one.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Final
 
-__all__ = ["TOOL_NAME", "check_tool_name", "skeleton"]
+__all__ = ["BRIDGE_TOOL_NAMES", "TOOL_NAME", "check_tool_name", "skeleton"]
 
 TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+#: Tool search's bridge tools (``hermes_core.tools.search``): reserved, no plugin registers a tool of these names.
+BRIDGE_TOOL_NAMES: Final = frozenset({"tool_search", "tool_describe", "tool_call"})
 _LOOK_ALIKE: Final = str.maketrans({"-": "_", ".": "_", "0": "o", "1": "l", "i": "l", "|": "l"})
 
 
@@ -33,6 +36,7 @@ def check_tool_name(name: object) -> str:
                      "only letters A-Z and a-z, digits, '_', '.' and '-'")
 
 
+@functools.lru_cache(maxsize=16384)
 def skeleton(name: str) -> str:
     """What ``name`` looks like: equal skeletons are names a reader (or a model) may take for each other."""
     if not name.isascii():  # registered names are ASCII; NFKC changes nothing there
