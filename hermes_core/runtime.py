@@ -21,6 +21,7 @@ from .calls.toolcontext import CURRENT, ToolContext
 from .config.data import override_granted, plugin_settings
 from .config.home import HermesHome
 from .host.views import ToolApi
+from .plugins import compat
 from .plugins.cache import DiscoveryCache
 from .plugins.context import PluginContext, normalize_command_name
 from .plugins.contributions import Contributions
@@ -32,6 +33,7 @@ from .tools.formats import DefinitionFormatter
 from .tools.policies import ToolScope, check_policy
 from .tools.registry import ToolRegistry
 from .tools.toolsets import Toolsets
+from .workers.interop import INTEROP
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
@@ -224,6 +226,7 @@ class Runtime(ToolApi):
         return record
 
     def _load(self, candidate: PluginCandidate, timeout: float | None) -> LoadResult:
+        compat.install()  # plugins written for Hermes Agent find its internals they import (the shims)
         context = self.context(candidate.id, candidate)
         # Kept as long as the runtime: the compatibility shims act for a plugin through its context.
         self._plugin_contexts.append(context)
@@ -391,9 +394,7 @@ class Runtime(ToolApi):
             result = command.handler(raw_args)
             return run_sync(result) if hasattr(result, "__await__") else result
         except ImportError as exc:  # a Hermes Agent internal the command imports: named as a load names it
-            from .plugins.compat import explain
-
-            raise ImportError(explain(exc), name=exc.name) from exc
+            raise ImportError(INTEROP.layer.explain(exc), name=exc.name) from exc
 
 
 def _traced_dispatcher() -> type[Dispatcher]:

@@ -29,6 +29,7 @@ from ..tools.registry import (
 )
 from ..tools.toolcalls import ToolCall, ToolCallLike, ToolReply, read_tool_calls, tool_reply
 from ..workers.exitguard import sigints, user_interrupted, watch_sigint
+from ..workers.interop import INTEROP
 from .approval import ApprovalRequest, Approvals, approved_call
 from .arguments import ArgumentError, ArgumentValidator, parse_arguments
 from .budget import ResultBudget
@@ -671,10 +672,9 @@ def _failed(function_name: str, exc: Exception) -> str:
 def _explained(exc: BaseException) -> str | None:
     """For a Hermes Agent internal that plugin code imported while it ran, the reason a load would give (the
     import, the plugin's file and line, whether a shim exists); otherwise None."""
-    compat = sys.modules.get("hermes_core.plugins.compat")
-    if compat is None or not isinstance(exc, ImportError):
+    if not isinstance(exc, ImportError):
         return None
-    explained: str = compat.explain(exc)
+    explained = INTEROP.layer.explain(exc)
     return explained if explained != str(exc) else None
 
 

@@ -10,7 +10,6 @@ import inspect
 import json
 import logging
 import os
-import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -19,6 +18,7 @@ from typing import Any, Final, Literal, NamedTuple, Protocol
 from ..checks import Availability
 from ..workers.executor import DeadlineExceeded, call_with_deadline
 from ..workers.exitguard import refusing_exit
+from ..workers.interop import INTEROP
 from .references import LazyReference
 from .toolnames import check_tool_name, skeleton
 
@@ -447,16 +447,15 @@ class ToolRegistry:
         activation = self.contexts(entry.plugin).activate() if self.contexts is not None else contextlib.nullcontext()
         # on a worker thread (with a deadline) anything the check raises is its own doing, KeyboardInterrupt too
         caught = BaseException if timeout else Exception
-        # the compatibility shims note what a plugin written for Hermes Agent looked for and Hermes lacks
-        compat = sys.modules.get("hermes_core.plugins.compat")
-        noting = compat.noting() if compat is not None else contextlib.nullcontext([])
+        # a compatibility layer notes what a plugin written for another host looked for and Hermes lacks
+        interop = INTEROP.layer
         try:
-            with activation, noting as notes:
+            with activation, interop.noting() as notes:
                 ok = call_with_deadline(_checked, timeout, entry.check_fn)
         except DeadlineExceeded:
             return Availability(False, f"its check did not answer within {timeout:g} s (plugins.load_timeout)")
         except caught as exc:
-            reason = compat.explain(exc) if compat is not None else str(exc)
+            reason = interop.explain(exc)
             return Availability(False, reason or f"check raised {type(exc).__name__}")
         if ok:  # a check may answer with a note (a string) that doctor shows
             return Availability(True, ok if isinstance(ok, str) else "")
