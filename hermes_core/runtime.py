@@ -136,8 +136,9 @@ class Runtime(ToolApi):
                 from .calls.dispatch import Dispatcher
 
                 kind = _traced_dispatcher() if self._config_data()["observability"]["otel"] else Dispatcher
-                self.__dict__["dispatcher"] = kind(self.registry, self.hooks, self.middleware, self.budget,
-                                                   self.approvals, self.tool_context, self.scope, self.why_missing)
+                self.__dict__["dispatcher"] = kind(
+                    self.registry, self.hooks, self.middleware, self.budget, self.approvals, self.tool_context,
+                    self.scope, self.why_missing, lambda: self._config_data()["tools"]["call_timeout"])
             dispatcher: Dispatcher = self.__dict__["dispatcher"]
             return dispatcher
 

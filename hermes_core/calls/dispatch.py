@@ -8,6 +8,7 @@ import json
 import logging
 import os
 import sys
+import threading
 import time
 import warnings
 import weakref
@@ -15,7 +16,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from ..errors import PluginFault
+from ..errors import DeadlineExceeded, PluginFault
 from ..tools.policies import ToolScope
 from ..tools.registry import (
     UNLIMITED,
@@ -28,12 +29,13 @@ from ..tools.registry import (
     handler_text,
 )
 from ..tools.toolcalls import ToolCall, ToolCallLike, ToolReply, read_tool_calls, tool_reply
+from ..workers.executor import Job, Workers
 from ..workers.exitguard import sigints, user_interrupted, watch_sigint
 from ..workers.interop import INTEROP
 from .approval import ApprovalRequest, Approvals, approved_call
-from .arguments import ArgumentError, ArgumentValidator, parse_arguments
+from .arguments import ArgumentError, ArgumentValidator, frozen_copy, parse_arguments
 from .budget import ResultBudget
-from .hooks import HookImpl, HookRunner, answer_problem, quoted
+from .hooks import HookRunner
 from .middleware import Middleware
 from .toolcontext import CALL_SESSION, CURRENT, ToolContext
 
@@ -49,8 +51,12 @@ AGENT_LOOP_TOOLS = frozenset({"todo", "memory", "session_search", "delegate_task
 #: Tools that talk to the user: a batch that holds one never runs in parallel.
 INTERACTIVE_TOOLS = frozenset({"clarify"})
 MAX_PARALLEL = 8
+#: Calls of one tool that may still run past their deadline (each holds a thread) before the next is refused.
+MAX_LATE_CALLS = 4
 #: Characters of one argument an approval question shows; a call shown cut is not approved as a whole.
 SHOWN_ARGUMENT_CHARS = 2000
+#: The threads handlers with a deadline run on (the pool keeps a few idle ones; an abandoned one is replaced).
+_HANDLERS = Workers("hermes-handler")
 _AGENT_LOOP_ONLY = ("Tool '{}' is handled by the agent loop, which owns the state and the user it needs; it cannot be "
                     "dispatched through the tool registry")
 
@@ -75,10 +81,6 @@ def valid_text(text: str) -> str:
     return text
 
 
-class _Blocked(Exception):
-    pass
-
-
 def _shown_name(name: Any) -> str:
     """A tool name as an error message shows it: a string cut to 200 characters, else its type."""
     if type(name) is not str:
@@ -91,7 +93,8 @@ class _Call:
 
     args: dict[str, Any]
     original: dict[str, Any]
-    #: The call's answer once a step set it (a blocked or failed call still reaches ``post_tool_call``).
+    #: The call's answer once a step set it: the handler's result, or why it was blocked (a blocked call goes
+    #: straight to the plan's closing steps, ``post_tool_call`` among them).
     result: str | None = None
     status: str = "ok"
     error_type: str | None = None
@@ -113,18 +116,22 @@ class _Call:
         return {"task_id": self.task_id, "session_id": self.session_id, "tool_call_id": self.tool_call_id}
 
 
-#: One step of a plan: None to go on, or the call's answer (the steps after it do not run).
+#: A step of a plan: None to go on (or, once the step set ``result``, to go to the closing steps), or the call's
+#: answer, after which nothing more runs.
 Step = Callable[[_Call], str | None]
+#: A closing step: it runs once the call has its result (blocked, failed or handled), and may change it.
+Closing = Callable[[_Call], None]
 
 
 class _Plan:
-    """How every call of one tool runs, made once per registry generation, hook state and policy: a tuple of
-    steps (parse and validate, availability, request middleware, ``pre_tool_call``, approval, the handler and
-    fitting its result, ``post_tool_call``), a step the tool does not need simply absent. The sync and the async
-    API run the same plan."""
+    """How every call of one tool runs, made once per registry generation, hook state and policy, for the sync and
+    the async API alike: a tuple of steps (availability, parse and validate, request middleware, ``pre_tool_call``,
+    approval, destructive arguments, the handler and fitting its result), a step the tool does not need simply
+    absent, and the closing steps that see the result (the tracing report, ``post_tool_call``). A step that blocks
+    the call ends the steps: the closing ones run next."""
 
-    __slots__ = ("check", "context", "direct", "dispatcher", "entry", "generation", "hooks", "middleware",
-                 "observed", "policy", "refusal", "steps")
+    __slots__ = ("bounded", "check", "closing", "context", "direct", "dispatcher", "entry", "generation", "hooks",
+                 "middleware", "observed", "policy", "refusal", "steps")
 
     def __init__(self, dispatcher: Dispatcher, entry: ToolEntry, generation: int, hooks: Any, policy: str) -> None:
         self.dispatcher, self.entry = dispatcher, entry
@@ -135,27 +142,44 @@ class _Plan:
         self.context = dispatcher.contexts(entry.plugin)
         #: The compiled argument check (a bound method: the cheapest thing to call).
         self.check = ArgumentValidator(entry.schema["parameters"]).__call__
+        #: The handler runs under a deadline (``tools.call_timeout``, or the tool's own ``call_timeout``) on a worker
+        #: thread: a plugin's tools do, the host program's own only when they ask for it (MCP tools have their
+        #: server's ``timeout``).
+        own = entry.call_timeout
+        self.bounded = bool(own) if own is not None else \
+            entry.plugin is not None and not entry.plugin.startswith("mcp:")
         scope = dispatcher.scope
         refusal = _AGENT_LOOP_ONLY.format(entry.name) if entry.name in AGENT_LOOP_TOOLS else scope.refusal(entry)
         active = hooks.active
         steps: list[Step | None] = [
             self.available if entry.has_checks else None,
             self.parse,
-            self.request_middleware if self.middleware else None,
+            self.request_middleware if "tool_request" in dispatcher.middleware else None,
             self.pre_tool_call if "pre_tool_call" in active else None,
             self.approval if scope.asks(entry) else None,
             self.destructive_arguments if scope.checks_arguments(entry) else None,
             self.handle,
+        ]
+        closing: list[Closing | None] = [
+            dispatcher.report,
             self.post_tool_call if not active.isdisjoint(("post_tool_call", "transform_tool_result")) else None,
         ]
         #: Why the tool is not run at all (its only step says so), or None.
         self.refusal = refusal
         self.steps: tuple[Step, ...] = (functools.partial(_refuse, refusal),) if refusal is not None else \
             tuple(step for step in steps if step is not None)
+        self.closing: tuple[Closing, ...] = () if refusal is not None else \
+            tuple(step for step in closing if step is not None)
         #: Parsing and the handler are all there is: the async API may await an async handler on its own loop.
-        self.direct = self.steps == (self.parse, self.handle)
-        #: Hooks or middleware see the call (its trace and its duration are kept).
-        self.observed = len(self.steps) > 2 and not self.direct
+        self.direct = self.steps == (self.parse, self.handle) and not (self.closing or self.middleware)
+        #: Something may see the call besides its handler (its trace and its duration are kept).
+        self.observed = not self.direct
+
+    def current(self) -> bool:
+        """Whether the plan still fits its tool: nothing it was made for changed since."""
+        dispatcher = self.dispatcher
+        return self.generation == dispatcher.registry.generation and self.hooks is dispatcher.hooks.state \
+            and self.policy == dispatcher.scope.policy() and self.middleware == bool(dispatcher.middleware)
 
     def run(self, call: _Call) -> str:
         if self.observed:
@@ -164,8 +188,19 @@ class _Plan:
             answer = step(call)
             if answer is not None:
                 return answer
+            if call.result is not None:
+                break
+        for closing in self.closing:
+            closing(call)
         assert call.result is not None
         return call.result
+
+    def deadline(self) -> float | None:
+        """Seconds the handler may take in this call (None: no deadline, it runs in the caller's thread)."""
+        if not self.bounded:
+            return None
+        own = self.entry.call_timeout
+        return own if own is not None else self.dispatcher.call_timeout_now()
 
     # -- the steps ----------------------------------------------------------------------------------
 
@@ -184,85 +219,55 @@ class _Plan:
         return None
 
     def request_middleware(self, call: _Call) -> str | None:
+        """The ``tool_request`` middleware, as a phase under the hooks' deadline: arguments it gives are validated, a
+        missed deadline blocks the call."""
         name = self.entry.name
-        for plugin, callback in self.dispatcher.middleware.get("tool_request", ()):
-            try:
-                answer = callback(tool_name=name, args=call.args, original_args=call.original, **call.context)
-            except Exception:
-                log.exception("tool_request middleware of plugin %r raised; skipped", plugin)
-                continue
-            except BaseException as exc:
-                if user_interrupted(exc, call.since):
-                    raise
-                return _failed(name, PluginFault(plugin, "the tool_request middleware", exc))
-            if isinstance(answer, dict) and isinstance(answer.get("args"), dict):
-                call.args = answer["args"]
-                call.trace.append(f"{plugin}:tool_request")
-        return None
+        kwargs = {"tool_name": name, "args": call.args, "original_args": call.original, **call.context}
+        decision = self.dispatcher.hooks.decide("tool_request", kwargs, self.check,
+                                                callbacks=self.dispatcher.middleware.get("tool_request", ()))
+        call.args = decision.args
+        call.trace.extend(f"{plugin}:tool_request" for plugin in decision.modified_by)
+        if decision.fault is not None:
+            return _failed(name, decision.fault)
+        return self._blocked(call, decision.message) if decision.verdict == "block" else None
 
     def pre_tool_call(self, call: _Call) -> str | None:
-        """Every ``pre_tool_call`` answer, checked where it ran: one that is not valid blocks the call, a ``modify``
-        is validated against the schema again, an ``approve`` is asked here and then the others run."""
-        name, hooks, check = self.entry.name, self.dispatcher.hooks, self.check
+        """Every ``pre_tool_call`` phase's decision, acted on: block, ask (then the rest of the phase runs), or go on
+        with the arguments the phase validated. An approval holds for the arguments it was given: when a later hook
+        changed them, the call as it now is is asked about again."""
+        name, dispatcher = self.entry.name, self.dispatcher
         kwargs: dict[str, Any] = {
             "task_id": call.task_id, "session_id": call.session_id, "tool_call_id": call.tool_call_id,
             "tool_name": name, "args": call.args, "turn_id": None, "api_request_id": None,
             "middleware_trace": call.trace}
-        refusal: list[str] = []
-
-        def answered(impl: HookImpl, answer: Any) -> bool:  # runs where the implementation ran
-            if answer is None:
-                return False
-            problem = answer_problem(answer)
-            if problem is not None:
-                shown = quoted(answer)
-                hooks.bad_answers[impl.plugin] = f"{shown} ({problem})"
-                refusal.append(f"Blocked: the pre_tool_call hook of plugin '{impl.plugin}' gave an answer that is not "
-                               f"valid ({problem}): {shown}")
-                return True
-            if answer["action"] != "modify":
-                return True
-            try:
-                kwargs["args"] = check(answer["args"])
-            except (ArgumentError, RecursionError) as exc:
-                refusal.append(f"Blocked: the pre_tool_call hook of plugin '{impl.plugin}' changed the arguments into "
-                               f"ones tool '{name}' does not accept: {exc or 'nested too deeply'}")
-                return True
-            call.trace.append(f"{impl.plugin}:pre_tool_call")
-            return False
-
+        approved: list[ApprovalRequest] = []
         start = 0
         while True:
-            phase = hooks.run(("pre_tool_call",), kwargs, stop=answered, fail_closed=True, start=start,
-                              state=self.hooks)
-            call.args = kwargs["args"]
-            if phase.fault is not None:
-                return self._blocked(call, f"Blocked: {phase.fault}")
-            if phase.missed is not None:
-                plugin = phase.missed.plugin
-                why = (f"the hooks of plugin '{plugin}' are switched off: {hooks.switched_off.get(plugin)}"
-                       if phase.switched_off else f"the pre_tool_call hook of plugin '{plugin}' did not answer "
-                                                  f"within {hooks.current_timeout() or 0:g} s")
-                return self._blocked(call, f"Blocked: {why}")
-            if refusal:
-                return self._blocked(call, refusal[0])
-            if not phase.stopped:
-                return None
-            impl, answer = phase.results[-1]
-            if answer["action"] == "block":
-                return self._blocked(call, answer.get("message") or f"Blocked by plugin '{impl.plugin}'")
-            request = ApprovalRequest(message=answer.get("message") or f"Run tool '{name}'?",
-                                      rule_key=answer.get("rule_key"), tool_name=name, args=call.args,
-                                      session_id=call.session_id)
-            if not self.dispatcher.approvals.ask(request):
+            decision = dispatcher.hooks.decide("pre_tool_call", kwargs, self.check, start=start, state=self.hooks)
+            call.args = kwargs["args"] = decision.args
+            call.trace.extend(f"{plugin}:pre_tool_call" for plugin in decision.modified_by)
+            if decision.verdict == "proceed":
+                break
+            if decision.verdict != "ask":
+                return self._blocked(call, decision.message)
+            request = ApprovalRequest(message=decision.message, rule_key=decision.rule_key, tool_name=name,
+                                      args=call.args, session_id=call.session_id)
+            if not dispatcher.approvals.ask(request):
                 return self._blocked(call, f"Blocked: not approved: {request.message}")
-            start = phase.end
+            approved.append(request)
+            start = decision.resume
+        for request in approved:
+            if request.args != call.args:
+                shown, _ = _shown_call(name, call.args)
+                again = request._replace(message=f"{request.message}\n    (asked again: the arguments changed after "
+                                                 f"the approval; the call is now {shown})", args=call.args)
+                if not dispatcher.approvals.ask(again):
+                    return self._blocked(call, f"Blocked: not approved once the arguments changed: {request.message}")
+        return None
 
     def approval(self, call: _Call, given: list[str] | None = None) -> str | None:
         """Under the ``writes`` policy, ask before a tool that is not read-only, or a call that gives the ``given``
         destructive arguments of a read-only one (blocked when refused or unanswered)."""
-        if call.result is not None:
-            return None
         name, approvals, session_id = self.entry.name, self.dispatcher.approvals, call.session_id
         rule_key = f"tool:{name}"
         if approvals.is_approved(rule_key, session_id):
@@ -283,8 +288,6 @@ class _Plan:
     def destructive_arguments(self, call: _Call) -> str | None:
         """A call of a read-only tool that gives one of its ``destructive_if`` arguments is one that may change
         things: refused under ``read-only`` and in read-only views, asked about under ``writes``."""
-        if call.result is not None:
-            return None
         given = self.entry.annotations.destructive_arguments(call.args)
         if not given:
             return None
@@ -292,16 +295,14 @@ class _Plan:
         return self._blocked(call, refusal) if refusal is not None else self.approval(call, given)
 
     def handle(self, call: _Call) -> str | None:
-        """The handler (inside the ``tool_execution`` middleware), its result fitted to the budget."""
-        if call.result is not None:
-            return None
+        """The handler (inside the ``tool_execution`` middleware), its result fitted to the budget. Under a deadline
+        a synchronous handler runs on a worker thread, abandoned when it misses it (the call answers at once); an
+        async one is cancelled."""
         entry, dispatcher = self.entry, self.dispatcher
         try:
-            if not (call.approved or self.middleware):
-                result = self._handler(call, call.args)
-            else:
-                with approved_call(entry.name if call.approved else None, call.args):
-                    result = self._execution_chain(call)
+            timeout = self.deadline()
+            result = dispatcher.within(timeout, entry, self.execute, call) if timeout and call.invoke is None \
+                else self.execute(call, timeout)
             limit = entry.max_result_size_chars
             if not (result.isascii() and (limit is UNLIMITED or len(result) <= (
                     dispatcher.budget.per_tool if limit is None else limit))):
@@ -313,15 +314,26 @@ class _Plan:
         call.result = result
         return None
 
-    def _handler(self, call: _Call, args: dict[str, Any]) -> str:
+    def execute(self, call: _Call, timeout: float | None = None) -> str:
+        """The handler, inside the ``tool_execution`` middleware when there is some (an async handler cancelled
+        after ``timeout`` seconds)."""
+        if not (call.approved or self.middleware):
+            return self._handler(call, call.args, timeout)
+        with approved_call(self.entry.name if call.approved else None, call.args):
+            return self._execution_chain(call, timeout)
+
+    def _handler(self, call: _Call, args: dict[str, Any], timeout: float | None) -> str:
         invoke = call.invoke
         token, session = CURRENT.set(self.context), CALL_SESSION.set(call.session_id)
         try:
             if invoke is None:
                 result = self.entry.handler(args, task_id=call.task_id, session_id=call.session_id,
                                             user_task=call.user_task)
-                return result if type(result) is str else handler_text(result)
-            return invoke(self.entry, args, task_id=call.task_id, session_id=call.session_id,
+                if type(result) is str:
+                    return result
+                return handler_text(_bounded(result, timeout, self.entry) if timeout and hasattr(
+                    result, "__await__") else result)
+            return invoke(self.entry, args, timeout, task_id=call.task_id, session_id=call.session_id,
                           user_task=call.user_task)
         except Exception:
             raise
@@ -333,17 +345,20 @@ class _Plan:
             CALL_SESSION.reset(session)
             CURRENT.reset(token)
 
-    def _execution_chain(self, call: _Call) -> str:
-        """The ``tool_execution`` middleware around the handler."""
+    def _execution_chain(self, call: _Call, timeout: float | None) -> str:
+        """The ``tool_execution`` middleware around the handler; the arguments one passes on are validated."""
         def handler(args: dict[str, Any]) -> str:
-            return self._handler(call, args)
+            if args is not call.args:  # changed by a middleware: checked as any other arguments
+                args = self.check(frozen_copy(args))
+            return self._handler(call, args, timeout)
 
         chain: Callable[[dict[str, Any]], str] = handler
         for plugin, wrapper in reversed(self.dispatcher.middleware.get("tool_execution", ())):
             chain = _wrap(wrapper, plugin, chain, self.entry.name, call)
         return chain(call.args)
 
-    def post_tool_call(self, call: _Call) -> str | None:
+    def post_tool_call(self, call: _Call) -> None:
+        """The observers, then ``transform_tool_result``, whose answer is fitted to the budget as a result is."""
         result = call.result
         assert result is not None
         observed = {"task_id": call.task_id, "session_id": call.session_id, "tool_call_id": call.tool_call_id,
@@ -354,11 +369,14 @@ class _Plan:
         try:
             transformed = self.dispatcher.hooks.after_tool_call(observed, self.hooks)
         except PluginFault as fault:
-            return _failed(self.entry.name, fault)
-        return result if transformed is None else valid_text(transformed)
+            call.result = _failed(self.entry.name, fault)
+            return
+        if transformed is not None:
+            call.result = self.dispatcher._fit(self.entry, transformed)
 
     def _blocked(self, call: _Call, message: str) -> str | None:
-        """Block the call (``post_tool_call`` still sees it); the steps go on (None)."""
+        """Block the call: its result set, the steps end and the closing ones (``post_tool_call``) see it (None: a
+        step's return value that is not the call's final answer)."""
         call.status, call.error_type, call.error_message = "blocked", "Blocked", message
         call.result = tool_error(message)
         return None
@@ -368,13 +386,35 @@ def _refuse(refusal: str, call: _Call) -> str:
     return tool_error(refusal)
 
 
+def _bounded(awaitable: Any, timeout: float, entry: ToolEntry) -> Any:
+    """``awaitable`` (an async handler's) cancelled after ``timeout`` seconds, raising what a missed deadline does."""
+    async def bounded() -> Any:
+        import asyncio
+
+        try:
+            return await asyncio.wait_for(awaitable, timeout)
+        except TimeoutError:
+            raise _late(entry, timeout, "was cancelled") from None
+
+    return bounded()
+
+
+def _late(entry: ToolEntry, timeout: float, what: str) -> DeadlineExceeded:
+    plugin = f" of plugin '{entry.plugin}'" if entry.plugin else ""
+    return DeadlineExceeded(f"the handler{plugin} did not finish within {timeout:g} s (tools.call_timeout) and {what}")
+
+
 class Dispatcher:
     """Runs tool calls through their plans, inside one containment boundary: whatever the input and whatever
     plugin code does, a call returns a string (only the user's Ctrl-C goes through)."""
 
+    #: A closing step every plan gets (the tracing dispatcher reports to the call's span), or None.
+    report: Closing | None = None
+
     def __init__(self, registry: ToolRegistry, hooks: HookRunner, middleware: Middleware, budget: ResultBudget,
                  approvals: Approvals, contexts: Callable[[str | None], ToolContext], scope: ToolScope,
-                 why_missing: Callable[[str], str | None] | None = None) -> None:
+                 why_missing: Callable[[str], str | None] | None = None,
+                 call_timeout: Callable[[], float | None] = lambda: None) -> None:
         self.registry = registry
         #: The tools this dispatcher runs, and the approval policy they run under.
         self.scope = scope
@@ -386,6 +426,12 @@ class Dispatcher:
         self.contexts = contexts
         #: Why a tool is not registered (its plugin is disabled, its MCP server failed, ...), if it can tell.
         self.why_missing = why_missing
+        #: Seconds a plugin's handler may take (``tools.call_timeout``; None or 0: no deadline), read at most once a
+        #: second.
+        self.call_timeout = call_timeout
+        self._timeout: float | None = None
+        self._timeout_read = float("-inf")
+        self._late = _LateCalls()
         self._plans: dict[str, _Plan] = {}
         self._async_handlers: weakref.WeakKeyDictionary[ToolEntry, Callable[..., Any] | None] = \
             weakref.WeakKeyDictionary()
@@ -394,11 +440,20 @@ class Dispatcher:
     def scoped(self, scope: ToolScope, contexts: Callable[[str | None], ToolContext]) -> Dispatcher:
         """A dispatcher of the same tools, hooks and approvals that runs only what ``scope`` offers, its handlers
         seeing ``contexts``."""
-        return type(self)(self.registry, self.hooks, self.middleware, self.budget, self.approvals, contexts, scope)
+        scoped = type(self)(self.registry, self.hooks, self.middleware, self.budget, self.approvals, contexts, scope,
+                            call_timeout=self.call_timeout)
+        scoped._late = self._late  # (one count of the handlers still running late, whichever view started them)
+        return scoped
+
+    def _current_plan(self, name: Any) -> _Plan | str:
+        """The plan of tool ``name``: the one made before while nothing it was made for changed, else a new one; or
+        the error that answers a call of a tool that is not registered."""
+        plan = self._plans.get(name) if type(name) is str else None
+        return plan if plan is not None and plan.current() else self._plan(name)
 
     def _plan(self, name: Any) -> _Plan | str:
-        """The current plan of tool ``name``, made again when the tools, the hooks, the middleware or the policy
-        changed since it was made; or the error that answers a call of a tool that is not registered."""
+        """Make the plan of tool ``name`` (kept for the calls after it), or the error that answers a call of a tool
+        that is not registered."""
         if not isinstance(name, str):
             return tool_error(f"Tool names are strings, not {type(name).__name__}")
         generation, hooks, policy = self.registry.generation, self.hooks.state, self.scope.policy()
@@ -409,6 +464,31 @@ class Dispatcher:
         plan = self._plans[name] = _Plan(self, entry, generation, hooks, policy)
         return plan
 
+    def call_timeout_now(self) -> float | None:
+        """``tools.call_timeout`` in force (read again once it is a second old)."""
+        now = time.monotonic()
+        if now - self._timeout_read > 1.0:
+            self._timeout, self._timeout_read = self.call_timeout() or None, now
+        return self._timeout
+
+    def within(self, timeout: float, entry: ToolEntry, execute: Callable[..., str], call: _Call) -> str:
+        """``execute(call, timeout)`` on a worker thread, in the call's containment (``os._exit`` there raises), within
+        ``timeout`` seconds: past it the worker is abandoned and :class:`DeadlineExceeded` raised at once. While
+        :data:`MAX_LATE_CALLS` calls of the tool still run past their deadline, the next is refused at once."""
+        late = self._late
+        if late.of(entry.name) >= MAX_LATE_CALLS:
+            raise DeadlineExceeded(f"{MAX_LATE_CALLS} calls of the tool still run past their {timeout:g} s deadline "
+                                   "(tools.call_timeout); it is refused until one of them ends")
+        job = _HANDLERS.run(Job((functools.partial(execute, timeout=timeout),), call, timeout,
+                                on_abandon=functools.partial(late.add, entry.name, 1),
+                                on_late_return=functools.partial(late.add, entry.name, -1)))
+        if job.missed is not None:
+            raise _late(entry, timeout, "its thread was abandoned")
+        _, ok, value = job.outcomes[0]
+        if ok:
+            return value
+        raise value
+
     # -- one call ----------------------------------------------------------------------------
 
     def handle_function_call(self, function_name: str, function_args: Any, task_id: str | None = None,
@@ -417,13 +497,9 @@ class Dispatcher:
         """Run one tool call; always returns a string (``{"error": ...}`` JSON on any failure)."""
         since = sigints()
         try:
-            plan: _Plan | str | None = self._plans.get(function_name) if type(function_name) is str else None
-            if not isinstance(plan, _Plan) or plan.generation != self.registry.generation \
-                    or plan.hooks is not self.hooks.state or plan.policy != self.scope.policy() \
-                    or plan.middleware != bool(self.middleware):
-                plan = self._plan(function_name)
-                if isinstance(plan, str):
-                    return plan
+            plan = self._current_plan(function_name)
+            if isinstance(plan, str):
+                return plan
             if enabled_tools is not None and plan.refusal is None and function_name not in enabled_tools:
                 return tool_error(f"Tool '{function_name}' is not enabled for this conversation")
             return plan.run(_Call(function_args, task_id, tool_call_id, session_id, user_task, since))
@@ -443,7 +519,7 @@ class Dispatcher:
 
         since = sigints()
         try:
-            plan = self._plan(function_name)
+            plan = self._current_plan(function_name)
             if isinstance(plan, str):
                 return plan
             if enabled_tools is not None and plan.refusal is None and function_name not in enabled_tools:
@@ -475,13 +551,13 @@ class Dispatcher:
         answer = plan.parse(call)
         if answer is not None:
             return answer
-        entry = plan.entry
+        entry, timeout = plan.entry, plan.deadline()
         token, session = CURRENT.set(plan.context), CALL_SESSION.set(call.session_id)
         try:
             result = function(call.args, task_id=call.task_id, session_id=call.session_id,
                               user_task=call.user_task)
             if hasattr(result, "__await__"):
-                result = await result
+                result = await (_bounded(result, timeout, entry) if timeout else result)
             result = valid_text(as_text(result))
         except Exception as exc:
             return _failed(entry.name, exc)
@@ -693,11 +769,27 @@ def _contained(function_name: Any, exc: BaseException, since: int) -> str:
 
 
 def _on_loop(loop: CallerLoop) -> Callable[..., str]:
-    """A ``call_handler`` for a worker thread that runs an async handler on the caller's loop ``loop``."""
-    def call(entry: ToolEntry, args: dict[str, Any], **kwargs: Any) -> str:
-        return loop.run(acall_handler(entry, args, **kwargs))
+    """How a worker thread calls an async handler: on the caller's loop ``loop`` (cancelled after ``timeout``)."""
+    def call(entry: ToolEntry, args: dict[str, Any], timeout: float | None, **kwargs: Any) -> str:
+        running = acall_handler(entry, args, **kwargs)
+        return loop.run(_bounded(running, timeout, entry) if timeout else running)
 
     return call
+
+
+class _LateCalls:
+    """Calls of each tool whose handler missed its deadline and still runs (each holds a thread)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: dict[str, int] = {}
+
+    def of(self, name: str) -> int:
+        return self._counts.get(name, 0)
+
+    def add(self, name: str, change: int, job: Job) -> None:
+        with self._lock:
+            self._counts[name] = self._counts.get(name, 0) + change
 
 
 def _warn_if_on_a_loop(name: str) -> None:

@@ -23,19 +23,21 @@ import operator
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import pluggy
 
 from ..errors import HermesError, HookImplementationError, PluginFault
 from ..workers.executor import Batch, Job, Workers, run_inline
 from ..workers.exitguard import sigints, user_interrupted
+from .middleware import MIDDLEWARE_KINDS
 
 __all__ = [
     "ANSWERS",
     "KNOWN_HOOKS",
+    "Decision",
     "HermesHookSpecs",
     "HookImpl",
     "HookImplementationError",
@@ -113,6 +115,9 @@ class HookImpl:
         return cls(plugin, hook, function, accepts, _caller(function, accepts, positional))
 
 
+#: How a phase calls one implementation: with the keywords of the phase it accepts.
+_Call = Callable[[dict[str, Any]], Any]
+
 #: A phase's implementations in calling order (those of switched-off plugins left out), their ``call`` functions,
 #: the first implementation of a switched-off plugin, if any (a fail-closed phase refuses to run without it), and
 #: whether one of them is ``firstresult``.
@@ -178,6 +183,76 @@ class HookPhase:
         self.stopped = False
         #: Where to resume a stopped phase (``start=``).
         self.end = start
+
+
+#: What to do with a call after one phase of ``pre_tool_call`` hooks (or of ``tool_request`` middleware).
+Verdict = Literal["proceed", "block", "ask", "fail"]
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What one phase of ``pre_tool_call`` implementations (or of ``tool_request`` middleware) decided, for dispatch to
+    act on: ``proceed`` with ``args``; ``block`` the call with ``message``; ``ask`` the user ``message`` first
+    (``rule_key``; a yes resumes the phase at ``resume``); ``fail``: a plugin's code raised what is not an
+    ``Exception`` (``fault``).
+
+    ``args`` are the arguments validated against the tool's schema again, a copy that no plugin holds. ``plugin`` is
+    the plugin the verdict came from (for a missed deadline: the one whose implementation was abandoned,
+    ``abandoned``); ``modified_by`` the plugins whose answers changed the arguments, in order."""
+
+    verdict: Verdict
+    args: dict[str, Any]
+    message: str = ""
+    plugin: str | None = None
+    rule_key: str | None = None
+    abandoned: bool = False
+    modified_by: tuple[str, ...] = ()
+    resume: int = 0
+    fault: PluginFault | None = None
+
+
+class _Answers:
+    """The answers of one phase, read on the worker where each implementation ran, before the next one runs: a
+    ``modify`` answer (a middleware's ``{"args": ...}``) becomes the arguments the next one sees, once validated;
+    a ``block`` or ``approve`` answer, or one that is not valid, ends the phase. Only the runner reads it, and only
+    once the phase has ended."""
+
+    __slots__ = ("check", "copy", "kind", "kwargs", "modified_by", "refusal", "runner")
+
+    def __init__(self, runner: HookRunner, kind: str, kwargs: dict[str, Any],
+                 check: Callable[[Any], dict[str, Any]]) -> None:
+        from .arguments import frozen_copy  # (the call path: listings import hooks.py, not it)
+
+        self.runner, self.kind, self.kwargs, self.check, self.copy = runner, kind, kwargs, check, frozen_copy
+        self.modified_by: list[str] = []
+        #: Why the phase blocks the call, when an answer did.
+        self.refusal: str | None = None
+
+    def after(self, impl: HookImpl, answer: Any) -> bool:
+        """(Where ``impl`` ran.) Take in its ``answer``; True ends the phase."""
+        if self.kind == "tool_request":  # middleware: {"args": {...}} replaces them, anything else is ignored
+            if not (type(answer) is dict and type(answer.get("args")) is dict):
+                return False
+        elif answer is None:
+            return False
+        else:
+            problem = answer_problem(answer)
+            if problem is not None:
+                shown = quoted(answer)
+                self.runner.bad_answers[impl.plugin] = f"{shown} ({problem})"
+                self.refusal = (f"Blocked: the pre_tool_call hook of plugin '{impl.plugin}' gave an answer that is not "
+                                f"valid ({problem}): {shown}")
+                return True
+            if answer["action"] != "modify":
+                return True
+        try:
+            self.kwargs["args"] = self.check(self.copy(answer["args"]))
+        except Exception as exc:
+            self.refusal = (f"Blocked: the {_label(impl)} of plugin '{impl.plugin}' changed the arguments into ones "
+                            f"tool '{self.kwargs['tool_name']}' does not accept: {exc or type(exc).__name__}")
+            return True
+        self.modified_by.append(impl.plugin)
+        return False
 
 
 def accepted_keywords(function: Callable[..., Any]) -> frozenset[str] | None:
@@ -320,6 +395,8 @@ class HookRunner:
         self.switched_off: dict[str, str] = {}
         #: Per plugin: the last ``pre_tool_call`` answer that blocked a call because it was not a valid answer.
         self.bad_answers: dict[str, str] = {}
+        #: Middleware callbacks as implementations, by kind and the callbacks' identities.
+        self._callbacks: dict[tuple[Any, ...], tuple[tuple[HookImpl, ...], tuple[_Call, ...]]] = {}
         _runners.add(self)
 
     def add_callback(self, plugin: str, hook: str, function: Callable[..., Any]) -> Callable[[], None]:
@@ -403,6 +480,66 @@ class HookRunner:
                                                any(impl.hook in _FIRSTRESULT for impl in on))
         return phase
 
+    def _callbacks_phase(self, kind: str, callbacks: Sequence[tuple[str, Callable[..., Any]]]) -> _Phase:
+        """Middleware ``callbacks`` of ``kind`` as a phase (each called with the keywords it takes, as hooks are)."""
+        key = (kind, *((plugin, id(function)) for plugin, function in callbacks))
+        known = self._callbacks.get(key)
+        if known is None:  # (a cached implementation keeps its function, so its id is not reused meanwhile)
+            impls = tuple(HookImpl.of(plugin, kind, function) for plugin, function in callbacks)
+            if len(self._callbacks) >= 64:
+                self._callbacks.clear()
+            known = self._callbacks[key] = (impls, tuple(impl.call for impl in impls))
+        impls, calls = known
+        if self.switched_off and any(impl.plugin in self.switched_off for impl in impls):
+            on = tuple(impl for impl in impls if impl.plugin not in self.switched_off)
+            off = next(impl for impl in impls if impl.plugin in self.switched_off)
+            return on, tuple(impl.call for impl in on), off, False
+        return impls, calls, None, False
+
+    def decide(self, kind: Literal["pre_tool_call", "tool_request"], kwargs: dict[str, Any],
+               check: Callable[[Any], dict[str, Any]], *, start: int = 0, state: _State | None = None,
+               callbacks: Sequence[tuple[str, Callable[..., Any]]] = ()) -> Decision:
+        """One phase of ``pre_tool_call`` implementations, or of the ``tool_request`` middleware ``callbacks``, given
+        ``kwargs`` (whose ``args`` are the call's), and what it decided.
+
+        The phase fails closed: an implementation that misses the deadline, raises what is not an ``Exception``, or
+        answers what is not a valid answer blocks the call, and so does one of a plugin whose hooks are switched off.
+        ``check`` validates arguments against the tool's schema: each ``modify`` answer before the next
+        implementation sees it, and the arguments as the phase left them, whatever the implementations did to them
+        (answered or changed in place), on a copy none of them holds. ``start`` resumes a phase after an ``ask``."""
+        answers = _Answers(self, kind, kwargs, check)
+        phase = self.run(("pre_tool_call",), kwargs, stop=answers.after, fail_closed=True, start=start, state=state,
+                         phase=self._callbacks_phase(kind, callbacks) if kind == "tool_request" else None)
+        modified = tuple(answers.modified_by)
+        if phase.fault is not None:
+            return Decision("fail", kwargs["args"], f"Blocked: {phase.fault}", phase.fault.plugin,
+                            modified_by=modified, fault=phase.fault)
+        if phase.missed is not None:
+            plugin = phase.missed.plugin
+            why = (f"the hooks of plugin '{plugin}' are switched off: {self.switched_off.get(plugin)}"
+                   if phase.switched_off else f"the {_label(phase.missed)} of plugin '{plugin}' did not answer "
+                                              f"within {self.current_timeout() or 0:g} s")
+            return Decision("block", kwargs["args"], f"Blocked: {why}", plugin, abandoned=not phase.switched_off,
+                            modified_by=modified)
+        if answers.refusal is not None:
+            return Decision("block", kwargs["args"], answers.refusal, phase.results[-1][0].plugin, modified_by=modified)
+        tool = kwargs["tool_name"]
+        try:
+            args = check(answers.copy(kwargs["args"]))
+        except Exception as exc:
+            plugins = ", ".join(dict.fromkeys(f"'{impl.plugin}'" for impl, _ in phase.results)) or "none"
+            return Decision("block", kwargs["args"], f"Blocked: after the {kind} {_noun(kind)} (plugins {plugins}) "
+                                                     f"the arguments are ones tool '{tool}' does not accept: {exc}",
+                            modified_by=modified)
+        if not phase.stopped:
+            return Decision("proceed", args, modified_by=modified)
+        impl, answer = phase.results[-1]
+        if answer["action"] == "block":
+            return Decision("block", args, answer.get("message") or f"Blocked by plugin '{impl.plugin}'", impl.plugin,
+                            modified_by=modified)
+        return Decision("ask", args, answer.get("message") or f"Run tool '{tool}'?", impl.plugin,
+                        answer.get("rule_key"), modified_by=modified, resume=phase.end)
+
     def call(self, hook: str, **kwargs: Any) -> list[tuple[HookImpl, Any]]:
         """Call the implementations in order; exceptions and timeouts are logged with the plugin's name and
         skipped. For a ``firstresult`` hookspec the calls stop at the first result that is not ``None``."""
@@ -413,7 +550,7 @@ class HookRunner:
 
     def run(self, hooks: tuple[str, ...], kwargs: dict[str, Any], *,
             stop: Callable[[HookImpl, Any], bool] | None = None, fail_closed: bool = False,
-            start: int = 0, state: _State | None = None) -> HookPhase:
+            start: int = 0, state: _State | None = None, phase: _Phase | None = None) -> HookPhase:
         """One phase: the implementations of each of ``hooks`` in turn, given ``kwargs``, in one hand-off to a
         worker, under one deadline.
 
@@ -423,22 +560,24 @@ class HookRunner:
         ``Exception`` is logged and skipped; anything else a plugin raises ends the phase (``fault``). A missed
         deadline is logged and the rest runs on a fresh worker, or, with ``fail_closed``, ends the phase with
         ``missed`` set; a fail-closed phase with an implementation of a switched-off plugin does not run.
-        ``start`` resumes a stopped phase; ``state`` is the published state to use (default: the current one).
+        ``start`` resumes a stopped phase; ``state`` is the published state to use (default: the current one);
+        ``phase`` the implementations to run instead of those of ``hooks`` (middleware).
         """
         if self._lane.posted is not None:
             self._wait_for_posted()  # (which may switch a plugin off)
-        impls, calls, off, firstresult = self._phase(hooks, None if self.switched_off else state)
-        phase = HookPhase(start)
+        impls, calls, off, firstresult = self._phase(hooks, None if self.switched_off else state) if phase is None \
+            else phase
+        outcome = HookPhase(start)
         if fail_closed and off is not None:
-            phase.missed, phase.switched_off = off, True
-            return phase
+            outcome.missed, outcome.switched_off = off, True
+            return outcome
         if start >= len(impls):
-            return phase
+            return outcome
 
         def check(index: int, value: Any) -> bool:
             impl = impls[index]
             if stop is not None and stop(impl, value):
-                phase.stopped = True
+                outcome.stopped = True
                 return True
             return value is not None and impl.hook in _FIRSTRESULT
 
@@ -451,26 +590,26 @@ class HookRunner:
                 run_inline(calls, kwargs, start, after)
             for index, ok, value in job.outcomes:
                 if ok:
-                    phase.results.append((impls[index], value))
+                    outcome.results.append((impls[index], value))
                 elif isinstance(value, Exception):
                     _log_raised(impls[index], value)
                 elif not timeout and user_interrupted(value, since):
                     raise value
                 else:
                     impl = impls[index]
-                    phase.fault = PluginFault(impl.plugin, f"the {impl.hook} hook", value)
-                    return phase
-            phase.end = start = job.end
+                    outcome.fault = PluginFault(impl.plugin, f"the {_label(impl)}", value)
+                    return outcome
+            outcome.end = start = job.end
             if job.missed is None:
-                return phase
+                return outcome
             impl = impls[job.missed]
             if fail_closed:
-                phase.missed = impl
-                return phase
+                outcome.missed = impl
+                return outcome
             _log_late(impl, timeout or 0)
             start = job.missed + 1
             if start >= len(impls):
-                return phase
+                return outcome
 
     def _job(self, impls: tuple[HookImpl, ...], calls: tuple[Callable[[dict[str, Any]], Any], ...],
              kwargs: dict[str, Any], timeout: float, start: int = 0, after: Callable[[int, Any], bool] | None = None,
@@ -616,12 +755,21 @@ class HookRunner:
         return sorted(hook for hook in self.active if plugin in self.plugins_with(hook))
 
 
+def _noun(hook: str) -> str:
+    return "middleware" if hook in MIDDLEWARE_KINDS else "hooks"
+
+
+def _label(impl: HookImpl) -> str:
+    """``pre_tool_call hook`` or ``tool_request middleware``: what an implementation is, for messages."""
+    return f"{impl.hook} {'middleware' if impl.hook in MIDDLEWARE_KINDS else 'hook'}"
+
+
 def _log_raised(impl: HookImpl, exc: BaseException) -> None:
-    log.error("%s hook of plugin %r raised; skipped", impl.hook, impl.plugin, exc_info=exc)
+    log.error("%s of plugin %r raised; skipped", _label(impl), impl.plugin, exc_info=exc)
 
 
 def _log_late(impl: HookImpl, timeout: float) -> None:
-    log.warning("%s hook of plugin %r did not finish within %g s; abandoned and skipped", impl.hook, impl.plugin,
+    log.warning("%s of plugin %r did not finish within %g s; abandoned and skipped", _label(impl), impl.plugin,
                 timeout)
 
 

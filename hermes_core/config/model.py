@@ -60,6 +60,9 @@ class PluginsConfig(_Section):
                                                           "runtime (its pre_tool_call then blocks every call).")
     load_timeout: float = Field(30.0, ge=0, description="Seconds a plugin's import and register(), or one run "
                                                         "of a tool's check_fn, may take; 0 = no limit.")
+    exit_timeout: float = Field(10.0, gt=0, description="Seconds the exit handlers (`atexit`) of Hermes and its "
+                                                         "plugins may take when `hermes` exits; past it, it exits "
+                                                         "without them.")
     post_hooks: Literal["wait", "background"] = Field(
         "wait", description="`background`: a call returns without waiting for its post_tool_call observers, which "
                             "the calling thread's next hook call waits for (and close and exit); not while a "
@@ -76,6 +79,18 @@ class ApprovalsConfig(_Section):
 
 class ObservabilityConfig(_Section):
     otel: bool = Field(False, description="Trace every tool call with OpenTelemetry (needs `hermes-tools[otel]`).")
+
+
+class ToolsConfig(BaseModel):
+    """``tools``: how tool calls run (Hermes Agent keeps its ``tool_search`` settings here too)."""
+
+    model_config = ConfigDict(extra="allow", defer_build=True)
+
+    call_timeout: float = Field(3600.0, ge=0, description="Seconds the handler of a plugin's tool may take; past it "
+                                                          "the call answers with a timeout error, a synchronous "
+                                                          "handler's thread is abandoned and an async one cancelled "
+                                                          "(a tool's manifest may set its own `call_timeout`); 0 "
+                                                          "for no deadline.")
 
 
 class ToolOutputConfig(_Section):
@@ -163,6 +178,7 @@ class HermesConfig(BaseModel):
                                           "synonym so that their configuration can be pasted as it is.")
     command_allowlist: list[str] = Field(default_factory=list)
     approvals: ApprovalsConfig = Field(default_factory=ApprovalsConfig)
+    tools: ToolsConfig = Field(default_factory=ToolsConfig)
     tool_output: ToolOutputConfig = Field(default_factory=ToolOutputConfig)
     web: WebConfig = Field(default_factory=WebConfig)
     index: IndexConfig = Field(default_factory=IndexConfig)

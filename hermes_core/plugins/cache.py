@@ -25,8 +25,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._version import __version__
-from ..config.cachefile import write_json
+from ..config.cachefile import code_key, write_json
 from ..config.untrusted import TEXT_LIMIT, read_untrusted_text
 from .discovery import PluginCandidate, Source, discover
 
@@ -37,7 +36,8 @@ __all__ = ["DiscoveryCache"]
 
 log = logging.getLogger(__name__)
 
-FORMAT = 7
+#: The code whose change makes cached candidates stale: what they hold (discovery, the plain manifest) and this.
+_CODE = ("plugins/cache.py", "plugins/discovery.py", "plugins/manifest.py")
 
 
 class DiscoveryCache:
@@ -54,7 +54,7 @@ class DiscoveryCache:
         ``source_key`` identifies the entry-point source (``"installed"``, or the injected entry points).
         """
         roots = [str(root) for root, _ in folders]
-        key = json.dumps([FORMAT, __version__, sys.executable, sys.path, roots, source_key], default=str)
+        key = json.dumps([code_key(*_CODE), sys.executable, sys.path, roots, source_key], default=str)
         path = self.folder / f"discovery-{zlib.crc32(key.encode()):08x}.json"
         cached = _load(path, key)
         if cached is not None:
@@ -62,7 +62,7 @@ class DiscoveryCache:
         eps = entry_points()
         candidates = discover(folders, eps)
         watched = _watched(candidates, roots, eps if source_key != "installed" else None)
-        _write(path, {"format": FORMAT, "key": key, "stamps": _stamps(watched), "watched": watched,
+        _write(path, {"key": key, "stamps": _stamps(watched), "watched": watched,
                       "records": [_plain(candidate) for candidate in candidates]})
         return candidates
 
@@ -106,7 +106,7 @@ def _load(path: Path, key: str) -> list[PluginCandidate] | None:
     except (OSError, UnicodeDecodeError, ValueError):
         return None
     try:
-        if stored["format"] != FORMAT or stored["key"] != key or not isinstance(stored["watched"], list) \
+        if stored["key"] != key or not isinstance(stored["watched"], list) \
                 or stored["stamps"] != _stamps([str(p) for p in stored["watched"]]):
             return None
         return [_candidate(dict(data)) for data in stored["records"]]

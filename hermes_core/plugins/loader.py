@@ -211,7 +211,7 @@ def declared_entry(tool: dict[str, Any], candidate: PluginCandidate, package: st
         is_async=tool["is_async"], emoji=tool["emoji"],
         max_result_size_chars=UNLIMITED if limit == "unlimited" else limit,
         plugin=candidate.id, parallel_safe=tool["parallel_safe"], path_args=tool["path_args"],
-        annotations=tool["annotations"],
+        call_timeout=tool["call_timeout"], annotations=tool["annotations"],
     )
 
 

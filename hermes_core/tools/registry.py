@@ -215,7 +215,7 @@ class ToolEntry:
                  requires_env: list[Any] | None = None, is_async: bool = False, description: str = "",
                  emoji: str = "", max_result_size_chars: ResultLimit = None, plugin: str | None = None,
                  parallel_safe: bool = False, path_args: tuple[str, ...] = (),
-                 annotations: ToolAnnotations = NO_ANNOTATIONS) -> None:
+                 annotations: ToolAnnotations = NO_ANNOTATIONS, call_timeout: float | None = None) -> None:
         self.name = name
         self.toolset = toolset
         #: ``{"name", "description", "parameters"}``, as the model sees it.
@@ -234,6 +234,9 @@ class ToolEntry:
         self.parallel_safe = parallel_safe
         self.path_args = path_args
         self.annotations = annotations
+        #: Seconds a call's handler may take (None: ``tools.call_timeout`` for a plugin's tool, no deadline for the
+        #: host program's own; 0: no deadline).
+        self.call_timeout = call_timeout
 
     def __repr__(self) -> str:
         return f"ToolEntry(name={self.name!r}, toolset={self.toolset!r}, plugin={self.plugin!r})"
@@ -274,7 +277,8 @@ def tool_entry(name: str, toolset: str, handler: Callable[..., Any], *, descript
                requirements: Requirements | None = None, requires_env: Iterable[Any] = (), is_async: bool = False,
                emoji: str = "", max_result_size_chars: ResultLimit = None, plugin: str | None = None,
                parallel_safe: bool | None = None, path_args: Iterable[str] = (),
-               annotations: ToolAnnotations | Mapping[str, Any] | None = None) -> ToolEntry:
+               annotations: ToolAnnotations | Mapping[str, Any] | None = None,
+               call_timeout: float | None = None) -> ToolEntry:
     """The one way to make a :class:`ToolEntry`: the schema is built here, with the same defaults for every source.
 
     ``annotations`` may be a mapping (``{"read_only": True}``, or MCP's ``readOnlyHint`` names); ``parallel_safe``
@@ -296,7 +300,7 @@ def tool_entry(name: str, toolset: str, handler: Callable[..., Any], *, descript
                      handler=handler, check_fn=check_fn, requirements=requirements or Requirements(),
                      requires_env=list(requires_env), is_async=is_async, description=description, emoji=emoji,
                      max_result_size_chars=max_result_size_chars, plugin=plugin, parallel_safe=parallel_safe,
-                     path_args=tuple(path_args), annotations=annotations)
+                     path_args=tuple(path_args), annotations=annotations, call_timeout=call_timeout)
 
 
 class HandlerContext(Protocol):
