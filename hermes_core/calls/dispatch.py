@@ -175,12 +175,6 @@ class _Plan:
         #: Something may see the call besides its handler (its trace and its duration are kept).
         self.observed = not self.direct
 
-    def current(self) -> bool:
-        """Whether the plan still fits its tool: nothing it was made for changed since."""
-        dispatcher = self.dispatcher
-        return self.generation == dispatcher.registry.generation and self.hooks is dispatcher.hooks.state \
-            and self.policy == dispatcher.scope.policy() and self.middleware == bool(dispatcher.middleware)
-
     def run(self, call: _Call) -> str:
         if self.observed:
             call.trace, call.started = [], time.perf_counter()
@@ -188,7 +182,7 @@ class _Plan:
             answer = step(call)
             if answer is not None:
                 return answer
-            if call.result is not None:
+            if call.result is not None:  # blocked, or handled
                 break
         for closing in self.closing:
             closing(call)
@@ -226,7 +220,8 @@ class _Plan:
         decision = self.dispatcher.hooks.decide("tool_request", kwargs, self.check,
                                                 callbacks=self.dispatcher.middleware.get("tool_request", ()))
         call.args = decision.args
-        call.trace.extend(f"{plugin}:tool_request" for plugin in decision.modified_by)
+        if decision.modified_by:
+            call.trace.extend(f"{plugin}:tool_request" for plugin in decision.modified_by)
         if decision.fault is not None:
             return _failed(name, decision.fault)
         return self._blocked(call, decision.message) if decision.verdict == "block" else None
@@ -245,7 +240,8 @@ class _Plan:
         while True:
             decision = dispatcher.hooks.decide("pre_tool_call", kwargs, self.check, start=start, state=self.hooks)
             call.args = kwargs["args"] = decision.args
-            call.trace.extend(f"{plugin}:pre_tool_call" for plugin in decision.modified_by)
+            if decision.modified_by:
+                call.trace.extend(f"{plugin}:pre_tool_call" for plugin in decision.modified_by)
             if decision.verdict == "proceed":
                 break
             if decision.verdict != "ask":
@@ -300,9 +296,13 @@ class _Plan:
         async one is cancelled."""
         entry, dispatcher = self.entry, self.dispatcher
         try:
-            timeout = self.deadline()
-            result = dispatcher.within(timeout, entry, self.execute, call) if timeout and call.invoke is None \
-                else self.execute(call, timeout)
+            timeout = self.deadline() if self.bounded else None
+            if timeout and call.invoke is None:
+                result = dispatcher.within(timeout, entry, self.execute, call)
+            elif call.approved or self.middleware:
+                result = self.execute(call, timeout)
+            else:
+                result = self._handler(call, call.args, timeout)
             limit = entry.max_result_size_chars
             if not (result.isascii() and (limit is UNLIMITED or len(result) <= (
                     dispatcher.budget.per_tool if limit is None else limit))):
@@ -312,7 +312,7 @@ class _Plan:
             call.error_message = str(exc)
             result = _failed(entry.name, exc)
         call.result = result
-        return None
+        return None if self.closing else result  # (the call's answer when nothing closes it)
 
     def execute(self, call: _Call, timeout: float | None = None) -> str:
         """The handler, inside the ``tool_execution`` middleware when there is some (an async handler cancelled
@@ -449,7 +449,10 @@ class Dispatcher:
         """The plan of tool ``name``: the one made before while nothing it was made for changed, else a new one; or
         the error that answers a call of a tool that is not registered."""
         plan = self._plans.get(name) if type(name) is str else None
-        return plan if plan is not None and plan.current() else self._plan(name)
+        if plan is None or plan.generation != self.registry.generation or plan.hooks is not self.hooks.state \
+                or plan.policy != self.scope.policy() or plan.middleware != bool(self.middleware):
+            return self._plan(name)
+        return plan
 
     def _plan(self, name: Any) -> _Plan | str:
         """Make the plan of tool ``name`` (kept for the calls after it), or the error that answers a call of a tool
@@ -497,9 +500,13 @@ class Dispatcher:
         """Run one tool call; always returns a string (``{"error": ...}`` JSON on any failure)."""
         since = sigints()
         try:
-            plan = self._current_plan(function_name)
-            if isinstance(plan, str):
-                return plan
+            plan = self._plans.get(function_name) if type(function_name) is str else None
+            if plan is None or plan.generation != self.registry.generation or plan.hooks is not self.hooks.state \
+                    or plan.policy != self.scope.policy() or plan.middleware != bool(self.middleware):
+                made = self._plan(function_name)  # (:meth:`_current_plan`, inline on the hottest path)
+                if isinstance(made, str):
+                    return made
+                plan = made
             if enabled_tools is not None and plan.refusal is None and function_name not in enabled_tools:
                 return tool_error(f"Tool '{function_name}' is not enabled for this conversation")
             return plan.run(_Call(function_args, task_id, tool_call_id, session_id, user_task, since))

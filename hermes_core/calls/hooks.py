@@ -25,7 +25,7 @@ import time
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import pluggy
 
@@ -189,8 +189,7 @@ class HookPhase:
 Verdict = Literal["proceed", "block", "ask", "fail"]
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(NamedTuple):
     """What one phase of ``pre_tool_call`` implementations (or of ``tool_request`` middleware) decided, for dispatch to
     act on: ``proceed`` with ``args``; ``block`` the call with ``message``; ``ask`` the user ``message`` first
     (``rule_key``; a yes resumes the phase at ``resume``); ``fail``: a plugin's code raised what is not an
@@ -221,9 +220,8 @@ class _Answers:
 
     def __init__(self, runner: HookRunner, kind: str, kwargs: dict[str, Any],
                  check: Callable[[Any], dict[str, Any]]) -> None:
-        from .arguments import frozen_copy  # (the call path: listings import hooks.py, not it)
-
-        self.runner, self.kind, self.kwargs, self.check, self.copy = runner, kind, kwargs, check, frozen_copy
+        self.runner, self.kind, self.kwargs, self.check = runner, kind, kwargs, check
+        self.copy = _frozen_copy()
         self.modified_by: list[str] = []
         #: Why the phase blocks the call, when an answer did.
         self.refusal: str | None = None
@@ -753,6 +751,14 @@ class HookRunner:
     def hooks_of(self, plugin: str) -> list[str]:
         """The hooks ``plugin`` implements, sorted."""
         return sorted(hook for hook in self.active if plugin in self.plugins_with(hook))
+
+
+@functools.cache
+def _frozen_copy() -> Callable[[Any], Any]:
+    """``arguments.frozen_copy``, imported by the first call (listings import this module, not the call path)."""
+    from .arguments import frozen_copy
+
+    return frozen_copy
 
 
 def _noun(hook: str) -> str:
