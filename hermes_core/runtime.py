@@ -91,7 +91,7 @@ class Runtime(ToolApi):
         self.cwd = cwd
         self.workspace = Path(workspace or self.environ.get("HERMES_WORKSPACE") or os.getcwd()).expanduser().absolute()
         self._entry_points = None if entry_points is None else list(entry_points)
-        self.registry = ToolRegistry(check_timeout=self._load_timeout(), contexts=self.tool_context)
+        self.registry = ToolRegistry(check_timeout=self._load_timeout(), tool_contexts=self.tool_context)
         self.toolsets = Toolsets(self.registry)
         self.hooks = HookRunner(lambda: self._config_data()["plugins"]["hook_timeout"],
                                 lambda: self._config_data()["plugins"]["post_hooks"] == "background",

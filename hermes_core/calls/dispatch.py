@@ -111,8 +111,8 @@ class _Call:
         self.user_task, self.since, self.invoke = user_task, since, invoke
 
     @property
-    def context(self) -> dict[str, Any]:
-        """The keywords hooks and middleware get about the call."""
+    def keywords(self) -> dict[str, Any]:
+        """What hooks and middleware are told about the call: its task, session and tool call ids."""
         return {"task_id": self.task_id, "session_id": self.session_id, "tool_call_id": self.tool_call_id}
 
 
@@ -130,8 +130,8 @@ class _Plan:
     absent, and the closing steps that see the result (the tracing report, ``post_tool_call``). A step that blocks
     the call ends the steps: the closing ones run next."""
 
-    __slots__ = ("bounded", "check", "closing", "context", "direct", "dispatcher", "entry", "generation", "hooks",
-                 "middleware", "observed", "policy", "refusal", "steps")
+    __slots__ = ("bounded", "check", "closing", "direct", "dispatcher", "entry", "generation", "hooks", "middleware",
+                 "observed", "policy", "refusal", "steps", "tool_context")
 
     def __init__(self, dispatcher: Dispatcher, entry: ToolEntry, generation: int, hooks: Any, policy: str) -> None:
         self.dispatcher, self.entry = dispatcher, entry
@@ -139,7 +139,7 @@ class _Plan:
         #: whether any middleware was registered (the chains themselves are read per call).
         self.generation, self.hooks, self.policy = generation, hooks, policy
         self.middleware = bool(dispatcher.middleware)
-        self.context = dispatcher.contexts(entry.plugin)
+        self.tool_context = dispatcher.tool_contexts(entry.plugin)
         #: The compiled argument check (a bound method: the cheapest thing to call).
         self.check = ArgumentValidator(entry.schema["parameters"]).__call__
         #: The handler runs under a deadline (``tools.call_timeout``, or the tool's own ``call_timeout``) on a worker
@@ -216,7 +216,7 @@ class _Plan:
         """The ``tool_request`` middleware, as a phase under the hooks' deadline: arguments it gives are validated, a
         missed deadline blocks the call."""
         name = self.entry.name
-        kwargs = {"tool_name": name, "args": call.args, "original_args": call.original, **call.context}
+        kwargs = {"tool_name": name, "args": call.args, "original_args": call.original, **call.keywords}
         decision = self.dispatcher.hooks.decide("tool_request", kwargs, self.check,
                                                 callbacks=self.dispatcher.middleware.get("tool_request", ()))
         call.args = decision.args
@@ -324,7 +324,7 @@ class _Plan:
 
     def _handler(self, call: _Call, args: dict[str, Any], timeout: float | None) -> str:
         invoke = call.invoke
-        token, session = CURRENT.set(self.context), CALL_SESSION.set(call.session_id)
+        token, session = CURRENT.set(self.tool_context), CALL_SESSION.set(call.session_id)
         try:
             if invoke is None:
                 result = self.entry.handler(args, task_id=call.task_id, session_id=call.session_id,
@@ -412,7 +412,7 @@ class Dispatcher:
     report: Closing | None = None
 
     def __init__(self, registry: ToolRegistry, hooks: HookRunner, middleware: Middleware, budget: ResultBudget,
-                 approvals: Approvals, contexts: Callable[[str | None], ToolContext], scope: ToolScope,
+                 approvals: Approvals, tool_contexts: Callable[[str | None], ToolContext], scope: ToolScope,
                  why_missing: Callable[[str], str | None] | None = None,
                  call_timeout: Callable[[], float | None] = lambda: None) -> None:
         self.registry = registry
@@ -422,8 +422,8 @@ class Dispatcher:
         self.middleware = middleware
         self.budget = budget
         self.approvals = approvals
-        #: The handler context of a plugin (made current while its handler runs).
-        self.contexts = contexts
+        #: The tool context of a plugin's handlers (made current while one runs).
+        self.tool_contexts = tool_contexts
         #: Why a tool is not registered (its plugin is disabled, its MCP server failed, ...), if it can tell.
         self.why_missing = why_missing
         #: Seconds a plugin's handler may take (``tools.call_timeout``; None or 0: no deadline), read at most once a
@@ -437,11 +437,11 @@ class Dispatcher:
             weakref.WeakKeyDictionary()
         watch_sigint()
 
-    def scoped(self, scope: ToolScope, contexts: Callable[[str | None], ToolContext]) -> Dispatcher:
+    def scoped(self, scope: ToolScope, tool_contexts: Callable[[str | None], ToolContext]) -> Dispatcher:
         """A dispatcher of the same tools, hooks and approvals that runs only what ``scope`` offers, its handlers
-        seeing ``contexts``."""
-        scoped = type(self)(self.registry, self.hooks, self.middleware, self.budget, self.approvals, contexts, scope,
-                            call_timeout=self.call_timeout)
+        seeing ``tool_contexts``."""
+        scoped = type(self)(self.registry, self.hooks, self.middleware, self.budget, self.approvals, tool_contexts,
+                            scope, call_timeout=self.call_timeout)
         scoped._late = self._late  # (one count of the handlers still running late, whichever view started them)
         return scoped
 
@@ -559,7 +559,7 @@ class Dispatcher:
         if answer is not None:
             return answer
         entry, timeout = plan.entry, plan.deadline()
-        token, session = CURRENT.set(plan.context), CALL_SESSION.set(call.session_id)
+        token, session = CURRENT.set(plan.tool_context), CALL_SESSION.set(call.session_id)
         try:
             result = function(call.args, task_id=call.task_id, session_id=call.session_id,
                               user_task=call.user_task)
@@ -705,7 +705,7 @@ class Dispatcher:
                 args = parse_arguments(call.arguments)
             except ArgumentError:
                 return False
-            workspace = self.contexts(entry.plugin).workspace
+            workspace = self.tool_contexts(entry.plugin).workspace
             paths = [_resolved(workspace, str(args[a])) for a in entry.path_args if args.get(a)]
             if not paths:
                 return False
@@ -821,7 +821,7 @@ def _wrap(wrapper: Callable[..., Any], plugin: str, inner: Callable[[dict[str, A
     def wrapped(args: dict[str, Any]) -> str:
         call.trace.append(f"{plugin}:tool_execution")
         try:
-            result = wrapper(tool_name=name, args=args, original_args=call.original, next_call=inner, **call.context)
+            result = wrapper(tool_name=name, args=args, original_args=call.original, next_call=inner, **call.keywords)
         except Exception:
             raise
         except BaseException as exc:

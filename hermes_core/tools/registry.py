@@ -304,7 +304,8 @@ def tool_entry(name: str, toolset: str, handler: Callable[..., Any], *, descript
 
 
 class HandlerContext(Protocol):
-    """What a plugin's checks run inside: its :class:`~hermes_core.plugin.ToolContext`, made current while they run."""
+    """What a plugin's checks run inside: its tool context (:class:`~hermes_core.plugin.ToolContext`), made current
+    while they run."""
 
     def activate(self) -> contextlib.AbstractContextManager[Any]: ...
 
@@ -324,9 +325,9 @@ class ToolRegistry:
     """Tools by name; thread-safe; ``generation`` changes whenever the set of tools does."""
 
     def __init__(self, check_ttl: float = 30.0, check_timeout: float | None = None,
-                 contexts: Callable[[str | None], HandlerContext] | None = None) -> None:
-        #: The handler context of a plugin; its checks run inside it, as its handlers do.
-        self.contexts = contexts
+                 tool_contexts: Callable[[str | None], HandlerContext] | None = None) -> None:
+        #: The tool context of a plugin; its checks run inside it, as its handlers do.
+        self.tool_contexts = tool_contexts
         self._tools: dict[str, ToolEntry] = {}
         self._lock = threading.RLock()
         self._checks: dict[str, tuple[float, Availability]] = {}
@@ -448,7 +449,8 @@ class ToolRegistry:
         if entry.check_fn is None:
             return Availability(False, "; ".join(unset)) if unset else Availability(True)
         # A check_fn has the last word: a plugin may know another way to its credentials.
-        activation = self.contexts(entry.plugin).activate() if self.contexts is not None else contextlib.nullcontext()
+        activation = self.tool_contexts(entry.plugin).activate() if self.tool_contexts is not None \
+            else contextlib.nullcontext()
         # on a worker thread (with a deadline) anything the check raises is its own doing, KeyboardInterrupt too
         caught = BaseException if timeout else Exception
         # a compatibility layer notes what a plugin written for another host looked for and Hermes lacks
