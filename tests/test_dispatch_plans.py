@@ -9,6 +9,7 @@ import json
 import pytest
 
 import hermes_core.calls.dispatch as dispatch
+import hermes_core.calls.plan as plan
 from hermes_core import Runtime
 
 ECHO = {"description": "echo", "parameters": {"type": "object", "properties": {"text": {"type": "string"}}}}
@@ -19,14 +20,14 @@ def builds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The tools whose plans are made, one item per plan."""
     made: list[str] = []
 
-    class Counted(dispatch._Plan):
+    class Counted(plan.Plan):
         __slots__ = ()
 
         def __init__(self, dispatcher, entry, *args) -> None:
             made.append(entry.name)
             super().__init__(dispatcher, entry, *args)
 
-    monkeypatch.setattr(dispatch, "_Plan", Counted)
+    monkeypatch.setattr(dispatch, "Plan", Counted)
     return made
 
 
@@ -81,7 +82,7 @@ def reached(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     steps: list[str] = []
 
     def recorded(name: str):
-        step = getattr(dispatch._Plan, name)
+        step = getattr(plan.Plan, name)
 
         def recording(self, call, *args):
             steps.append(name)
@@ -90,7 +91,7 @@ def reached(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return recording
 
     for name in ("approval", "destructive_arguments", "handle"):
-        monkeypatch.setattr(dispatch._Plan, name, recorded(name))
+        monkeypatch.setattr(plan.Plan, name, recorded(name))
     return steps
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from hermes_core import HermesHome, Runtime
 from hermes_core.authoring.testing import scaled_timeout
+from hermes_core.calls import answers
 from hermes_core.calls import hooks as hook_runner
 from hermes_core.calls.arguments import ArgumentValidator
 
@@ -42,7 +43,7 @@ def error(result: str) -> str:
 
 
 def Decision(*args, **kwargs):
-    return hook_runner.Decision(*args, **kwargs)
+    return answers.Decision(*args, **kwargs)
 
 
 def runner(*hooks, timeout: float = 30) -> hook_runner.HookRunner:
@@ -52,8 +53,8 @@ def runner(*hooks, timeout: float = 30) -> hook_runner.HookRunner:
     return hooks_runner
 
 
-def decide(hooks: hook_runner.HookRunner, args: dict, start: int = 0) -> hook_runner.Decision:
-    return hooks.decide("pre_tool_call", {"tool_name": "echo", "args": args}, CHECK, start=start)
+def decide(hooks: hook_runner.HookRunner, args: dict, start: int = 0) -> answers.Decision:
+    return answers.decide(hooks, "pre_tool_call", {"tool_name": "echo", "args": args}, CHECK, start=start)
 
 
 def test_a_phase_with_nothing_to_say_proceeds_with_a_validated_copy_of_the_arguments():

@@ -25,7 +25,7 @@ import time
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple
+from typing import Any
 
 import pluggy
 
@@ -35,15 +35,12 @@ from ..workers.exitguard import sigints, user_interrupted
 from .middleware import MIDDLEWARE_KINDS
 
 __all__ = [
-    "ANSWERS",
     "KNOWN_HOOKS",
-    "Decision",
     "HermesHookSpecs",
     "HookImpl",
     "HookImplementationError",
     "HookPhase",
     "HookRunner",
-    "answer_problem",
     "hookimpl",
     "hookspec",
 ]
@@ -109,6 +106,11 @@ class HookImpl:
     #: takes them all that way (as pluggy calls implementations: the cheapest call).
     call: Callable[[dict[str, Any]], Any] = field(repr=False)
 
+    @property
+    def label(self) -> str:
+        """``pre_tool_call hook`` or ``tool_request middleware``: what it is, for messages."""
+        return f"{self.hook} {'middleware' if self.hook in MIDDLEWARE_KINDS else 'hook'}"
+
     @classmethod
     def of(cls, plugin: str, hook: str, function: Callable[..., Any]) -> HookImpl:
         accepts, positional = _parameters(function)
@@ -122,47 +124,6 @@ _Call = Callable[[dict[str, Any]], Any]
 #: the first implementation of a switched-off plugin, if any (a fail-closed phase refuses to run without it), and
 #: whether one of them is ``firstresult``.
 _Phase = tuple[tuple[HookImpl, ...], tuple[Callable[[dict[str, Any]], Any], ...], HookImpl | None, bool]
-
-
-#: A ``pre_tool_call`` answer's documented shapes: the keys each action may have, and the types of their values.
-ANSWERS: dict[str, dict[str, tuple[type, ...]]] = {
-    "block": {"action": (str,), "message": (str,)},
-    "approve": {"action": (str,), "message": (str,), "rule_key": (str, type(None))},
-    "modify": {"action": (str,), "args": (dict,)},
-}
-#: Characters of a bad hook answer an error quotes.
-QUOTED_ANSWER_CHARS = 200
-
-
-def answer_problem(answer: Any) -> str | None:
-    """Why ``answer`` is not a valid ``pre_tool_call`` answer (None when it is: ``None`` or a documented shape,
-    exactly: no other action, key, spelling or type)."""
-    if answer is None:
-        return None
-    if type(answer) is not dict:
-        return f"a {type(answer).__name__}, not a dict or None"
-    action = answer.get("action")
-    shape = ANSWERS.get(action) if type(action) is str else None
-    if shape is None:
-        return f"no action {', '.join(map(repr, ANSWERS))}"
-    for key, value in answer.items():
-        types = shape.get(key) if type(key) is str else None
-        if types is None:
-            return f"a key {quoted(key, 40)} that a {action!r} answer does not have"
-        if type(value) not in types:
-            return f"{key!r} is a {type(value).__name__}"
-    if action == "modify" and "args" not in answer:
-        return "a 'modify' answer without 'args'"
-    return None
-
-
-def quoted(value: Any, limit: int = QUOTED_ANSWER_CHARS) -> str:
-    """``repr(value)`` cut to ``limit`` characters (and never raising)."""
-    try:
-        text = repr(value)
-    except Exception:
-        text = f"<a {type(value).__name__} that cannot be shown>"
-    return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit} more characters)"
 
 
 class HookPhase:
@@ -183,74 +144,6 @@ class HookPhase:
         self.stopped = False
         #: Where to resume a stopped phase (``start=``).
         self.end = start
-
-
-#: What to do with a call after one phase of ``pre_tool_call`` hooks (or of ``tool_request`` middleware).
-Verdict = Literal["proceed", "block", "ask", "fail"]
-
-
-class Decision(NamedTuple):
-    """What one phase of ``pre_tool_call`` implementations (or of ``tool_request`` middleware) decided, for dispatch to
-    act on: ``proceed`` with ``args``; ``block`` the call with ``message``; ``ask`` the user ``message`` first
-    (``rule_key``; a yes resumes the phase at ``resume``); ``fail``: a plugin's code raised what is not an
-    ``Exception`` (``fault``).
-
-    ``args`` are the arguments validated against the tool's schema again, a copy that no plugin holds. ``plugin`` is
-    the plugin the verdict came from (for a missed deadline: the one whose implementation was abandoned,
-    ``abandoned``); ``modified_by`` the plugins whose answers changed the arguments, in order."""
-
-    verdict: Verdict
-    args: dict[str, Any]
-    message: str = ""
-    plugin: str | None = None
-    rule_key: str | None = None
-    abandoned: bool = False
-    modified_by: tuple[str, ...] = ()
-    resume: int = 0
-    fault: PluginFault | None = None
-
-
-class _Answers:
-    """The answers of one phase, read on the worker where each implementation ran, before the next one runs: a
-    ``modify`` answer (a middleware's ``{"args": ...}``) becomes the arguments the next one sees, once validated;
-    a ``block`` or ``approve`` answer, or one that is not valid, ends the phase. Only the runner reads it, and only
-    once the phase has ended."""
-
-    __slots__ = ("check", "copy", "kind", "kwargs", "modified_by", "refusal", "runner")
-
-    def __init__(self, runner: HookRunner, kind: str, kwargs: dict[str, Any],
-                 check: Callable[[Any], dict[str, Any]]) -> None:
-        self.runner, self.kind, self.kwargs, self.check = runner, kind, kwargs, check
-        self.copy = _frozen_copy()
-        self.modified_by: list[str] = []
-        #: Why the phase blocks the call, when an answer did.
-        self.refusal: str | None = None
-
-    def after(self, impl: HookImpl, answer: Any) -> bool:
-        """(Where ``impl`` ran.) Take in its ``answer``; True ends the phase."""
-        if self.kind == "tool_request":  # middleware: {"args": {...}} replaces them, anything else is ignored
-            if not (type(answer) is dict and type(answer.get("args")) is dict):
-                return False
-        elif answer is None:
-            return False
-        else:
-            problem = answer_problem(answer)
-            if problem is not None:
-                shown = quoted(answer)
-                self.runner.bad_answers[impl.plugin] = f"{shown} ({problem})"
-                self.refusal = (f"Blocked: the pre_tool_call hook of plugin '{impl.plugin}' gave an answer that is not "
-                                f"valid ({problem}): {shown}")
-                return True
-            if answer["action"] != "modify":
-                return True
-        try:
-            self.kwargs["args"] = self.check(self.copy(answer["args"]))
-        except Exception as exc:
-            self.refusal = (f"Blocked: the {_label(impl)} of plugin '{impl.plugin}' changed the arguments into ones "
-                            f"tool '{self.kwargs['tool_name']}' does not accept: {exc or type(exc).__name__}")
-            return True
-        self.modified_by.append(impl.plugin)
-        return False
 
 
 def accepted_keywords(function: Callable[..., Any]) -> frozenset[str] | None:
@@ -478,7 +371,7 @@ class HookRunner:
                                                any(impl.hook in _FIRSTRESULT for impl in on))
         return phase
 
-    def _callbacks_phase(self, kind: str, callbacks: Sequence[tuple[str, Callable[..., Any]]]) -> _Phase:
+    def callbacks_phase(self, kind: str, callbacks: Sequence[tuple[str, Callable[..., Any]]]) -> _Phase:
         """Middleware ``callbacks`` of ``kind`` as a phase (each called with the keywords it takes, as hooks are)."""
         key = (kind, *((plugin, id(function)) for plugin, function in callbacks))
         known = self._callbacks.get(key)
@@ -494,49 +387,6 @@ class HookRunner:
             return on, tuple(impl.call for impl in on), off, False
         return impls, calls, None, False
 
-    def decide(self, kind: Literal["pre_tool_call", "tool_request"], kwargs: dict[str, Any],
-               check: Callable[[Any], dict[str, Any]], *, start: int = 0, state: _State | None = None,
-               callbacks: Sequence[tuple[str, Callable[..., Any]]] = ()) -> Decision:
-        """One phase of ``pre_tool_call`` implementations, or of the ``tool_request`` middleware ``callbacks``, given
-        ``kwargs`` (whose ``args`` are the call's), and what it decided.
-
-        The phase fails closed: an implementation that misses the deadline, raises what is not an ``Exception``, or
-        answers what is not a valid answer blocks the call, and so does one of a plugin whose hooks are switched off.
-        ``check`` validates arguments against the tool's schema: each ``modify`` answer before the next
-        implementation sees it, and the arguments as the phase left them, whatever the implementations did to them
-        (answered or changed in place), on a copy none of them holds. ``start`` resumes a phase after an ``ask``."""
-        answers = _Answers(self, kind, kwargs, check)
-        phase = self.run(("pre_tool_call",), kwargs, stop=answers.after, fail_closed=True, start=start, state=state,
-                         phase=self._callbacks_phase(kind, callbacks) if kind == "tool_request" else None)
-        modified = tuple(answers.modified_by)
-        if phase.fault is not None:
-            return Decision("fail", kwargs["args"], f"Blocked: {phase.fault}", phase.fault.plugin,
-                            modified_by=modified, fault=phase.fault)
-        if phase.missed is not None:
-            plugin = phase.missed.plugin
-            why = (f"the hooks of plugin '{plugin}' are switched off: {self.switched_off.get(plugin)}"
-                   if phase.switched_off else f"the {_label(phase.missed)} of plugin '{plugin}' did not answer "
-                                              f"within {self.current_timeout() or 0:g} s")
-            return Decision("block", kwargs["args"], f"Blocked: {why}", plugin, abandoned=not phase.switched_off,
-                            modified_by=modified)
-        if answers.refusal is not None:
-            return Decision("block", kwargs["args"], answers.refusal, phase.results[-1][0].plugin, modified_by=modified)
-        tool = kwargs["tool_name"]
-        try:
-            args = check(answers.copy(kwargs["args"]))
-        except Exception as exc:
-            plugins = ", ".join(dict.fromkeys(f"'{impl.plugin}'" for impl, _ in phase.results)) or "none"
-            return Decision("block", kwargs["args"], f"Blocked: after the {kind} {_noun(kind)} (plugins {plugins}) "
-                                                     f"the arguments are ones tool '{tool}' does not accept: {exc}",
-                            modified_by=modified)
-        if not phase.stopped:
-            return Decision("proceed", args, modified_by=modified)
-        impl, answer = phase.results[-1]
-        if answer["action"] == "block":
-            return Decision("block", args, answer.get("message") or f"Blocked by plugin '{impl.plugin}'", impl.plugin,
-                            modified_by=modified)
-        return Decision("ask", args, answer.get("message") or f"Run tool '{tool}'?", impl.plugin,
-                        answer.get("rule_key"), modified_by=modified, resume=phase.end)
 
     def call(self, hook: str, **kwargs: Any) -> list[tuple[HookImpl, Any]]:
         """Call the implementations in order; exceptions and timeouts are logged with the plugin's name and
@@ -595,7 +445,7 @@ class HookRunner:
                     raise value
                 else:
                     impl = impls[index]
-                    outcome.fault = PluginFault(impl.plugin, f"the {_label(impl)}", value)
+                    outcome.fault = PluginFault(impl.plugin, f"the {impl.label}", value)
                     return outcome
             outcome.end = start = job.end
             if job.missed is None:
@@ -753,29 +603,12 @@ class HookRunner:
         return sorted(hook for hook in self.active if plugin in self.plugins_with(hook))
 
 
-@functools.cache
-def _frozen_copy() -> Callable[[Any], Any]:
-    """``arguments.frozen_copy``, imported by the first call (listings import this module, not the call path)."""
-    from .arguments import frozen_copy
-
-    return frozen_copy
-
-
-def _noun(hook: str) -> str:
-    return "middleware" if hook in MIDDLEWARE_KINDS else "hooks"
-
-
-def _label(impl: HookImpl) -> str:
-    """``pre_tool_call hook`` or ``tool_request middleware``: what an implementation is, for messages."""
-    return f"{impl.hook} {'middleware' if impl.hook in MIDDLEWARE_KINDS else 'hook'}"
-
-
 def _log_raised(impl: HookImpl, exc: BaseException) -> None:
-    log.error("%s of plugin %r raised; skipped", _label(impl), impl.plugin, exc_info=exc)
+    log.error("%s of plugin %r raised; skipped", impl.label, impl.plugin, exc_info=exc)
 
 
 def _log_late(impl: HookImpl, timeout: float) -> None:
-    log.warning("%s of plugin %r did not finish within %g s; abandoned and skipped", _label(impl), impl.plugin,
+    log.warning("%s of plugin %r did not finish within %g s; abandoned and skipped", impl.label, impl.plugin,
                 timeout)
 
 
