@@ -49,15 +49,16 @@ def part(module: str) -> str:
     return parts[1] if len(parts) > 1 else "__init__"
 
 
-def module_name(path: Path) -> str:
-    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+def module_name(path: Path, package: Path = PACKAGE) -> str:
+    """The dotted name of the module at ``path`` in ``package`` (a copy of ``hermes_core`` elsewhere, too)."""
+    parts = path.relative_to(package.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imports_of(path: Path, source: str | None = None) -> set[str]:
+def imports_of(path: Path, source: str | None = None, package: Path = PACKAGE) -> set[str]:
     """Every ``hermes_core`` module ``path`` imports, wherever the import statement stands, or looks up by name
-    (:func:`looked_up`); ``source`` instead of the file's text."""
-    name = module_name(path)
+    (:func:`looked_up`); ``source`` instead of the file's text. (scripts/structure.py counts with it too.)"""
+    name = module_name(path, package)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     tree = ast.parse(path.read_text(encoding="utf-8") if source is None else source)
     found = looked_up(tree)
