@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import ast
 import functools
-import importlib.util
 import io
+import runpy
 import subprocess
 import sys
 import tarfile
 import tempfile
+import types
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,11 +42,7 @@ class Structure:
 
 def _architecture() -> Any:
     """tests/test_architecture.py: how the layering test reads a module's imports and names its parts."""
-    spec = importlib.util.spec_from_file_location("hermes_architecture_test", ROOT / "tests" / "test_architecture.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return types.SimpleNamespace(**runpy.run_path(str(ROOT / "tests" / "test_architecture.py")))
 
 
 def measure(package: Path) -> Structure:

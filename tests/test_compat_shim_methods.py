@@ -8,16 +8,17 @@ import importlib
 import inspect
 import json
 import sys
-import threading
 import types
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from hermes_core import Runtime
 from hermes_core.plugins.compat import SHIMS
+
+fakes = sys.modules["hermes_fake_provider"]  # loaded by conftest.py
 
 USES_EVERYTHING = '''
 import asyncio
@@ -208,35 +209,19 @@ def shim_functions() -> dict[str, str]:
 
 
 @pytest.fixture
-def endpoint() -> Iterator[str]:
-    """An OpenAI-compatible chat completions endpoint on 127.0.0.1 that answers "A title"."""
-    class Endpoint(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers["Content-Length"]))
-            body = json.dumps({"choices": [{"message": {"role": "assistant", "content": "A title"}}]}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Endpoint)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
-    server.server_close()
+def endpoint() -> Iterator[Any]:
+    """A fake OpenAI-compatible endpoint on 127.0.0.1 (its answer to a request offering no tools has no content)."""
+    with fakes.fake_provider([]) as provider:
+        yield provider
 
 
 @pytest.fixture
-def runtime(isolated_home: Path, tmp_path: Path, endpoint: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Runtime]:
+def runtime(isolated_home: Path, tmp_path: Path, endpoint: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Runtime]:
     monkeypatch.setenv("EVERYTHING_TOKEN", "from-env")
     # everything inline, in this thread, where the profile sees it
     (isolated_home / "config.yaml").write_text(
         "plugins:\n  hook_timeout: 0\n  load_timeout: 0\n  entries:\n    everything:\n      flavor: plum\n"
-        f"tools:\n  call_timeout: 0\nmodel:\n  base_url: {endpoint}\n  default: m-1\n")
+        f"tools:\n  call_timeout: 0\nmodel:\n  base_url: {endpoint.url}/v1\n  default: m-1\n")
     folder = isolated_home / "plugins" / "everything"
     folder.mkdir(parents=True)
     (folder / "__init__.py").write_text(USES_EVERYTHING)
@@ -249,7 +234,8 @@ def runtime(isolated_home: Path, tmp_path: Path, endpoint: str, monkeypatch: pyt
         del sys.modules[name]
 
 
-def test_every_shim_function_runs_and_answers_as_hermes_agent_plugins_expect(runtime, isolated_home, tmp_path):
+def test_every_shim_function_runs_and_answers_as_hermes_agent_plugins_expect(runtime, isolated_home, tmp_path,
+                                                                            endpoint):
     called: set[str] = set()
     defined = shim_functions()
 
@@ -302,7 +288,9 @@ def test_every_shim_function_runs_and_answers_as_hermes_agent_plugins_expect(run
         "connected": [], "made": ["Hermes runs no messaging gateway"] * 2, "looked": "KeyError", "contains": False,
         "get": None, "new_platform": "brand-new", "odd": None, "channel": "1"}
     assert answers["approval"] == {"mode": "manual", "safe": True, "not_text": False}
-    assert answers["llm"] == ["A title", "model.base_url"]
+    assert answers["llm"] == [None, "model.base_url"]  # (the fake model answered without content)
+    [asked] = endpoint.bodies("/chat/completions")
+    assert (asked["model"], asked["messages"], asked["max_tokens"]) == ("m-1", [{"role": "user", "content": "x"}], 5)
 
     missing = sorted(defined[key] for key in defined.keys() - called)
     assert missing == [], "\n".join(missing)
