@@ -409,12 +409,10 @@ class HookRunner:
         deadline is logged and the rest runs on a fresh worker, or, with ``fail_closed``, ends the phase with
         ``missed`` set; a fail-closed phase with an implementation of a switched-off plugin does not run.
         ``start`` resumes a stopped phase; ``state`` is the published state to use (default: the current one);
-        ``phase`` the implementations to run instead of those of ``hooks`` (middleware).
-        """
+        ``phase`` the implementations to run instead of those of ``hooks`` (middleware)."""
         if self._lane.posted is not None:
             self._wait_for_posted()  # (which may switch a plugin off)
-        impls, calls, off, firstresult = self._phase(hooks, None if self.switched_off else state) if phase is None \
-            else phase
+        impls, calls, off, firstresult = phase or self._phase(hooks, None if self.switched_off else state)
         outcome = HookPhase(start)
         if fail_closed and off is not None:
             outcome.missed, outcome.switched_off = off, True

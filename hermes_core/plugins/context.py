@@ -147,8 +147,7 @@ class PluginContext:
         unavailable, naming it, unless ``check_fn`` says it is available. ``annotations`` say what the tool may
         do: ``{"read_only": True}``, or ``destructive``, ``idempotent``, ``open_world`` (MCP's ``readOnlyHint``
         names work too); ``parallel_safe`` defaults to ``read_only``. ``call_timeout``: seconds a call's handler may
-        take, instead of ``tools.call_timeout`` (0, for the host program's own tools only: none, in the caller's
-        thread).
+        take, instead of ``tools.call_timeout`` (0, for the host program's tools only: no deadline).
         """
         spec = tool_spec(name) if callable(name) else tool_spec(handler)
         if callable(name) and spec is None:
