@@ -68,6 +68,9 @@ bench: install $(BENCH_VENV)/bin/python
 	$(BIN)/python bench/agent_loop.py
 	$(BIN)/python bench/frameworks.py
 	$(BIN)/python bench/skills.py
+	$(BIN)/python bench/tts.py
+	$(BENCH_VENV)/bin/python bench/cron.py
+	$(BIN)/python bench/sessions.py
 
 # The same benchmarks beside Hermes Agent 0.19 (installed in a venv of its own, only for the comparison).
 $(HERMES_AGENT_VENV)/bin/hermes:

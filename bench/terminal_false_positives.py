@@ -14,21 +14,11 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from hermes_plugin_terminal.danger import Level, classify
+PACK = Path(__file__).resolve().parent.parent / "hermes_plugins" / "terminal"
+TESTS = PACK / "tests"
+sys.path.insert(0, str(PACK))
 
-TESTS = Path(__file__).resolve().parent.parent / "hermes_plugins" / "terminal" / "tests"
-
-#: Inline interpreter one-liners that only compute or print (inline code in other languages still asks).
-INLINE: list[str] = [
-    "python -c 'print(1)'", "python3 -c 'print(2 ** 64)'", "python3 -c 'import math; print(math.pi)'",
-    "python3 -c 'import json; print(json.dumps({\"a\": 1}, indent=2))'",
-    "python3 -c 'import datetime; print(datetime.date.today().isoformat())'",
-    "python3 -c 'import uuid; print(uuid.uuid4())'", "python3 -c 'import secrets; print(secrets.token_hex(16))'",
-    "python3 -c 'import hashlib; print(hashlib.sha256(b\"x\").hexdigest())'",
-    "python3 -c 'print(sum(range(100)))'", "python3 -c 'import base64; print(base64.b64encode(b\"hi\"))'",
-    "python3 -c 'import sys; print(sys.version)'", "python -c 'import platform; print(platform.system())'",
-    "node -e 'console.log(1)'", "perl -e 'print 1'", "ruby -e 'puts 1'",
-]
+from hermes_plugin_terminal.danger import Level, classify  # noqa: E402  (the pack is not installed in every venv)
 
 
 def _load(name: str) -> ModuleType:
@@ -40,10 +30,11 @@ def _load(name: str) -> ModuleType:
 
 
 def main() -> None:
-    everyday = _load("test_terminal_everyday").EVERYDAY
+    everyday_module = _load("test_terminal_everyday")
+    everyday, inline = everyday_module.EVERYDAY, everyday_module.INLINE_ONE_LINERS
     look_alikes = [command for command, level, _ in _load("test_terminal_danger").CORPUS if level is Level.SAFE]
     total = flagged = 0
-    for label, corpus in (("everyday", everyday), ("safe look-alikes", look_alikes), ("inline one-liners", INLINE)):
+    for label, corpus in (("everyday", everyday), ("safe look-alikes", look_alikes), ("inline one-liners", inline)):
         asks = [(command, classify(command)) for command in corpus]
         asks = [(command, verdict) for command, verdict in asks if verdict.level is not Level.SAFE]
         total, flagged = total + len(corpus), flagged + len(asks)

@@ -12,14 +12,33 @@ from .calls.approval import (
 from .calls.approval import (
     set_approval_callback as set_approval_callback,
 )
+from .calls.asking import ModelCallback as ModelCallback
+from .calls.asking import ModelReply as ModelReply
+from .calls.asking import ModelRequest as ModelRequest
+from .calls.asking import ModelToolCall as ModelToolCall
+from .calls.asking import UserAnswer as UserAnswer
+from .calls.asking import UserCallback as UserCallback
+from .calls.asking import UserQuestion as UserQuestion
+from .calls.asking import caller_callbacks as caller_callbacks
 from .calls.dispatch import AGENT_LOOP_TOOLS as AGENT_LOOP_TOOLS
+from .calls.dispatch import INTERACTIVE_TOOLS as INTERACTIVE_TOOLS
+from .calls.endpoint import OpenAIEndpoint as OpenAIEndpoint
+from .calls.progress import Progress as Progress
+from .calls.progress import ProgressCallback as ProgressCallback
+from .calls.subagents import DELEGATE_BLOCKED_TOOLS as DELEGATE_BLOCKED_TOOLS
+from .calls.subagents import SubAgentResult as SubAgentResult
+from .calls.subagents import SubAgentTask as SubAgentTask
+from .calls.subagents import routed_models as routed_models
 from .checks import Availability as Availability
 from .config.home import HermesHome as HermesHome
 from .config.home import hermes_home as hermes_home
 from .config.model import HermesConfig as HermesConfig
 from .config.model import load_config as load_config
+from .cron import CronScheduler as CronScheduler
 from .errors import ConfigError as ConfigError
+from .errors import DelegationError as DelegationError
 from .errors import HermesError as HermesError
+from .errors import NoAnswer as NoAnswer
 from .host.views import ToolView as ToolView
 from .plugins.manifest import PluginManifest as PluginManifest
 from .plugins.records import PluginRecord as PluginRecord
@@ -59,6 +78,9 @@ from .runtime import (
 from .runtime import (
     run_tool_calls as run_tool_calls,
 )
+from .state.memory import MemoryFiles as MemoryFiles
+from .state.providers import MemoryProviders as MemoryProviders
+from .state.store import SessionStore as SessionStore
 from .tools.formats import FORMATS as FORMATS
 from .tools.policies import POLICIES as POLICIES
 from .tools.policies import Policy as Policy

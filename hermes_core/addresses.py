@@ -7,8 +7,10 @@ transition form (IPv4-mapped, IPv4-compatible, IPv4-translated, 6to4, Teredo, NA
 to ``2002:7f00:1::`` or ``64:ff9b::a9fe:a9fe`` can end up at the IPv4 address inside it.
 
 Two levels: by default only public addresses pass; ``allow_private`` opens loopback, private and other
-local addresses, but never link-local or cloud-metadata addresses: a user who opens their LAN to the
-agent has not opened the instance's credentials.
+local addresses, but never link-local or cloud-metadata addresses, the IETF's special-purpose block
+``192.0.0.0/24`` (which holds a metadata address) or an IPv6 address with a zone ID (``fd00:ec2::254%eth0``: the
+zone is cut off and the address judged, then refused anyway, since a zone only names a local link): a user who
+opens their LAN to the agent has not opened the instance's credentials.
 """
 
 from __future__ import annotations
@@ -23,18 +25,23 @@ __all__ = ["ALWAYS_REFUSED", "AddressRefusal", "address_kind", "address_refusal"
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 #: Kinds refused even when private networks are allowed.
-ALWAYS_REFUSED: Final = frozenset({"link-local", "metadata"})
+ALWAYS_REFUSED: Final = frozenset({"link-local", "metadata", "special-purpose", "zone-id"})
 
 #: Cloud instance-metadata endpoints (all of 169.254.0.0/16 is refused as link-local anyway).
 METADATA_ADDRESSES: Final = frozenset(ipaddress.ip_address(address) for address in (
     "169.254.169.254",  # AWS, GCP, Azure, OpenStack, ... (link-local too)
     "169.254.170.2",    # AWS ECS task credentials (link-local too)
     "fd00:ec2::254",    # AWS IMDS over IPv6
+    "fd20:ce::254",     # Google Cloud's metadata server over IPv6
+    "fd00:c1::a9fe:a9fe",  # Oracle Cloud Infrastructure's metadata over IPv6
     "100.100.100.200",  # Alibaba Cloud metadata (in the shared address space 100.64.0.0/10)
     "192.0.0.192",      # Oracle Cloud Infrastructure Classic metadata
     "168.63.129.16",    # Azure WireServer (a public address that hands VMs their configuration and certificates)
 ))
 
+#: IETF protocol assignments (RFC 6890): DS-Lite, NAT64 discovery, PCP and TURN anycast, OCI's metadata; no
+#: destination a user opens to the agent, whatever Python's ``is_global`` says of them in a given version.
+_SPECIAL_PURPOSE: Final = ipaddress.IPv4Network("192.0.0.0/24")
 _NAT64_WELL_KNOWN: Final = ipaddress.IPv6Network("64:ff9b::/96")
 _NAT64_LOCAL_USE: Final = ipaddress.IPv6Network("64:ff9b:1::/48")
 _IPV4_COMPATIBLE: Final = ipaddress.IPv6Network("::/96")
@@ -70,7 +77,7 @@ def address_refusal(address: str, *, allow_private: bool = False) -> AddressRefu
     """Why ``address`` may not be reached under the policy, or None when it may.
 
     Raises ``ValueError`` for text that is not an IP address."""
-    found = _judge(ipaddress.ip_address(address), address)
+    found = _judged(address)
     if found is None or (allow_private and not found.always):
         return None
     return found
@@ -78,8 +85,17 @@ def address_refusal(address: str, *, allow_private: bool = False) -> AddressRefu
 
 def address_kind(address: str) -> str | None:
     """Why ``address`` is not public (``"loopback"``, ``"private"``...), or None when it is."""
-    found = _judge(ipaddress.ip_address(address), address)
+    found = _judged(address)
     return found.kind if found else None
+
+
+def _judged(address: str) -> AddressRefusal | None:
+    """The refusal of ``address``; one with a zone ID (``%eth0``) is judged without it and refused in any case."""
+    bare, percent, zone = address.partition("%")
+    found = _judge(ipaddress.ip_address(bare), address)
+    if not percent or (found is not None and found.always):
+        return found
+    return AddressRefusal(address, "zone-id", f"the zone {zone!r} names a local link")
 
 
 def _judge(ip: IPAddress, shown: str) -> AddressRefusal | None:
@@ -99,6 +115,8 @@ def _judge(ip: IPAddress, shown: str) -> AddressRefusal | None:
 def _kind(ip: IPAddress) -> str | None:
     if ip in METADATA_ADDRESSES:
         return "metadata"
+    if ip in _SPECIAL_PURPOSE:
+        return "special-purpose"
     # Order matters: loopback and link-local addresses are also is_private.
     kinds = {
         "link-local": ip.is_link_local,

@@ -15,7 +15,10 @@ __all__ = [
     "BackendUnavailable",
     "CompileError",
     "ConfigError",
+    "CronError",
+    "CronUnavailable",
     "DeadlineExceeded",
+    "DelegationError",
     "FileLockTimeout",
     "HermesError",
     "HookImplementationError",
@@ -25,13 +28,16 @@ __all__ = [
     "LlmEndpointError",
     "ManifestError",
     "McpCallError",
+    "MediaError",
     "MissingDirectory",
+    "NoAnswer",
     "NotStrictError",
     "PluginFault",
     "PluginIndexError",
     "PolicyError",
     "ReferenceImportError",
     "ScaffoldError",
+    "SessionStoreError",
     "SkillError",
     "ToolCallCancelled",
     "ToolError",
@@ -51,7 +57,8 @@ class ConfigError(HermesError):
 
 
 class UnsafeFileError(HermesError, OSError):
-    """A file Hermes did not write is not one it will read: not a regular file, a symlink, or too large."""
+    """A file Hermes did not write is not one it will read or lock: not a regular file, a symlink, too large, or in
+    a folder another user may change."""
 
 
 class FileLockTimeout(HermesError, TimeoutError):
@@ -126,6 +133,16 @@ class ToolCallCancelled(HermesError):
     """The task awaiting this tool call was cancelled, so what it would have run next is not started."""
 
 
+class NoAnswer(HermesError, RuntimeError):
+    """A question to the user or a model got no answer: nobody is there to ask (the message says why), the answer
+    did not come in time, the user declined, or the callback failed."""
+
+
+class DelegationError(HermesError, ValueError):
+    """A sub-agent cannot be started: the depth limit, too many tasks, a toolset it may not have (the message
+    says which)."""
+
+
 class ReferenceImportError(HermesError, ImportError):
     """A ``module:attr`` reference does not resolve."""
 
@@ -196,6 +213,23 @@ class SkillError(HermesError):
     """A skill cannot be found, read, written or installed: a bad name or path, an invalid ``SKILL.md``."""
 
 
+# -- Scheduled jobs ----------------------------------------------------------------------------------------
+
+class CronError(HermesError):
+    """A scheduled job cannot be read, found, changed or run: a corrupt ``jobs.json``, an unknown job id, an invalid
+    schedule; the message says which and what to do."""
+
+
+class CronUnavailable(CronError):
+    """Scheduled jobs need the cron pack (``hermes-tools-cron``), which is not installed or is switched off."""
+
+# -- the agent's own state ---------------------------------------------------------------------------------
+
+class SessionStoreError(HermesError, ValueError):
+    """A session store call Hermes cannot carry out: an unknown role, a session id that is not text, a write to a
+    store opened read-only."""
+
+
 # -- MCP -------------------------------------------------------------------------------------------------
 
 class InteropError(HermesError):
@@ -204,6 +238,10 @@ class InteropError(HermesError):
 
 class McpCallError(HermesError):
     """A remote tool call failed: the tool reported an error, the server refused, timed out or went away."""
+
+
+class MediaError(HermesError, ValueError):
+    """An image or a sound of a tool result cannot be kept: too large, not an image or a sound, unreadable."""
 
 
 # -- Hermes Agent compatibility ----------------------------------------------------------------------------

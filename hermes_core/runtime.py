@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .backends.base import BackendContribution, BackendSetup, ExecutionBackend, ExecutionBackends
 from .calls.approval import ApprovalCallback, Approvals
+from .calls.asking import Asking, ModelCallback, UserCallback
 from .calls.budget import ResultBudget
 from .calls.hooks import HookRunner
 from .calls.sessions import session
@@ -29,6 +30,7 @@ from .plugins.discovery import PluginCandidate, Source, candidate_from_folder, d
 from .plugins.loader import LoadResult, load_plugin
 from .plugins.records import PluginRecord
 from .plugins.selection import PluginSelection, SelectionPolicy, select, truthy
+from .state.agent import AgentState
 from .tools.formats import DefinitionFormatter
 from .tools.policies import ToolScope, check_policy
 from .tools.registry import ToolRegistry
@@ -39,10 +41,16 @@ if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
     from .calls.dispatch import Dispatcher
-    from .config.model import HermesConfig
+    from .calls.endpoint import OpenAIEndpoint
+    from .calls.progress import ProgressCallback
+    from .config.model import DelegationConfig, HermesConfig
+    from .cron import CronScheduler
     from .mcp.client import McpManager
     from .skills.catalog import SkillCatalog
     from .skills.sources import SkillSource
+    from .state.memory import MemoryFiles
+    from .state.providers import MemoryProviders
+    from .state.store import SessionStore
     from .tools.toolcalls import ToolCallLike, ToolReply
 
 __all__ = [
@@ -103,6 +111,9 @@ class Runtime(ToolApi):
         self.skills = self.contributions.skills
         self.web_search_providers = self.contributions.web_search_providers
         self.approvals = Approvals(self.home.config, self.home.edit_config, observe=self.hooks.call)
+        #: Who answers a call's questions to the user and to a model, and hears its progress.
+        self.asking = Asking(self._model_endpoint)
+        self._endpoint: tuple[Any, OpenAIEndpoint | str] | None = None
         self.contributions.backends["local"] = BackendContribution(
             "local", _local_backend, None, "Runs commands on this machine with bash, each in its own session.")
         #: Where ``terminal``, ``process`` and ``execute_code`` run commands, per task.
@@ -120,12 +131,14 @@ class Runtime(ToolApi):
         self._plugin_contexts: list[PluginContext] = []
         tool_output = self._config_data()["tool_output"]
         self.budget = ResultBudget(self.home.results_dir, tool_output["max_result_size_chars"],
-                                   tool_output["turn_budget_chars"])
+                                   tool_output["turn_budget_chars"], tool_output["max_media_bytes"])
         #: The tools this runtime offers and dispatches (all of them, unless the policy is ``read-only``).
         self.scope = ToolScope(self.registry, self.toolsets, None if policy is None else check_policy(policy),
                                lambda: self._config_data()["approvals"]["policy"])
         self._dispatcher_lock = threading.Lock()
         self.formatter = DefinitionFormatter()
+        #: The agent's own state: the session store, persistent memory and memory providers of this home.
+        self.agent_state = AgentState(self.home.root, self._config_data, self.contributions.memory_providers)
 
     @functools.cached_property
     def dispatcher(self) -> Dispatcher:
@@ -136,9 +149,11 @@ class Runtime(ToolApi):
                 from .calls.dispatch import Dispatcher
 
                 kind = _traced_dispatcher() if self._config_data()["observability"]["otel"] else Dispatcher
-                self.__dict__["dispatcher"] = kind(
-                    self.registry, self.hooks, self.middleware, self.budget, self.approvals, self.tool_context,
-                    self.scope, self.why_missing, lambda: self._config_data()["tools"]["call_timeout"])
+                made = kind(self.registry, self.hooks, self.middleware, self.budget, self.approvals,
+                            self.tool_context, self.scope, self.why_missing,
+                            lambda: self._config_data()["tools"]["call_timeout"])
+                made.recorder = self.agent_state.record_calls
+                self.__dict__["dispatcher"] = made
             dispatcher: Dispatcher = self.__dict__["dispatcher"]
             return dispatcher
 
@@ -161,6 +176,42 @@ class Runtime(ToolApi):
     def set_approval_callback(self, callback: ApprovalCallback | None) -> ApprovalCallback | None:
         """Answer this runtime's approval requests with ``callback`` (``None``: the process-wide one)."""
         return self.approvals.set_callback(callback)
+
+    def set_user_callback(self, callback: UserCallback | None) -> UserCallback | None:
+        """Answer the questions this runtime's tools ask the user (``clarify``, ``ctx.ask_user``) with ``callback``:
+        ``callback(UserQuestion)`` returns the answer text, the list of choices picked, a ``UserAnswer``, or
+        ``None`` when the user declined (sync or async). ``None`` removes it: such questions then fail at once,
+        saying nobody can answer. Returns the previous callback."""
+        return self.asking.set_user_callback(callback)
+
+    def set_model_callback(self, callback: ModelCallback | None) -> ModelCallback | None:
+        """Answer the model requests of this runtime's tools (``delegate_task``'s sub-agents, ``ctx.ask_model``)
+        with ``callback``: ``callback(ModelRequest)`` returns a ``ModelReply``, a string or a provider's response
+        (sync or async). It comes before an MCP client's sampling and the ``delegation.base_url`` endpoint.
+        Returns the previous callback."""
+        return self.asking.set_model_callback(callback)
+
+    def set_progress_callback(self, callback: ProgressCallback | None) -> ProgressCallback | None:
+        """Tell ``callback(Progress)`` how far this runtime's long calls got (``terminal``'s output lines,
+        ``delegate_task``'s finished sub-agents...). Returns the previous callback."""
+        return self.asking.set_progress_callback(callback)
+
+    def delegation_settings(self) -> DelegationConfig:
+        """``delegation`` of the config: sub-agents' limits and the model endpoint."""
+        from .calls.subagents import settings_of
+
+        return settings_of(self._config_data().get("delegation"))
+
+    def _model_endpoint(self) -> ModelCallback | str:
+        """The endpoint ``delegation`` configures (one client per setting), or why there is none."""
+        from .calls.endpoint import configured_endpoint
+
+        settings = self.delegation_settings()
+        key = (settings.base_url, settings.model, settings.api_key_env, settings.model_timeout)
+        cached = self._endpoint
+        if cached is None or cached[0] != key:
+            cached = self._endpoint = (key, configured_endpoint(settings, self.environ))
+        return cached[1]
 
     def set_policy(self, policy: str | None) -> None:
         """Run this runtime's calls under ``policy`` from now on (``None``: ``approvals.policy`` of the config, read
@@ -255,7 +306,8 @@ class Runtime(ToolApi):
             dispatch=self._dispatch_for_plugin,
             manifest=(lambda: candidate.manifest) if candidate else None,  # built only if the plugin reads it
             override_granted=lambda: plugin_id is None or override_granted(self._config_data(), plugin_id),
-            inject=self._inject, home=self.home, runtime=self)
+            inject=self._inject, home=self.home, runtime=self,
+            memory_provider=lambda: str(self._config_data()["memory"]["provider"] or ""))
 
     def _dispatch_for_plugin(self, tool_name: str, args: Any, **context: Any) -> str:
         """``ctx.dispatch_tool``: from inside a tool call of this runtime or of one of its views, through that
@@ -283,7 +335,8 @@ class Runtime(ToolApi):
                 _backends=self.backends, _hooks=self._invoke_hook,
                 _web_search_providers=lambda: list(self.web_search_providers.values()),
                 _watch_sessions=self._watch_sessions,
-                _skills=self.skill_catalog))
+                _skills=self.skill_catalog, _inject=self._inject, _agent_state=lambda: self.agent_state,
+                _asking=self.asking, _delegate=self.delegate_batch))
         return context
 
     def _watch_sessions(self) -> None:
@@ -314,6 +367,18 @@ class Runtime(ToolApi):
                       **options: Any) -> bool:
         """Register a tool from the host program (same arguments as ``PluginContext.register_tool``)."""
         return self.context().register_tool(name, toolset, schema, handler, **options)
+
+    # -- scheduled jobs ---------------------------------------------------------------------------
+
+    @property
+    def cron(self) -> CronScheduler:
+        """This home's scheduled jobs (``$HERMES_HOME/cron``), run by the cron pack's scheduler: ``tick()``,
+        ``jobs()``, ``create(...)``... Raises :class:`~hermes_core.errors.CronUnavailable` saying why when
+        hermes-tools-cron is not installed or is switched off."""
+        from .cron import scheduler_of
+
+        self.load_plugins()
+        return scheduler_of(self, self.plugin("cron"))
 
     # -- MCP -------------------------------------------------------------------------------------
 
@@ -349,6 +414,7 @@ class Runtime(ToolApi):
         for context in list(self._tool_contexts.values()):
             context.close()
         self.backends.close()
+        self.agent_state.close()
 
     # -- the model-facing API -------------------------------------------------------------------
 
@@ -366,6 +432,30 @@ class Runtime(ToolApi):
         """A session of this runtime: ``on_session_start`` now, ``on_session_end`` and ``on_session_finalize``
         when the ``with`` block ends; the block gets the session id to pass to its calls."""
         return session(self.hooks, platform, model, session_id)
+
+    # -- the agent's own state --------------------------------------------------------------------
+
+    @property
+    def sessions(self) -> SessionStore:
+        """The session store of this home (``state.db``, Hermes Agent's schema): ``record(session_id, role,
+        content, ...)`` a conversation, ``search``, ``sessions``, ``messages``, ``export``, ``prune``."""
+        return self.agent_state.sessions
+
+    @property
+    def memory(self) -> MemoryFiles:
+        """The built-in persistent memory (``memories/MEMORY.md`` and ``USER.md``)."""
+        return self.agent_state.memory
+
+    @property
+    def memory_providers(self) -> MemoryProviders:
+        """The memory providers plugins registered, and the one ``memory.provider`` selects (``prefetch``,
+        ``sync_turn`` for the host's turns)."""
+        return self.agent_state.providers
+
+    def memory_prompt(self, session_id: str | None = None) -> str:
+        """The memory block a host puts in its system prompt, as Hermes Agent builds it (MEMORY.md, USER.md and the
+        memory provider's block); with ``session_id`` it is frozen for that session, as Hermes Agent's is."""
+        return self.agent_state.memory_prompt(session_id)
 
     # -- commands and skills ---------------------------------------------------------------------
 

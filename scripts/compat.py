@@ -33,7 +33,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "hermes-agent-compatibility.md"
 TABLE_START, TABLE_END = "<!-- BEGIN MEASURED compat-table -->", "<!-- END MEASURED compat-table -->"
-PACKS = ("terminal", "web")
+PACKS = ("agent", "terminal", "web")
 
 #: Plugin id -> the pinned requirement (the tested ones of tests/test_published_plugins.py and
 #: tests/test_hermes_agent_compat.py first).
@@ -224,7 +224,7 @@ def contributes(probe: dict[str, Any]) -> str:
     parts = [(len(probe["tools"]), "tool"), (len(probe["hooks"]), "hook")]
     labels = {"commands": "slash command", "cli_commands": "CLI command", "skills": "skill",
               "middleware": "middleware kind", "web_search_providers": "web search provider",
-              "platforms": "messaging platform"}
+              "platforms": "messaging platform", "memory_providers": "memory provider"}
     parts += [(len(probe["contributions"].get(key, [])), label) for key, label in labels.items()]
     text = ", ".join(f"{n} {label}{'s' if n > 1 else ''}" for n, label in parts if n)
     return text or "nothing"

@@ -466,6 +466,24 @@ def block_toolsets_presets() -> str:
             + ", ".join(map(code, uncovered)) + ".")
 
 
+def block_toolsets_hermes_agent() -> str:
+    """Hermes Agent's general and scenario toolsets, as this project resolves them."""
+    toolsets = importlib.import_module("hermes_core.tools.toolsets")
+    rows = [[code(name), toolset.description, ", ".join(map(code, toolset.tools)) or "—",
+             ", ".join(map(code, toolset.includes)) or "—"]
+            for name, toolset in toolsets.HERMES_AGENT_TOOLSETS.items()]
+    return table(["name", "description", "tools", "includes"], rows)
+
+
+def block_toolsets_not_shipped() -> str:
+    """The tools of Hermes Agent's toolsets that no first-party pack ships, grouped by why."""
+    toolsets = importlib.import_module("hermes_core.tools.toolsets")
+    grouped: dict[str, list[str]] = {}
+    for tool, reason in toolsets.NOT_SHIPPED.items():
+        grouped.setdefault(reason, []).append(tool)
+    return table(["tools", "why"], [[", ".join(map(code, tools)), reason] for reason, tools in grouped.items()])
+
+
 def block_toolsets_legacy() -> str:
     """Hermes Agent's legacy ``*_tools`` names and the tools they stand for."""
     toolsets = importlib.import_module("hermes_core.tools.toolsets")
@@ -517,6 +535,8 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "toolsets-packs": block_toolsets_packs,
     "toolsets-presets": block_toolsets_presets,
     "toolsets-legacy": block_toolsets_legacy,
+    "toolsets-hermes-agent": block_toolsets_hermes_agent,
+    "toolsets-not-shipped": block_toolsets_not_shipped,
     "terminal-rules": block_terminal_rules,
     "backend-example": block_backend_example,
 }

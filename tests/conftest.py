@@ -12,7 +12,7 @@ import sysconfig
 import threading
 import time
 import venv
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib.metadata import EntryPoint, distributions
@@ -57,7 +57,7 @@ def pip(*args: str, python: str = sys.executable, **kwargs) -> subprocess.Comple
 
 
 #: Session fixtures that build wheels or venvs: a test that uses one (directly or not) is marked ``slow``.
-BUILDING_FIXTURES = frozenset({"dist", "wheelhouse", "make_venv"})
+BUILDING_FIXTURES = frozenset({"dist", "wheelhouse", "make_venv", "hermes_agent_reference", "hermes_agent"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -182,6 +182,56 @@ def package_index() -> str:
             return index
     except (OSError, ValueError) as exc:
         pytest.skip(f"the package index {index} cannot be reached: {exc}")
+
+
+#: What a venv holding Hermes Agent 0.19 prints: every tool's schema its modules register, and its toolsets.
+_HERMES_AGENT_DUMP = """if True:
+    import json, logging, sys
+    logging.disable(logging.CRITICAL)
+    from tools.registry import discover_builtin_tools, registry
+    import toolsets
+    discover_builtin_tools()
+    print(json.dumps({
+        "schemas": {name: registry.get_schema(name) for name in registry.get_all_tool_names()},
+        "toolsets": {name: {"tools": list(t["tools"]), "includes": list(t["includes"])}
+                     for name, t in toolsets.TOOLSETS.items()},
+        "core_tools": list(toolsets._HERMES_CORE_TOOLS),
+    }))
+"""
+
+
+@pytest.fixture(scope="session")
+def hermes_agent_reference(tmp_path_factory: pytest.TempPathFactory, shared_site: Path,
+                           package_index: str) -> dict[str, Any]:
+    """Hermes Agent 0.19's tool schemas and toolsets, read from its wheel (installed from the package index into a
+    venv of its own, once per session): ``{"schemas": {name: schema}, "toolsets": {...}, "core_tools": [...]}``."""
+    path = tmp_path_factory.mktemp("hermes-agent")
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(path)
+    purelib = next((path / "lib").glob("python3*/site-packages"))
+    (purelib / "_hermes_shared.pth").write_text(str(shared_site) + "\n")  # its imports come from the test env
+    python = str(path / "bin" / "python")
+    pip("install", "-q", "--no-deps", "--index-url", package_index, "hermes-agent==0.19.0", python=python,
+        timeout=scaled_timeout(900))
+    home = tmp_path_factory.mktemp("hermes-agent-home")
+    result = subprocess.run([python, "-c", _HERMES_AGENT_DUMP], capture_output=True, text=True, cwd=home,
+                            env={**os.environ, "HERMES_HOME": str(home)}, timeout=scaled_timeout(300))
+    assert result.returncode == 0, result.stderr
+    reference: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
+    return reference
+
+
+@pytest.fixture(scope="session")
+def hermes_agent(tmp_path_factory: pytest.TempPathFactory, package_index: str) -> str:
+    """The interpreter of a venv holding Hermes Agent 0.19.0 with its own pinned dependencies (``HERMES_AGENT_PYTHON``
+    when it names one, as ``make bench-vs-hermes-agent`` makes; else installed from the package index once)."""
+    given = os.environ.get("HERMES_AGENT_PYTHON")
+    if given:
+        return given
+    path = tmp_path_factory.mktemp("hermes-agent")
+    venv.EnvBuilder(with_pip=True, symlinks=True).create(path)
+    python = str(path / "bin" / "python")
+    pip("install", "-q", "hermes-agent==0.19.0", python=python, timeout=scaled_timeout(1200))
+    return python
 
 
 @pytest.fixture(autouse=True)
@@ -414,21 +464,46 @@ def pack_runtime(isolated_home: Path, workspace: Path) -> Iterator[Any]:
 
 @pytest.fixture(scope="session")
 def published_plugin(make_venv: Any, package_index: Any) -> Any:
-    """``published_plugin(plugin_id, *packs)``: a venv (made once per session for each plugin) with hermes-tools,
-    the first-party ``packs`` named and that published plugin at its pinned version (``PINNED`` of
-    scripts/compat.py), installed from the package index with its dependencies."""
+    """``published_plugin(plugin_id, *packs)``: a venv (made once per session for each plugin and set of packs)
+    with hermes-tools, the first-party ``packs`` named and that published plugin at its pinned version (``PINNED``
+    of scripts/compat.py), installed from the package index with its dependencies."""
     pinned = sys.modules["hermes_compat_harness"].PINNED
-    venvs: dict[str, Any] = {}
+    venvs: dict[tuple[str, ...], Any] = {}
 
     def get(plugin_id: str, *packs: str) -> Any:
-        if plugin_id not in venvs:
-            venv = make_venv(f"published-{plugin_id}")
+        key = (plugin_id, *sorted(packs))
+        if key not in venvs:
+            venv = make_venv("-".join(("published", *key)))
             for pack in packs:
                 venv.install(f"hermes-tools-{pack}", extra=("--no-deps",))
             installed = venv.run(venv.python, "-m", "pip", "install", "-q", "--disable-pip-version-check",
                                  pinned[plugin_id], timeout=900)
             assert installed.returncode == 0, installed.stdout + installed.stderr
-            venvs[plugin_id] = venv
-        return venvs[plugin_id]
+            venvs[key] = venv
+        return venvs[key]
 
     return get
+
+
+@pytest.fixture
+def hermes(isolated_home: Path) -> Iterator[Callable[..., Runtime]]:
+    """``hermes(servers, before=None, **config)``: start a runtime whose config.yaml has the given ``mcp_servers``
+    (and ``config``'s other sections) and connect them, waiting for each one's first attempt; ``before(runtime)``
+    runs before plugins load. Every runtime is closed afterwards."""
+    runtimes: list[Runtime] = []
+
+    def start(servers: dict[str, dict], before: Callable[[Runtime], None] | None = None, **config: Any) -> Runtime:
+        import yaml
+
+        (isolated_home / "config.yaml").write_text(yaml.safe_dump({"mcp_servers": servers, **config}))
+        runtime = Runtime(home=isolated_home)
+        runtimes.append(runtime)
+        if before:
+            before(runtime)
+        runtime.load_plugins()
+        runtime.start_mcp()
+        return runtime
+
+    yield start
+    for runtime in runtimes:
+        runtime.close()

@@ -67,3 +67,20 @@ def test_link_local_and_metadata_are_refused_even_with_allow_private(address: st
 def test_text_that_is_not_an_address_raises() -> None:
     with pytest.raises(ValueError, match="does not appear to be an IPv4 or IPv6 address"):
         address_refusal("example.com")
+
+
+@pytest.mark.parametrize(("address", "kind"), [
+    ("fd20:ce::254", "metadata"),  # Google Cloud's metadata server over IPv6
+    ("fd00:c1::a9fe:a9fe", "metadata"),  # Oracle Cloud's
+    ("fd00:ec2::254%eth0", "metadata"),  # the zone ID cut off before judging
+    ("fd00::1%eth0", "zone-id"),
+    ("2001:4860:4860::8888%eth0", "zone-id"),  # public, but a zone only names a local link
+    ("192.0.0.8", "special-purpose"),
+    ("192.0.0.170", "special-purpose"),
+    ("192.0.0.192", "metadata"),
+    ("::ffff:192.0.0.8", "special-purpose"),
+])
+def test_metadata_special_purpose_and_zoned_addresses_are_refused_even_with_allow_private(address: str,
+                                                                                        kind: str) -> None:
+    found = address_refusal(address, allow_private=True)
+    assert found is not None and found.always and found.kind == kind

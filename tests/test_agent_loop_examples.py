@@ -20,7 +20,8 @@ PAGE = Path(__file__).resolve().parent.parent / "docs" / "agent-loops.md"
 FENCE = re.compile(r"^```(?P<info>[^\n`]*)\n(?P<body>.*?)^```$", re.S | re.M)
 #: What each section's loop sends, in the order of the page: (section, endpoint, requests).
 LOOPS = [("OpenAI Chat Completions", "/chat/completions", 2), ("OpenAI Responses", "/responses", 2),
-         ("Anthropic", "/messages", 2), ("Gemini", ":generateContent", 2), ("Async", "/chat/completions", 2)]
+         ("Anthropic", "/messages", 2), ("Gemini", ":generateContent", 2), ("Async", "/chat/completions", 2),
+         ("Asking the user, asking a model", "/chat/completions", 2)]
 SEPARATOR = "=== end of block ==="
 
 
@@ -68,7 +69,7 @@ def test_every_loop_prints_what_the_page_shows(page_run):
              if i + 1 < len(blocks) and blocks[i + 1][1] == "text"}
 
     assert len(printed) == len(python)
-    assert sorted(shown) == [1, 2, 3, 4, 5]  # each loop shows its output
+    assert sorted(shown) == [1, 2, 3, 4, 5, 7]  # each loop shows its output (block 6 prints nothing)
     for block, text in shown.items():
         assert printed[block].strip() == text, f"block {block} printed {printed[block]!r}, the page shows {text!r}"
 
@@ -80,7 +81,7 @@ def test_every_provider_section_has_a_loop_that_ran_one_round_of_tool_calls(page
     assert [s for s, _, _ in LOOPS] == [s for s in sections if s in {s for s, _, _ in LOOPS}]
     assert [path.rsplit("/", 1)[-1].split(":")[-1] for path, _ in requests] == \
         ["completions", "completions", "responses", "responses", "messages", "messages", "generateContent",
-         "generateContent", "completions", "completions"]
+         "generateContent", "completions", "completions", "completions", "completions"]
 
 
 def test_the_loops_send_each_providers_definitions_and_replies(page_run):
@@ -97,3 +98,7 @@ def test_the_loops_send_each_providers_definitions_and_replies(page_run):
     async_reply = bodies[9]["messages"]
     assert [m["tool_call_id"] for m in async_reply if m.get("role") == "tool"] == ["call_1", "call_2"]
     assert json.loads(async_reply[-1]["content"]) == {"city": "Paris", "tomorrow": "rain"}
+    # the sub-agent's model callback: its own conversation, its goal in the system prompt, the weather tools
+    sub_agent = bodies[10]
+    assert "What is the weather in Paris today?" in sub_agent["messages"][0]["content"]
+    assert {tool["function"]["name"] for tool in sub_agent["tools"]} == {"get_weather", "get_forecast"}

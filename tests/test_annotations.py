@@ -345,6 +345,10 @@ FIRST_PARTY = {
     "write_file": {"read_only": False, "destructive": True}, "patch": {"read_only": False, "destructive": True},
     "terminal": {"read_only": False, "destructive": True, "open_world": True},
     "execute_code": {"read_only": False, "destructive": True, "open_world": True},
+    "vision_analyze": {"read_only": True, "open_world": True}, "video_analyze": {"read_only": True, "open_world": True},
+    "image_generate": {"read_only": False, "destructive": False, "open_world": True},
+    "text_to_speech": {"read_only": False, "destructive": False},
+    "cronjob": {"read_only": False, "destructive": True, "open_world": True},
 }
 
 

@@ -36,6 +36,37 @@ def register(ctx):
 '''
 
 
+#: Records every command it is handed and runs none of them (it runs ``true`` instead).
+WITNESS = '''\
+import json
+from pathlib import Path
+
+from hermes_core.backends import LocalBackend
+
+LOG = Path(__file__).with_name("commands.jsonl")
+
+
+class Witness(LocalBackend):
+    """local, writing down every command and running none."""
+
+    def run(self, command, **kwargs):
+        with LOG.open("a") as log:
+            log.write(json.dumps(command) + "\\n")
+        return super().run("true", **kwargs)
+
+
+def register(ctx):
+    ctx.register_execution_backend("witness", Witness, description="records, runs nothing")
+'''
+
+#: The red team's examples of issue 45 (one per family, and the rest of the classifier's families' shapes).
+RED_TEAM = [
+    "docker --context prod run -v /:/h alpine rm -rf /h", "coproc rm -rf /", "sudo -s <<< 'rm -rf /'",
+    "sudo -i <<< 'rm -rf /'", "su <<< 'rm -rf /'", "ex -sc '!rm -rf ~|q'", "rview -c '!rm -rf ~'",
+    "cat <<EOF\n`rm -rf /`\nEOF", "git gc --prune=now", "rm -rf /./", "rm$IFS-rf$IFS/",
+]
+
+
 def handed(folder: Path) -> list[str]:
     """The commands the recording backend of the plugin in ``folder`` was handed."""
     log = folder / "commands.txt"
@@ -69,6 +100,18 @@ def test_the_approval_gate_comes_before_any_backend_sees_the_command(plugins, is
     assert terminal(runtime, "rm -rf build")["error"].startswith("Blocked: ")
     assert terminal(runtime, "echo safe")["output"] == "safe\n"
     assert handed(folder) == ["echo safe"]
+
+
+def test_under_deny_none_of_the_red_teams_commands_reaches_the_backend(plugins, isolated_home: Path) -> None:
+    folder = plugins.folder("witness", init=WITNESS)
+    (isolated_home / "config.yaml").write_text("terminal:\n  backend: witness\napprovals:\n  mode: deny\n")
+    runtime = with_terminal(plugins.runtime())
+    runtime.load_plugins()
+    refused = {command: terminal(runtime, command).get("error", "") for command in RED_TEAM}
+    assert terminal(runtime, "echo safe")["exit_code"] == 0
+    log = folder / "commands.jsonl"
+    assert [json.loads(line) for line in log.read_text().splitlines()] == ["echo safe"]
+    assert all(error.startswith(("Blocked: ", "Refused: ")) for error in refused.values()), refused
 
 
 def test_the_agent_loop_picks_a_backend_per_task(plugins, isolated_home: Path) -> None:

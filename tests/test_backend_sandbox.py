@@ -146,3 +146,15 @@ def test_where_user_namespaces_are_unavailable_the_reason_is_given(tmp_path: Pat
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("bubblewrap cannot create a sandbox here (bwrap: ")
     assert "user namespaces" in result.stdout
+
+
+@pytest.mark.parametrize("pty", [False, True])
+def test_a_background_prompt_in_the_sandbox_is_answered_with_submit(runtime: Runtime, pty: bool) -> None:
+    def process(**args: Any) -> dict[str, Any]:
+        return json.loads(runtime.handle_function_call("process", args, task_id="t"))
+
+    started = terminal(runtime, "read answer; echo \"got $answer\"", background=True, pty=pty)
+    assert process(action="submit", session_id=started["session_id"], data="yes")["status"] == "ok"
+    waited = process(action="wait", session_id=started["session_id"], timeout=scaled_timeout(20))
+    assert (waited["status"], waited["exit_code"]) == ("exited", 0)
+    assert "got yes" in process(action="log", session_id=started["session_id"])["output"]

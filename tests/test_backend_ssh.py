@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from hermes_core import Runtime
+from hermes_core.authoring.testing import scaled_timeout
 
 
 @pytest.fixture
@@ -98,3 +99,16 @@ def test_a_host_that_does_not_answer_is_an_error_naming_it(ssh_runtime, sshd) ->
 def test_invalid_settings_are_named(ssh_runtime, sshd, settings: dict[str, Any], key: str) -> None:
     error = terminal(ssh_runtime(**sshd.settings(**settings)), "true")["error"]
     assert error.startswith("invalid config.yaml: ") and key in error
+
+
+def test_a_background_prompt_on_the_host_is_answered_with_submit(ssh_runtime, sshd) -> None:
+    runtime = ssh_runtime(**sshd.settings())
+
+    def process(**args: Any) -> dict[str, Any]:
+        return json.loads(runtime.handle_function_call("process", args, task_id="t"))
+
+    started = terminal(runtime, "read answer; echo \"got $answer\"", background=True)
+    assert process(action="submit", session_id=started["session_id"], data="over ssh")["status"] == "ok"
+    waited = process(action="wait", session_id=started["session_id"], timeout=scaled_timeout(30))
+    assert (waited["status"], waited["exit_code"]) == ("exited", 0)
+    assert "got over ssh" in process(action="log", session_id=started["session_id"])["output"]

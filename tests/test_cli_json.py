@@ -30,10 +30,16 @@ NOT_LISTINGS = {
     "hermes mcp import": "an action: edits config.yaml",
     "hermes mcp install-claude": "an action: edits Claude Desktop's configuration",
     "hermes index fetch": "an action: writes index entry files",
+    "hermes sessions export": "writes JSON Lines itself (one session per line), to stdout or --output",
+    "hermes memory edit": "an action: opens $EDITOR on a memory file",
     "hermes index build": "an action: writes index.json",
     "hermes index validate": "a check of the repository's index files, for its CI: problems on stderr, exit status",
     "hermes skills install": "an action: one line per installed skill",
     "hermes skills new": "an action: writes a skill's folder and says where",
+    "hermes cron pause": "an action: one line on the job paused",
+    "hermes cron resume": "an action: one line on the job resumed and its next run",
+    "hermes cron remove": "an action: one line on the job removed",
+    "hermes cron serve": "runs jobs until stopped; what each run did is in its output file",
 }
 
 

@@ -6,6 +6,7 @@ import io
 import json
 import os
 import stat
+import warnings
 import zipfile
 from pathlib import Path
 
@@ -140,6 +141,64 @@ def test_a_zip_of_too_many_files_is_refused(isolated_home: Path, tmp_path: Path)
 def test_not_a_zip_is_a_clear_error(isolated_home: Path, tmp_path: Path) -> None:
     (tmp_path / "fake.zip").write_bytes(b"not a zip at all")
     assert "not a usable .zip" in hermes("skills", "install", str(tmp_path / "fake.zip"), code=1).output
+
+
+def _members(archive: Path, members: list[tuple[str, bytes]]) -> Path:
+    """A zip of ``members`` in this order, duplicates included."""
+    with warnings.catch_warnings(), zipfile.ZipFile(archive, "w", zipfile.ZIP_STORED) as out:
+        warnings.simplefilter("ignore")  # zipfile warns about a duplicate name, and writes it
+        for name, data in members:
+            out.writestr(name, data)
+    return archive
+
+
+def _damaged(archive: Path, old: bytes, new: bytes) -> Path:
+    """``archive`` with the bytes ``old`` replaced by ``new`` everywhere (local and central headers alike)."""
+    data = archive.read_bytes()
+    archive.write_bytes(data.replace(old, new))
+    return archive
+
+
+SKILL = ("s/SKILL.md", skill_text("s").encode())
+ARCHIVE_SHAPES = {
+    "a file and a folder of the same name": (
+        lambda path: _members(path, [SKILL, ("s/refs", b"a file"), ("s/refs/a.md", b"in a folder")]),
+        "is a file, and other members put files inside it"),
+    "a folder and then a file of the same name": (
+        lambda path: _members(path, [SKILL, ("s/refs/a.md", b"in a folder"), ("s/refs", b"a file")]),
+        "is a file, and other members put files inside it"),
+    "a 300-character member name": (
+        lambda path: _members(path, [SKILL, ("s/" + "n" * 300 + ".md", b"x")]),
+        "over the 255 a file system allows"),
+    "a member twice": (
+        lambda path: _members(path, [SKILL, ("s/a.md", b"one"), ("s/a.md", b"two")]),
+        "is in the archive twice"),
+    "a path longer than the file system takes": (
+        lambda path: _members(path, [SKILL, ("s/" + "/".join(["d" * 200] * 25) + "/f.md", b"deep")]),
+        "cannot be unpacked"),
+    "an encrypted member": (
+        lambda path: _damaged(_members(path, [SKILL]), b"\x14\x00\x00\x00\x00\x00", b"\x14\x00\x01\x00\x00\x00"),
+        "not a usable .zip"),
+    "an unknown compression method": (
+        lambda path: _damaged(_members(path, [SKILL]), b"\x14\x00\x00\x00\x00\x00", b"\x14\x00\x00\x00\x63\x00"),
+        "not a usable .zip"),
+    "a damaged member": (
+        lambda path: _damaged(_members(path, [SKILL]), b"# Steps", b"# STEPS"),
+        "not a usable .zip"),
+    "a cut-off archive": (
+        lambda path: path.write_bytes(_members(path, [SKILL, ("s/a.md", b"x" * 5000)]).read_bytes()[:-3000]) and path,
+        "not a usable .zip"),
+}
+
+
+@pytest.mark.parametrize("shape", ARCHIVE_SHAPES)
+def test_every_archive_shape_ends_in_a_clean_error(isolated_home: Path, tmp_path: Path, shape: str) -> None:
+    build, message = ARCHIVE_SHAPES[shape]
+    archive = build(tmp_path / "skill.zip")
+    output = hermes("skills", "install", str(archive), code=1).output
+    assert message in output and "Traceback" not in output, output
+    assert output.startswith("Error: ") and output.count("\n") == 1
+    assert not (isolated_home / "skills").exists() or list((isolated_home / "skills").iterdir()) == []
 
 
 def test_show_prints_the_body_and_a_file(isolated_home: Path) -> None:

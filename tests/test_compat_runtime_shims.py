@@ -144,6 +144,25 @@ def test_check_dangerous_command_asks_the_runtimes_approvals(runtime, isolated_h
     assert call(runtime, "reach_approval", {"command": "ls -la"})["verdict"] == {"approved": True, "message": None}
 
 
+def test_check_dangerous_command_refuses_what_coproc_runs(runtime, isolated_home):
+    questions = []
+    runtime.set_approval_callback(lambda request: questions.append(request) or "once")
+    verdict = call(runtime, "reach_approval", {"command": "coproc rm -rf /"})["verdict"]
+    assert (verdict["approved"], verdict["hardline"], verdict["pattern_key"]) == (False, True, "delete_root")
+    assert questions == []  # hardline: refused without a question
+
+
+def test_check_dangerous_command_follows_strict_mode(runtime, isolated_home):
+    (isolated_home / "config.yaml").write_text("approvals:\n  mode: strict\n")
+    questions = []
+    runtime.set_approval_callback(lambda request: questions.append(request) or "deny")
+    out = call(runtime, "reach_approval", {"command": "make"})
+    assert out["mode"] == "manual"
+    assert (out["verdict"]["approved"], out["verdict"]["pattern_key"]) == (False, "not_read_only:make")
+    assert call(runtime, "reach_approval", {"command": "ls -la"})["verdict"] == {"approved": True, "message": None}
+    assert [question.rule_key for question in questions] == ["not_read_only:make"]
+
+
 def test_an_approval_for_the_session_is_remembered_for_the_calling_tool_calls_session(runtime, isolated_home):
     questions = []
     runtime.set_approval_callback(lambda request: questions.append(request) or "session")

@@ -124,7 +124,7 @@ def _state(args, **kwargs):
     db = SessionDB()
     db.create_session("parent", "cli", model="m")
     db.ensure_session("child", parent_session_id="parent")
-    db.append_message("parent", "user", "hi")
+    hello = db.append_message("parent", "user", "hi")
     db.append_message("child", "assistant", None, tool_calls=[{"id": "c1"}])
     db.append_message("child", "tool", "done", tool_name="t", tool_call_id="c1")
     titled = db.set_session_title("child", "  a   title ")
@@ -133,6 +133,13 @@ def _state(args, **kwargs):
             "no_title": db.get_session_title("nope"), "sanitized": SessionDB.sanitize_title("   "),
             "ended": db.get_session("child")["end_reason"], "messages": len(db.get_messages("child")),
             "conversation": db.get_messages_as_conversation("child", include_ancestors=True)}
+    first = hello
+    seen["around"] = [m["content"] for m in db.get_messages_around("parent", first)["window"]]
+    seen["anchored"] = sorted(db.get_anchored_view("parent", first))
+    seen["found"] = [row["session_id"] for row in db.search_messages("hi")]
+    seen["listed"] = sorted(row["id"] for row in db.list_sessions_rich(include_children=True))
+    seen["exported"] = len(db.export_session("child")["messages"])
+    seen["deleted"] = [db.delete_session("child"), db.get_session("child")]
     db.close()
     return json.dumps(seen)
 
@@ -174,16 +181,46 @@ def _llm(args, **kwargs):
             answers.append(call_llm(task="title", base_url=base_url, messages=[{"role": "user", "content": "x"}],
                                     temperature=0.1, max_tokens=5).choices[0].message.content)
         except LlmEndpointError as exc:
-            answers.append(str(exc).split(":")[1].strip().split(" ")[0])
+            answers.append(str(exc))
     return json.dumps(answers)
 
 
+def _model_switch(args, **kwargs):
+    from hermes_cli.model_switch import parse_model_flags, parse_model_flags_detailed, switch_model
+    detailed = parse_model_flags_detailed("small \u2014global --provider p")
+    return json.dumps({"flags": list(parse_model_flags("big --session")),
+                       "detailed": [detailed.model_input, detailed.explicit_provider, detailed.is_global],
+                       "same": switch_model("m-2", "p", "m-1").new_model,
+                       "other": switch_model("m-2", "p", "m-1", explicit_provider="q").success})
+
+
+def _build(task_index, goal, context, toolsets, model, max_iterations, task_count, parent_agent, **rest):
+    import tools.delegate_tool as dt
+    return dt.ChildAgent(task_index, goal, model="routed-" + goal)
+
+
+def _delegate(args, **kwargs):
+    import tools.delegate_tool as dt
+    parent = dt.ParentAgent(next_call=lambda delegated: json.dumps(delegated))
+    return json.dumps({"ready": dt.check_delegate_requirements(), "overrides": dt._build_dynamic_schema_overrides(),
+                       "delegated": json.loads(dt.delegate_task(goal="g", parent_agent=parent))})
+
+
 def register(ctx):
+    import tools.delegate_tool as dt
+    original = dt._build_child_agent
+
+    def build(*args, **kwargs):  # a patch of the plugin's own, as hermes-delegate-routing makes
+        original(*args, **kwargs)
+        return _build(*args, **kwargs)
+
+    dt._build_child_agent = build
     for name, handler in (("everything_registry", _registry), ("everything_interrupt", _interrupt),
                           ("everything_config", _config), ("everything_model_tools", _model_tools),
                           ("everything_manager", _manager), ("everything_places", _places),
                           ("everything_state", _state), ("everything_gateway", _gateway),
-                          ("everything_approval", _approval), ("everything_llm", _llm)):
+                          ("everything_approval", _approval), ("everything_llm", _llm),
+                          ("everything_model_switch", _model_switch), ("everything_delegate", _delegate)):
         ctx.register_tool(name=name, toolset="everything", handler=handler,
                           schema={"name": name, "description": name, "parameters": {"type": "object"}})
     ctx.register_hook("on_session_end", lambda session_id=None, **kw: f"ended {session_id}")
@@ -252,14 +289,16 @@ def test_every_shim_function_runs_and_answers_as_hermes_agent_plugins_expect(run
         answers = {name.removeprefix("everything_"): json.loads(runtime.handle_function_call(name, {}))
                    for name in ("everything_registry", "everything_interrupt", "everything_config",
                                 "everything_model_tools", "everything_manager", "everything_places",
-                                "everything_state", "everything_gateway", "everything_approval", "everything_llm")}
+                                "everything_state", "everything_gateway", "everything_approval", "everything_llm",
+                                "everything_model_switch", "everything_delegate")}
     finally:
         sys.setprofile(None)
 
     assert answers["registry"] == {
         "entry": "everything_extra", "names": sorted([*(f"everything_{n}" for n in (
             "registry", "interrupt", "config", "model_tools", "manager", "places", "state", "gateway", "approval",
-            "llm")), "everything_extra"]), "schema": "extra", "missing_schema": None, "toolset": "everything",
+            "llm", "model_switch", "delegate")), "everything_extra"]), "schema": "extra", "missing_schema": None,
+        "toolset": "everything",
         "emoji": "+", "default_emoji": "⚡", "map": "everything", "toolsets": ["everything"],
         "in_toolset": answers["registry"]["names"], "available": True, "definitions": ["everything_extra"],
         "private_table": answers["registry"]["names"], "dispatched": "extra", "error": {"error": "no", "code": 1},
@@ -282,13 +321,20 @@ def test_every_shim_function_runs_and_answers_as_hermes_agent_plugins_expect(run
         "db": answers["state"]["db"], "titled": True, "title": "a title", "no_title": None, "sanitized": None,
         "ended": "finished", "messages": 2, "conversation": [
             {"role": "user", "content": "hi"}, {"role": "assistant", "content": None, "tool_calls": [{"id": "c1"}]},
-            {"role": "tool", "content": "done", "tool_call_id": "c1"}]}
+            {"role": "tool", "content": "done", "tool_call_id": "c1", "tool_name": "t"}],
+        "around": ["hi"], "anchored": ["bookend_end", "bookend_start", "messages_after", "messages_before", "window"],
+        "found": ["parent"], "listed": ["child", "parent"], "exported": 2, "deleted": [True, None]}
     assert answers["state"]["db"].startswith(str(isolated_home))
     assert answers["gateway"] == {
         "connected": [], "made": ["Hermes runs no messaging gateway"] * 2, "looked": "KeyError", "contains": False,
         "get": None, "new_platform": "brand-new", "odd": None, "channel": "1"}
+    assert answers["model_switch"] == {"flags": ["big", "", False, False, True], "detailed": ["small", "p", True],
+                                       "same": "m-2", "other": False}
+    # the plugin's own _build_child_agent was taken up: its runtime's calls go through the shim's route
+    assert answers["delegate"] == {"ready": True, "overrides": {}, "delegated": {"goal": "g"}}
     assert answers["approval"] == {"mode": "manual", "safe": True, "not_text": False}
-    assert answers["llm"] == [None, "model.base_url"]  # (the fake model answered without content)
+    assert answers["llm"] == [None, "agent.auxiliary_client.call_llm: the model's base_url must be an http(s) URL, "
+                              "not 'ftp://nowhere'"]  # (the fake model answered without content)
     [asked] = endpoint.bodies("/chat/completions")
     assert (asked["model"], asked["messages"], asked["max_tokens"]) == ("m-1", [{"role": "user", "content": "x"}], 5)
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -77,10 +79,10 @@ def test_unknown_tool_names_the_closest(runtime):
     assert result["error"].startswith("Unknown tool 'ad'") and result["suggestions"] == ["add"]
 
 
-@pytest.mark.parametrize("tool", ["todo", "memory", "session_search", "delegate_task", "clarify"])
-def test_agent_loop_tools_are_refused(runtime, tool):
-    runtime.register_tool(tool, "agent", {"description": tool}, lambda a, **k: "should not run")
-    assert "handled by the agent loop" in call(runtime, tool, {})["error"]
+@pytest.mark.parametrize("tool", ["todo", "memory", "session_search", "clarify", "delegate_task"])
+def test_the_agent_tools_run_their_handlers(runtime, tool):
+    runtime.register_tool(tool, "agent", {"description": tool}, lambda a, **k: '{"ran": true}')
+    assert call(runtime, tool, {}) == {"ran": True}
 
 
 def test_handler_that_raises_becomes_an_error(runtime):
@@ -154,6 +156,30 @@ def test_result_over_budget_is_truncated_when_it_cannot_be_saved(runtime, isolat
     runtime.register_tool("big", "x", {"description": "x"}, lambda a, **k: "y" * 5000, max_result_size_chars=1000)
     result = runtime.handle_function_call("big", {})
     assert len(result) <= 1000 and "truncated" in result and "could not be saved" in result
+
+
+SAVE_ON_A_FULL_DISK = """
+import sys
+from pathlib import Path
+from hermes_core.calls.budget import ResultBudget
+print(ResultBudget(Path(sys.argv[1])).fit("big", "x" * 1_000_000, 1000))
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a file size limit (RLIMIT_FSIZE) stands in for a full disk")
+def test_a_result_that_cannot_be_saved_whole_leaves_no_partial_file(tmp_path):
+    def small_disk() -> None:  # in the child: a write past 64 KiB fails (EFBIG), as it would on a full disk
+        import resource
+        import signal
+
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
+
+    results = tmp_path / "results"
+    run = subprocess.run([sys.executable, "-c", SAVE_ON_A_FULL_DISK, str(results)], capture_output=True, text=True,
+                         preexec_fn=small_disk, timeout=scaled_timeout(120))
+    assert "could not be saved" in run.stdout and "truncated" in run.stdout, run.stderr
+    assert list(results.iterdir()) == []  # no partial result, no temporary file
 
 
 def test_unlimited_budget_keeps_the_whole_result(runtime):
@@ -264,9 +290,10 @@ def test_clarify_is_never_parallelised(runtime):
     reader = Overlap()
     runtime.register_tool("r", "x", PATH_SCHEMA, reader, parallel_safe=True)
     calls = [{"name": "r", "arguments": {"path": str(i)}} for i in range(4)]
+    runtime.register_tool("clarify", "clarify", {"description": "asks"}, lambda a, **k: "answered")
     results = runtime.run_tool_calls([*calls, {"name": "clarify", "arguments": {}}])
     assert reader.most == 1
-    assert "agent loop" in results[-1]
+    assert results[-1] == "answered"
 
 
 def test_unsafe_tools_run_in_order(runtime):

@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+from importlib.metadata import EntryPoint
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -32,6 +33,7 @@ from hermes_core.cli import cli
 from hermes_core.cli.tools import tools
 from hermes_core.mcp.client import ServerStatus
 from hermes_core.plugins.manifest import parse_manifest
+from hermes_core.state.store import SessionStore
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -325,9 +327,18 @@ JSON_COMMANDS = {
     "hermes plugins search --json": ["plugins", "search", "web", "--json", "--limit", "1"],
     "hermes mcp list --json": None,  # needs a live server: compared with ServerStatus instead
     "hermes skills list --json": ["skills", "list", "--json"],
+    "hermes cron list --json": ["cron", "list", "--json"],
+    "hermes cron tick --json": ["cron", "run", "{job}", "--json"],  # a run now: a tick's report of a due run
+    "hermes sessions list --json": ["sessions", "list", "--json"],
+    "hermes sessions show ID --json": ["sessions", "show", "recorded", "--json"],
+    "hermes sessions search --json": ["sessions", "search", "invoices", "--json"],
+    "hermes sessions prune --json": ["sessions", "prune", "--older-than", "0", "--source", "nothing", "--json"],
+    "hermes memory show --json": ["memory", "show", "--json"],
 }
 #: Listings whose shape another section gives.
 JSON_ELSEWHERE = {"hermes index show": "hermes plugins search --json",
+                  "hermes cron show": "hermes cron list --json", "hermes cron add": "hermes cron list --json",
+                  "hermes cron run": "hermes cron tick --json",
                   "hermes skills show": "hermes skills list --json",
                   "hermes skills validate": "hermes skills list --json"}
 
@@ -398,16 +409,25 @@ def test_json_examples_have_the_keys_the_commands_print(isolated_home: Path, mon
     folder.mkdir(parents=True)
     (folder / "plugin.yaml").write_text(DEMO_MANIFEST)
     (folder / "tools.py").write_text("def echo(args, **kwargs):\n    return args['text']\n")
-    monkeypatch.setenv("HERMES_LOAD_PLUGINS", "demo")
+    monkeypatch.setenv("HERMES_LOAD_PLUGINS", "demo,cron")
     monkeypatch.setenv("DEMO_KEY", "set")  # `tools show` shows an available tool
+    cron_pack = EntryPoint(name="cron", value="hermes_plugin_cron", group="hermes_agent.plugins")
+    monkeypatch.setattr("hermes_core.runtime.installed_entry_points", lambda: [cron_pack])
     skill = isolated_home / "skills" / "devops" / "deploy"
     skill.mkdir(parents=True)
     (skill / "SKILL.md").write_text("---\nname: deploy\ndescription: Deploy the service\n---\n# Deploy\n")
+    store = SessionStore(isolated_home / "state.db")
+    store.record("recorded", "user", "Which database did we pick for invoices?", source="cli")
+    store.close()
     part = (DOCS / "cli.md").read_text().split("\n## JSON output\n", 1)[1]
     in_tables = {key for cell in re.findall(r"^\| ([^|]*) \|", part, re.M) for key in re.findall(r"`([^`]+)`", cell)}
     problems = []
+    added = CliRunner().invoke(cli, ["cron", "add", "0 6 * * *", "--tool", "demo_echo", "--arguments",
+                                     '{"text": "changes"}', "--json"])
+    job = json.loads(added.output)["id"]
+    assert CliRunner().invoke(cli, ["cron", "run", job]).exit_code == 0  # a job that ran: every key is there
     for heading, (_, example) in json_sections().items():
-        args = JSON_COMMANDS[heading]
+        args = [job if arg == "{job}" else arg for arg in JSON_COMMANDS[heading] or ()] or None
         if args is None:
             actual: Any = [dataclasses.asdict(ServerStatus(name="time", transport="stdio", state="ready"))]
         else:
@@ -418,4 +438,4 @@ def test_json_examples_have_the_keys_the_commands_print(isolated_home: Path, mon
         record = actual[0] if isinstance(actual, list) else actual
         problems += [f"{heading}: key {key!r} is in no table" for key in record if key not in in_tables]
 
-    assert problems == []
+    assert problems == [], "\n".join(problems)

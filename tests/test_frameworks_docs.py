@@ -72,13 +72,15 @@ def page_run(make_venv: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[
 
 def test_the_page_has_an_example_per_framework_and_a_planner_sub_agent_in_pydantic_ai_and_the_agents_sdk():
     sections = [section for section, _ in examples()]
-    assert sections == ["pydantic-ai", "A read-only planner sub-agent", "OpenAI Agents SDK",
+    assert sections == ["Sessions and memory", "pydantic-ai", "A read-only planner sub-agent", "OpenAI Agents SDK",
                         "A read-only planner sub-agent", "LangChain and LangGraph", "llm"]
 
 
 def test_every_example_ran_the_file_packs_read_file_and_its_result_reached_the_model(page_run: Any):
     printed, _ = page_run
-    pydantic_ai, pydantic_ai_planner, agents, agents_planner, langchain, llm, after = printed
+    sessions, pydantic_ai, pydantic_ai_planner, agents, agents_planner, langchain, llm, after = printed
+
+    assert sessions == ""  # it only makes the toolset and the instructions
 
     assert support.NOTE in json.loads(pydantic_ai)["content"]
     assert support.NOTE in json.loads(pydantic_ai_planner)["content"]  # the planner read it; the parent said so

@@ -312,19 +312,18 @@ def test_manifest_and_plugin_id_are_on_the_context(isolated_home):
 
 
 def test_feature_probing_with_getattr_sees_what_hermes_provides(isolated_home):
-    unguarded = isolated_home / "plugins" / "memory-only"
+    unguarded = isolated_home / "plugins" / "engine-only"
     unguarded.mkdir(parents=True)
-    (unguarded / "__init__.py").write_text("def register(ctx):\n    ctx.register_memory_provider(object())\n")
+    (unguarded / "__init__.py").write_text("def register(ctx):\n    ctx.register_context_engine(object())\n")
     runtime = user_plugins(isolated_home, "surface")
     assert runtime.plugin("surface").state == "loaded"
     probes = plugin_module(runtime, "surface").seen["probes"]
-    assert [name for name, present in probes.items() if not present] == [
-        "register_memory_provider", "register_context_engine", "llm"]
-    failed = runtime.plugin("memory-only")
+    assert [name for name, present in probes.items() if not present] == ["register_context_engine", "llm"]
+    failed = runtime.plugin("engine-only")
     assert failed.state == "error"
     assert failed.reason.startswith("register() raised AttributeError: PluginContext has no "
-                                    "'register_memory_provider': Hermes provides the tool-layer part")
-    assert "getattr(ctx, 'register_memory_provider', None)" in failed.reason
+                                    "'register_context_engine': Hermes provides the tool-layer part")
+    assert "getattr(ctx, 'register_context_engine', None)" in failed.reason
 
 
 def test_cli_command_is_mounted_as_a_hermes_subcommand(compat_venv, isolated_home):
@@ -397,9 +396,9 @@ def test_plugins_using_shimmed_internals_load_and_run(isolated_home):
 
 
 @pytest.mark.parametrize(("statement", "dotted"), [
-    ("from agent.memory_provider import MemoryProvider", "agent.memory_provider"),
+    ("from agent.memory_manager import MemoryManager", "agent.memory_manager"),
     ("import gateway.platforms.telegram", "gateway.platforms.telegram"),
-    ("from tools.delegate_tool import delegate_task", "tools.delegate_tool"),
+    ("from tools.terminal_tool import set_approval_callback", "tools.terminal_tool"),
     ("import json\nfrom hermes_cli.config import (\n    load_config,\n    save_config,\n)",
      "hermes_cli.config.save_config"),
 ])

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from pydantic import ValidationError
 
 from hermes_core import HermesHome
-from hermes_core.cli.index import index, search_command
+from hermes_core.cli import cli
 from hermes_core.index.catalog import (
     INDEX_URL_ENV,
     IndexEntry,
@@ -192,7 +192,7 @@ def test_search_finds_real_plugins_in_the_bundled_index():
 # -- the commands ------------------------------------------------------------------------------------------------
 
 def test_search_command_prints_ranked_json(index_file):
-    result = CliRunner().invoke(search_command, ["web_extract", "--json", "--index", str(index_file)])
+    result = CliRunner().invoke(cli, ["plugins", "search", "web_extract", "--json", "--index", str(index_file)])
     assert result.exit_code == 0, result.output
     rows = json.loads(result.output)
     assert [row["id"] for row in rows][:2] == ["web", "scraper"]
@@ -201,14 +201,14 @@ def test_search_command_prints_ranked_json(index_file):
 
 def test_search_command_text_lists_matches_or_says_there_are_none(index_file):
     runner = CliRunner()
-    result = runner.invoke(search_command, ["notes", "--index", str(index_file)])
+    result = runner.invoke(cli, ["plugins", "search", "notes", "--index", str(index_file)])
     assert result.exit_code == 0 and "notes" in result.output and "Keep notes in Markdown" in result.output
-    result = runner.invoke(search_command, ["zebra", "--index", str(index_file)])
+    result = runner.invoke(cli, ["plugins", "search", "zebra", "--index", str(index_file)])
     assert result.exit_code == 0 and "No plugin in the index matches 'zebra'" in result.output
 
 
 def test_an_unreadable_index_is_one_line_and_exit_1(tmp_path):
-    result = CliRunner().invoke(search_command, ["web", "--index", str(tmp_path / "none.json")])
+    result = CliRunner().invoke(cli, ["plugins", "search", "web", "--index", str(tmp_path / "none.json")])
     assert result.exit_code == 1
     assert result.output.strip().splitlines() == [
         f"Error: cannot read the plugin index at {tmp_path / 'none.json'}: no such file"]
@@ -216,9 +216,9 @@ def test_an_unreadable_index_is_one_line_and_exit_1(tmp_path):
 
 def test_index_show_describes_a_plugin_that_is_not_installed(index_file):
     runner = CliRunner()
-    result = runner.invoke(index, ["show", "notes", "--index", str(index_file)])
+    result = runner.invoke(cli, ["index", "show", "notes", "--index", str(index_file)])
     assert result.exit_code == 0, result.output
     assert "hermes plugins install notes" in result.output and "pip install hermes-notes" in result.output
     assert "note_add" in result.output and "(not installed)" in result.output
-    result = runner.invoke(index, ["show", "nope", "--index", str(index_file)])
+    result = runner.invoke(cli, ["index", "show", "nope", "--index", str(index_file)])
     assert result.exit_code == 1 and "'nope' is not in the plugin index" in result.output

@@ -14,7 +14,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from hermes_core.cli.index import index
+from hermes_core.cli import cli
 from hermes_core.index.build import IndexLayout, fetch, load_entry_file
 from hermes_core.index.catalog import INDEX_URL_ENV, index_document, load_index
 from hermes_core.index.wheelmeta import WheelError, read_wheel
@@ -194,12 +194,12 @@ def test_cli_fetch_reports_what_it_wrote_and_fails_on_a_bad_package(tmp_path, la
     links = tmp_path / "links"
     make_wheel(links)
     runner = CliRunner()
-    result = runner.invoke(index, ["fetch", "--root", str(layout.root), "--find-links", str(links), "--no-index",
+    result = runner.invoke(cli, ["index", "fetch", "--root", str(layout.root), "--find-links", str(links), "--no-index",
                                    "hermes-demo-plugin"])
     assert result.exit_code == 0, result.output
     assert "wrote registry-index/plugins/demo.yaml (hermes-demo-plugin 1.0.0: 2 tools, 1 hook)" in result.output
 
-    result = runner.invoke(index, ["fetch", "--root", str(layout.root), "--find-links", str(links), "--no-index",
+    result = runner.invoke(cli, ["index", "fetch", "--root", str(layout.root), "--find-links", str(links), "--no-index",
                                    "missing-plugin"])
     assert result.exit_code == 1 and "missing-plugin: pip failed" in result.output
 

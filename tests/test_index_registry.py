@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 from hermes_repository_packs import packs  # scripts/packs.py, loaded by the repository's conftest.py
 
-from hermes_core.cli.index import index
+from hermes_core.cli import cli
 from hermes_core.index.build import IndexLayout, build_index, find_layout, pack_entry, read_entries, validate_index
 from hermes_core.index.catalog import PluginIndexError, entry_json_schema, parse_index
 
@@ -181,16 +181,16 @@ def test_build_refuses_an_invalid_index_and_writes_nothing(repo):
 def test_cli_validate_and_build(repo, monkeypatch):
     runner = CliRunner()
     monkeypatch.chdir(repo.root.parent / "hermes_plugins")  # the root is found from a subfolder
-    result = runner.invoke(index, ["validate"])
+    result = runner.invoke(cli, ["index", "validate"])
     assert result.exit_code == 0 and "2 entries, all valid" in result.output
 
     (repo.plugins_dir / "other.yaml").write_text(OTHER_ENTRY + "stars: 5\n")
-    result = runner.invoke(index, ["validate"])
+    result = runner.invoke(cli, ["index", "validate"])
     assert result.exit_code == 1
     assert "registry-index/plugins/other.yaml:6: stars: Extra inputs are not permitted" in result.output
     assert "Error: the index has 1 problem" in result.output
 
-    result = runner.invoke(index, ["build", "--root", str(repo.root)])
+    result = runner.invoke(cli, ["index", "build", "--root", str(repo.root)])
     assert result.exit_code == 1 and "nothing was built" in result.output
 
 
@@ -204,7 +204,7 @@ def test_fetching_a_first_party_pack_folder_marks_it_first_party(repo, tmp_path)
     pack = repo.root.parent / "hermes_plugins" / "agent"
     shutil.copytree(ROOT / "hermes_plugins" / "agent", pack,
                     ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__", "tests"))
-    result = CliRunner().invoke(index, ["fetch", "--root", str(repo.root), str(pack)])
+    result = CliRunner().invoke(cli, ["index", "fetch", "--root", str(repo.root), str(pack)])
     assert result.exit_code == 0, result.output
     entries, _ = read_entries(repo)
     assert entries["agent"][1].first_party

@@ -7,8 +7,6 @@ import logging
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,27 +18,6 @@ from hermes_core.mcp.naming import MAX_TOOL_NAME, ToolNames, tool_name
 
 support = sys.modules["hermes_mcp_test_support"]  # loaded by conftest.py
 WAIT = scaled_timeout(30.0)  # the longest a test waits for a state change before it fails
-
-
-@pytest.fixture
-def hermes(isolated_home: Path) -> Iterator[Callable[..., Runtime]]:
-    """Start a runtime whose config.yaml has the given ``mcp_servers`` and connect them (waiting for each one's
-    first attempt); every one is closed afterwards."""
-    runtimes: list[Runtime] = []
-
-    def start(servers: dict[str, dict], before: Callable[[Runtime], None] | None = None) -> Runtime:
-        (isolated_home / "config.yaml").write_text(yaml.safe_dump({"mcp_servers": servers}))
-        runtime = Runtime(home=isolated_home)
-        runtimes.append(runtime)
-        if before:
-            before(runtime)
-        runtime.load_plugins()
-        runtime.start_mcp()
-        return runtime
-
-    yield start
-    for runtime in runtimes:
-        runtime.close()
 
 
 @pytest.fixture(scope="session")
@@ -469,7 +446,7 @@ def _check_everything(runtime: Runtime, server: str) -> None:
     assert call(runtime, f"mcp__{server}__echo", message="hi") == "Echo: hi"
     assert call(runtime, f"mcp__{server}__get-sum", a=2, b=40) == "The sum of 2 and 40 is 42."
     image = call(runtime, f"mcp__{server}__get-tiny-image")
-    assert "[image image/png" in image and "not shown]" in image
+    assert "[image: " in image and "(image/png, " in image  # saved in the results folder, its path in the text
     weather = call(runtime, f"mcp__{server}__get-structured-content", location="Chicago")
     assert set(json.loads(weather)) == {"temperature", "conditions", "humidity"}
 

@@ -164,50 +164,96 @@ def test_unknown_toolset_is_a_one_line_error(server_home):
     assert "Traceback" not in result.stderr and result.stdout == ""
 
 
-def test_stdout_carries_nothing_but_protocol_even_when_plugins_print(server_home):
-    process = subprocess.Popen(serve_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, env={**os.environ, "HERMES_HOME": str(server_home)})
-    lines: queue.Queue[str | None] = queue.Queue()
+class RawStdio:
+    """``hermes mcp serve`` over stdio, spoken to one line at a time; every line it writes is kept in ``seen``."""
 
-    def pump() -> None:
-        assert process.stdout is not None
-        for line in process.stdout:
-            lines.put(line)
-        lines.put(None)
+    def __init__(self, home: Path, stderr: int = subprocess.PIPE) -> None:
+        self.process = subprocess.Popen(serve_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
+                                        env={**os.environ, "HERMES_HOME": str(home)})
+        self.lines: queue.Queue[bytes | None] = queue.Queue()
+        self.seen: list[bytes] = []
+        threading.Thread(target=self._pump, daemon=True).start()
 
-    def send(message: dict) -> None:
-        assert process.stdin is not None
-        process.stdin.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
-        process.stdin.flush()
+    def _pump(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.put(line)
+        self.lines.put(None)
 
-    def answer(ident: int) -> dict:
-        while True:
-            line = lines.get(timeout=WAIT)
-            assert line is not None, "the server closed stdout"
-            seen.append(line)
+    def send(self, message: dict | bytes) -> None:
+        """Write ``message``: a JSON-RPC message (``jsonrpc`` added, a newline after it) or raw bytes."""
+        assert self.process.stdin is not None
+        data = message if isinstance(message, bytes) else json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n"
+        self.process.stdin.write(data)
+        self.process.stdin.flush()
+
+    def answer(self, ident: int) -> dict:
+        """The server's answer to request ``ident``."""
+        while (line := self.lines.get(timeout=WAIT)) is not None:
+            self.seen.append(line)
             message = json.loads(line)
             if message.get("id") == ident:
                 return message
+        raise AssertionError("the server closed stdout")
 
-    seen: list[str] = []
-    threading.Thread(target=pump, daemon=True).start()
+    def initialize(self) -> dict:
+        self.send({"id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+        answer = self.answer(1)
+        self.send({"method": "notifications/initialized"})
+        return answer
+
+    def close(self) -> None:
+        """Close its stdin, wait for it to exit, and keep the rest of what it wrote."""
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait(timeout=WAIT)
+        while (line := self.lines.get(timeout=WAIT)) is not None:
+            self.seen.append(line)
+
+
+def test_stdout_carries_nothing_but_protocol_even_when_plugins_print(server_home):
+    server = RawStdio(server_home)
     try:
-        send({"id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                                                          "clientInfo": {"name": "raw", "version": "1"}}})
-        assert answer(1)["result"]["serverInfo"]["name"] == "hermes"
-        send({"method": "notifications/initialized"})
-        send({"id": 2, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 20, "b": 22}}})
-        assert answer(2)["result"]["content"][0]["text"] == '{"sum": 42}'
+        assert server.initialize()["result"]["serverInfo"]["name"] == "hermes"
+        server.send({"id": 2, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 20, "b": 22}}})
+        assert server.answer(2)["result"]["content"][0]["text"] == '{"sum": 42}'
     finally:
-        assert process.stdin is not None
-        process.stdin.close()
-        process.wait(timeout=WAIT)
-    assert process.stderr is not None
-    stderr = process.stderr.read()
-    while (line := lines.get(timeout=WAIT)) is not None:
-        seen.append(line)
-    assert all(json.loads(line)["jsonrpc"] == "2.0" for line in seen)
+        server.close()
+    assert server.process.stderr is not None
+    stderr = server.process.stderr.read().decode()
+    assert all(json.loads(line)["jsonrpc"] == "2.0" for line in server.seen)
     assert "the demo plugin prints to stdout when it loads" in stderr and "add prints to stdout too" in stderr
+
+
+def peak_memory(pid: int) -> int:
+    """The peak resident memory of process ``pid``, in bytes (Linux's VmHWM)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(line for line in status.splitlines() if line.startswith("VmHWM:")).split()[1]) * 1024
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads the server's peak memory from /proc")
+def test_a_line_over_the_cap_is_refused_while_it_is_read_and_the_server_goes_on(server_home):
+    from hermes_core.mcp.stdio import MAX_LINE_BYTES
+
+    server = RawStdio(server_home, stderr=subprocess.DEVNULL)
+    try:
+        server.initialize()
+        before = peak_memory(server.process.pid)
+        server.send(b'{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "add", '
+                    b'"arguments": {"a": "')
+        chunk = b"1" * (1024 * 1024)
+        for _ in range(200):  # a 200 MB line
+            server.send(chunk)
+        server.send(b'", "b": 1}}}\n')
+        refused = server.answer(2)
+        assert refused["error"]["code"] == -32600 and "MiB a message may have" in refused["error"]["message"]
+        server.send({"id": 3, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 20, "b": 22}}})
+        assert server.answer(3)["result"]["content"][0]["text"] == '{"sum": 42}'
+        grown = peak_memory(server.process.pid) - before
+    finally:
+        server.close()
+    assert grown < 2 * MAX_LINE_BYTES + 32 * 1024 * 1024, f"the server grew by {grown / 2**20:.0f} MiB"
 
 
 def test_sdk_client_over_streamable_http_lists_calls_and_hears_changes(server_home):

@@ -8,7 +8,7 @@ import pytest
 
 PACK_TOOLS = {
     "file": {"read_file", "write_file", "patch", "search_files"},
-    "terminal": {"terminal", "process"},
+    "terminal": {"terminal", "process", "read_terminal", "close_terminal"},
     "web": {"web_extract", "web_search"},
     "code": {"execute_code"},
     "agent": {"todo", "memory", "session_search", "delegate_task", "clarify"},
@@ -82,4 +82,6 @@ def test_packs_work_together_through_the_cli(everything, home, tmp_path):
     result = call("execute_code", {"code": code})
     assert result["status"] == "ok" and result["tool_calls"] == 2
     assert (work / "data" / "total.txt").read_text() == "3"
-    assert "handled by the agent loop" in call("todo", {})["error"]
+    assert call("todo", {"todos": [{"id": "1", "content": "sum the numbers", "status": "completed"}]})["summary"][
+        "completed"] == 1
+    assert "asks the user only when its input is a terminal" in call("clarify", {"question": "Which one?"})["error"]

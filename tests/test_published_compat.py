@@ -1,8 +1,8 @@
 """Published Hermes Agent plugins that reach for Hermes Agent's internals, installed from the package index
 (pinned, each into a fresh venv) and used through the compatibility shims: capsule's config.yaml set-up, hermes-ssh's
 approvals against a real sshd on 127.0.0.1, telegram-reactions' gateway check, hookdeck's messaging platform,
-delegate-routing's warning, and incontext's refusal. ``make compat`` (scripts/compat.py) measures the whole pinned
-list."""
+delegate-routing's warning without the agent pack, and incontext's refusal. ``make compat`` (scripts/compat.py)
+measures the whole pinned list."""
 
 from __future__ import annotations
 
@@ -177,15 +177,16 @@ def test_hookdecks_platform_shows_as_registered_not_run_and_its_tools_load(publi
 
 
 def test_delegate_routing_shows_its_warning_instead_of_a_silent_loaded(published, isolated_home):
-    venv = published("delegate_routing")
+    venv = published("delegate_routing")  # (without the agent pack: no delegate_task to advertise its fields in)
     [row] = [r for r in json.loads(venv.hermes_cli("plugins", "list", "--json").stdout)
              if r["id"] == "delegate_routing"]
     assert row["state"] == "loaded"
-    assert any("plugin inactive: No module named 'tools.delegate_tool'" in w for w in row["warnings"])
+    assert any("delegate_task not in registry; schema fields not advertised" in w for w in row["warnings"])
+    assert not any("INACTIVE" in w for w in row["warnings"])  # tools.delegate_tool is there: it patched it
     listed = venv.hermes_cli("plugins", "list", env={"COLUMNS": "250"})
     line = next(line for line in listed.stdout.splitlines() if line.startswith("delegate_routing"))
-    assert "loaded, 2 warnings" in line
-    assert "plugin inactive" in listed.stderr  # its own log line still reaches the terminal
+    assert "loaded, 1 warning" in line
+    assert "schema fields not advertised" in listed.stderr  # its own log line still reaches the terminal
     strict = venv.hermes_cli("plugins", "doctor", "--strict")
     assert strict.returncode == 1
 

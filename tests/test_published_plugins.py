@@ -379,6 +379,36 @@ def test_hermead_observes_calls_and_answers_its_slash_command(published, isolate
     assert isinstance(out["command"], str) and out["command"].strip()
 
 
+# -- delegate_task, patched by a plugin through tools.delegate_tool ------------------------------------------------
+
+DELEGATE_ROUTING = '''
+service = Service({"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "any", "choices": [
+    {"index": 0, "message": {"role": "assistant", "content": "Done."}, "finish_reason": "stop"}]})
+with open(os.path.join(os.environ["HERMES_HOME"], "config.yaml"), "w") as config:
+    config.write(f"delegation:\\n  base_url: {service.url}/v1\\n  model: default-model\\n")
+rt, seen = runtime()
+out["plugin"] = record(rt, "delegate_routing")
+out["routed"] = call(rt, "delegate_task", {"tasks": [{"goal": "Summarise cheaply", "model": "cheap-model"},
+                                                     {"goal": "Summarise"}]})
+out["models"] = sorted(json.loads(request["body"])["model"] for request in service.requests)
+out["refused"] = call(rt, "delegate_task", {"tasks": [{"goal": "x", "provider": "elsewhere"}]})
+out["seen"] = seen
+'''
+
+
+def test_delegate_routing_loads_active_and_routes_each_task_to_its_model(published_plugin, isolated_home):
+    out = run(published_plugin("delegate_routing", "agent"), DELEGATE_ROUTING)
+    plugin = out["plugin"]
+    assert plugin["state"] == "loaded" and not any("INACTIVE" in warning for warning in plugin["warnings"])
+    assert plugin["middleware"] == ["tool_execution"]  # delegate_task calls go through its patched functions
+    assert [result["status"] for result in out["routed"]["results"]] == ["completed", "completed"]
+    assert [result["model"] for result in out["routed"]["results"]] == ["any", "any"]  # (the endpoint says so)
+    assert out["models"] == ["cheap-model", "default-model"]  # what each sub-agent asked for
+    assert "delegate_task routing: could not resolve model/provider for task 0" in out["refused"]["error"]
+    assert "cannot switch to provider 'elsewhere'" in out["refused"]["error"]
+    assert out["seen"] == [["delegate_task", "ok"], ["delegate_task", "ok"]]
+
+
 def test_every_pinned_plugin_is_in_the_compatibility_table():
     table = (Path(__file__).parent.parent / "docs" / "hermes-agent-compatibility.md").read_text()
     pinned = sys.modules["hermes_compat_harness"].PINNED

@@ -18,7 +18,7 @@ import yaml
 from click.testing import CliRunner
 
 from hermes_core.authoring.scaffold import ScaffoldError, naming_problems, render, requires_hermes, template_dir
-from hermes_core.calls.dispatch import AGENT_LOOP_TOOLS
+from hermes_core.cli import cli
 from hermes_core.cli.scaffold import new
 from hermes_core.plugins.manifest import load_manifest
 from hermes_core.tools.toolsets import LEGACY_TOOLSETS, PRESETS
@@ -202,7 +202,7 @@ def test_template_is_found_in_the_source_checkout() -> None:
     ("weather", {"toolset": "mcp-github"}, "is reserved"),
     ("weather", {"tool_name": "get-weather"}, "invalid tool name 'get-weather'"),
     ("weather", {"tool_name": "class"}, "invalid tool name"),
-    ("weather", {"tool_name": "todo"}, "belongs to the agent loop"),
+    ("weather", {"tool_name": "todo"}, "is one of the agent's own tools"),
     ("weather", {"email": "nobody"}, "invalid email 'nobody'"),
     ("weather", {"description": "two\nlines"}, "the description must fit on one line"),
     ("weather", {"license": "WTFPL"}, "WTFPL"),
@@ -223,7 +223,7 @@ def test_naming_rules_know_the_cores_reserved_names() -> None:
         assert naming_problems({"plugin_name": plugin_id}), plugin_id
     for toolset in [*LEGACY_TOOLSETS, *PRESETS, "all"]:
         assert naming_problems({"toolset": toolset}), toolset
-    for tool in AGENT_LOOP_TOOLS:
+    for tool in ("todo", "memory", "session_search", "delegate_task", "clarify"):  # the agent pack's
         assert naming_problems({"tool_name": tool}), tool
     assert naming_problems({"plugin_name": "weather", "toolset": "web", "tool_name": "weather_hello"}) == []
 
@@ -270,8 +270,8 @@ def test_existing_project_is_refused_unless_overwrite(tmp_path: Path) -> None:
 
 
 def test_new_renders_with_its_options_and_says_what_next(tmp_path: Path) -> None:
-    result = CliRunner().invoke(new, ["weather", "--no-input", "-o", str(tmp_path / "out"), "--toolset", "forecast",
-                                      "--with-hook"])
+    result = CliRunner().invoke(cli, ["plugins", "new", "weather", "--no-input", "-o", str(tmp_path / "out"),
+                                      "--toolset", "forecast", "--with-hook"])
 
     assert result.exit_code == 0, result.output
     assert "Created the plugin project" in result.output and 'pip install -e ".[test]"' in result.output
@@ -283,7 +283,8 @@ def test_new_renders_with_its_options_and_says_what_next(tmp_path: Path) -> None
 def test_new_asks_for_what_was_not_given(tmp_path: Path) -> None:
     # project slug, package, description, author, email, toolset, tool, license (2 = Apache-2.0), hook, skill, version
     answers = ["", "", "Forecasts for agents", "Ada", "ada@example.com", "", "forecast", "2", "", "", ""]
-    result = CliRunner().invoke(new, ["weather", "-o", str(tmp_path)], input="\n".join(answers) + "\n")
+    result = CliRunner().invoke(cli, ["plugins", "new", "weather", "-o", str(tmp_path)],
+                                input="\n".join(answers) + "\n")
 
     assert result.exit_code == 0, result.output
     project = tmp_path / "hermes-plugin-weather"
@@ -296,7 +297,7 @@ def test_new_asks_for_what_was_not_given(tmp_path: Path) -> None:
 
 
 def test_new_refuses_a_bad_name_in_one_line_before_asking_anything(tmp_path: Path) -> None:
-    result = CliRunner().invoke(new, ["My Plugin", "-o", str(tmp_path / "out")], input="")
+    result = CliRunner().invoke(cli, ["plugins", "new", "My Plugin", "-o", str(tmp_path / "out")], input="")
 
     assert result.exit_code == 1
     assert result.output.strip().splitlines() == [
@@ -314,7 +315,7 @@ def test_new_refuses_an_existing_directory_in_one_line(tmp_path: Path) -> None:
     assert result.exit_code == 1
     [line] = result.output.strip().splitlines()
     assert line.startswith("Error: ") and "already exists" in line and "--overwrite" in line
-    assert CliRunner().invoke(new, [*args, "--overwrite"]).exit_code == 0
+    assert CliRunner().invoke(cli, ["plugins", "new", *args, "--overwrite"]).exit_code == 0
 
 
 # -- the testing kit on a rendered plugin, in this process ----------------------------------------

@@ -4,6 +4,7 @@ graceful drain, each with a real server process and the MCP SDK's client."""
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 from contextlib import AsyncExitStack
@@ -125,3 +126,41 @@ def test_workers_without_stateless_are_refused_in_one_line(home, workspace, opti
     error = result.stderr.strip()
     assert len(error.splitlines()) == 1
     assert ("needs --stateless" in error) if "--workers" in options else ("--transport http" in error)
+
+
+def closed_within(connection: socket.socket, seconds: float) -> bool:
+    """Whether the server closes ``connection`` within ``seconds`` (what it sends first is read and dropped)."""
+    connection.settimeout(seconds)
+    try:
+        while connection.recv(65536):
+            pass
+    except TimeoutError:
+        return False
+    except ConnectionResetError:
+        pass
+    return True
+
+
+def test_half_sent_requests_and_idle_connections_are_closed(home, workspace):
+    with support.replicas(home, workspace, 1, "--stateless", "--header-timeout", "1") as (replica,):
+        host, port = replica.address.rsplit(":", 1)
+        half_sent = []
+        for _ in range(300):
+            connection = socket.create_connection((host, int(port)), timeout=scaled(30))
+            connection.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")  # the headers never end
+            half_sent.append(connection)
+        try:
+            assert all(closed_within(connection, scaled(30)) for connection in half_sent)
+        finally:
+            for connection in half_sent:
+                connection.close()
+        with socket.create_connection((host, int(port)), timeout=scaled(30)) as kept_alive:
+            kept_alive.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert b"200 OK" in kept_alive.recv(65536)
+            kept_alive.sendall(b"GET /healthz HTTP/1.1\r\n")  # the next request, half-sent
+            assert closed_within(kept_alive, scaled(30))
+        with socket.create_connection((host, int(port)), timeout=scaled(30)) as idle:
+            idle.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert b"200 OK" in idle.recv(65536)
+            assert closed_within(idle, scaled(30))  # kept alive 5 s, then closed
+        assert httpx2.get(replica.base + "/healthz", timeout=scaled(10)).status_code == 200

@@ -17,9 +17,10 @@ HEAVY = ("pydantic", "yaml", "packaging", "importlib.metadata", "mcp", "httpx", 
          "ruamel", "asyncio", "hermes_core.plugins.manifest", "hermes_core.config.model", "hermes_core.index.catalog")
 
 #: Standard modules the listings and a runtime's start have no use for: each is imported where it is used
-#: (digests, file copies and which(), resolving a reference, a Tab's completion, a new session's or result's id).
+#: (digests, file copies and which(), resolving a reference, a Tab's completion, the session store, a new session's or
+#: result's id).
 #: ``uuid`` comes with click, so only a runtime without the command line is held to it.
-UNUSED = ("hashlib", "_hashlib", "shutil", "pkgutil", "click.shell_completion")
+UNUSED = ("hashlib", "_hashlib", "shutil", "pkgutil", "click.shell_completion", "sqlite3", "hermes_core.state.store")
 RUNTIME_UNUSED = (*UNUSED, "uuid")
 #: The listings also import none of the call path (made by a runtime's first tool call).
 LISTING_UNUSED = (*UNUSED, "hermes_core.calls.dispatch", "hermes_core.tools.toolcalls", "hermes_core.calls.arguments",

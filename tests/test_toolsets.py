@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 
 import pytest
@@ -135,3 +136,66 @@ def test_execute_code_lists_only_surviving_tools(runtime):
                     if d["function"]["name"] == "execute_code"]
     description = definition["function"]["description"]
     assert "web_search" in description and "web_extract" in description and "read_file" not in description
+
+
+def test_hermes_cli_holds_no_tool_that_is_not_shipped_and_each_has_its_reason():
+    from hermes_core.tools.toolsets import NOT_SHIPPED, PRESETS
+
+    assert len(PRESETS["hermes-cli"].tools) == 35
+    assert not set(PRESETS["hermes-cli"].tools) & set(NOT_SHIPPED)
+    assert {"ha_get_state", "kanban_show", "computer_use"} <= set(PRESETS["hermes-cli"].omitted)
+    assert all(reason for reason in NOT_SHIPPED.values())
+
+
+def test_hermes_agents_general_names_resolve_as_it_defines_them(runtime):
+    assert runtime.resolve_toolset("search") == ["web_search"]
+    assert "web_search" in runtime.resolve_toolset("browser")  # Hermes Agent's browser toolset finds URLs too
+    assert set(runtime.resolve_toolset("safe")) == {"web_search", "web_extract", "vision_analyze", "image_generate"}
+    assert runtime.resolve_toolset("kanban") == [] and runtime.toolsets.is_known("kanban")
+
+
+def test_a_platform_preset_is_the_general_tools_and_says_what_it_leaves_out(runtime):
+    assert set(runtime.resolve_toolset("hermes-discord")) == set(runtime.resolve_toolset("hermes-cli"))
+
+    left_out = runtime.toolsets.left_out("hermes-discord")
+
+    assert left_out["discord"].startswith("not shipped: a tool of Hermes Agent's messaging gateway")
+    assert left_out["process"] == "not installed: no installed plugin provides it"
+    assert "terminal" not in left_out and runtime.toolsets.left_out("misc") == {}
+
+
+def test_toolsets_show_lists_what_is_left_out_and_why(isolated_home):
+    from click.testing import CliRunner
+
+    from hermes_core.cli import cli
+
+    shown = CliRunner().invoke(cli, ["toolsets", "show", "hermes-discord"]).output
+    as_json = json.loads(CliRunner().invoke(cli, ["toolsets", "show", "hermes-discord", "--json"]).output)
+
+    assert "left out (54 of Hermes Agent's tools):" in shown
+    assert "    discord, discord_admin: not shipped: a tool of Hermes Agent's messaging gateway" in shown
+    assert as_json["kind"] == "preset" and as_json["tools"] == []
+    assert as_json["left_out"]["computer_use"].startswith("not shipped: desktop control")
+
+
+# -- the media packs ------------------------------------------------------------------------------------------
+
+MEDIA_PACKS = (("hermes_plugin_vision", "vision"), ("hermes_plugin_image", "image"), ("hermes_plugin_tts", "tts"))
+#: Each pack's backend configured (none is asked: only availability matters here).
+MEDIA_CONFIG = {"auxiliary": {"vision": {"base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key": "k"}},
+                "image_gen": {"provider": "openai", "openai": {"api_key": "k"}},
+                "tts": {"provider": "openai", "openai": {"api_key": "k"}}}
+
+
+def test_the_legacy_media_names_select_the_three_packs_tools(pack_runtime):
+    runtime = pack_runtime(MEDIA_CONFIG, *MEDIA_PACKS)
+
+    definitions = runtime.get_tool_definitions(enabled_toolsets=["vision_tools", "image_tools", "tts_tools"])
+
+    assert {d["function"]["name"] for d in definitions} == {"vision_analyze", "image_generate", "text_to_speech"}
+
+
+@pytest.mark.parametrize(("toolset", "tools"), [("vision", ["vision_analyze"]), ("video", ["video_analyze"]),
+                                                ("image_gen", ["image_generate"]), ("tts", ["text_to_speech"])])
+def test_hermes_agents_media_toolset_names_resolve(pack_runtime, toolset, tools):
+    assert pack_runtime(MEDIA_CONFIG, *MEDIA_PACKS).resolve_toolset(toolset) == tools

@@ -21,9 +21,10 @@ TOOL = re.compile(r"[a-z][a-z0-9_]*")
 EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 
 #: Ids of the first-party plugins (hermes-tools-<id> on PyPI).
-FIRST_PARTY = frozenset({"file", "terminal", "web", "code", "agent", "ssh", "skills", "browser"})
-#: Tools the agent loop answers itself; Hermes refuses to dispatch them to a plugin.
-AGENT_LOOP_TOOLS = frozenset({"todo", "memory", "session_search", "delegate_task", "clarify"})
+FIRST_PARTY = frozenset({"file", "terminal", "web", "code", "agent", "ssh", "skills", "browser", "vision", "image",
+                         "tts", "cron"})
+#: The agent's own tools (hermes-tools-agent): a plugin's tool of one of these names would clash.
+AGENT_TOOLS = frozenset({"todo", "memory", "session_search", "delegate_task", "clarify"})
 #: Toolset names with a meaning of their own: everything, and Hermes Agent's legacy names.
 RESERVED_TOOLSETS = frozenset({"all", "web_tools", "terminal_tools", "vision_tools", "image_tools", "skills_tools",
                                "browser_tools", "cronjob_tools", "file_tools", "tts_tools"})
@@ -64,8 +65,8 @@ def problems(answers: Mapping[str, Any]) -> list[str]:
         if not TOOL.fullmatch(tool) or len(tool) > 64 or keyword.iskeyword(tool):
             found.append(f"invalid tool name {tool!r}: use up to 64 lowercase letters, digits and '_', starting "
                          "with a letter (it names the handler function too)")
-        elif tool in AGENT_LOOP_TOOLS:
-            found.append(f"tool name {tool!r} belongs to the agent loop, which answers it itself; choose another")
+        elif tool in AGENT_TOOLS:
+            found.append(f"tool name {tool!r} is one of the agent's own tools (hermes-tools-agent); choose another")
     for field in ("description", "author"):
         if field in answers and ("\n" in str(answers[field]) or "\r" in str(answers[field])):
             found.append(f"the {field} must fit on one line")

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 from .offered import offered_tools
+from .session import AdapterSession
 
 if TYPE_CHECKING:
     from llm import Tool
@@ -34,11 +35,14 @@ def llm_tools(tools: ToolApi, *, toolsets: Iterable[str] | None = None, asynchro
     """The tools ``tools`` (a ``Runtime`` or a view from ``runtime.filtered(...)``) offers now, of ``toolsets``
     when given, as ``llm.Tool`` objects (made now; :class:`~hermes_core.adapters.latest.Latest` remakes them when
     tools come or go); each call goes through ``handle_function_call``, or, with
-    ``asynchronous`` (for llm's async models), is awaited through ``ahandle_function_call`` on the caller's loop."""
+    ``asynchronous`` (for llm's async models), is awaited through ``ahandle_function_call`` on the caller's loop.
+    Without ``session_id`` the tools of one list share a session of their own; calls and results are recorded in
+    the session store."""
     from llm import Tool
 
+    calls = AdapterSession(tools, session_id, "llm")
     return [Tool(name=tool.name, description=tool.description, input_schema=tool.parameters,
-                 implementation=_implementation(tools, tool.name, asynchronous, task_id, session_id), plugin="hermes")
+                 implementation=_implementation(calls, tool.name, asynchronous, task_id), plugin="hermes")
             for tool in offered_tools(tools, toolsets)]
 
 
@@ -74,13 +78,12 @@ def register_tools(register: Callable[..., None]) -> None:
         register(tool)
 
 
-def _implementation(tools: ToolApi, name: str, asynchronous: bool, task_id: str | None,
-                    session_id: str | None) -> Callable[..., Any]:
+def _implementation(calls: AdapterSession, name: str, asynchronous: bool, task_id: str | None) -> Callable[..., Any]:
     def implementation(**arguments: Any) -> str:
-        return tools.handle_function_call(name, arguments, task_id=task_id, session_id=session_id)
+        return calls.call(name, arguments, task_id=task_id, tool_call_id=None)
 
     async def async_implementation(**arguments: Any) -> str:
-        return await tools.ahandle_function_call(name, arguments, task_id=task_id, session_id=session_id)
+        return await calls.acall(name, arguments, task_id=task_id, tool_call_id=None)
 
     chosen = async_implementation if asynchronous else implementation
     chosen.__name__ = name

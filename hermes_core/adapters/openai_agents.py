@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from .gate import CallGate
 from .offered import OfferedTool, asks, check_approval, framework_approved, offered_tools
+from .session import AdapterSession
 
 if TYPE_CHECKING:
     from agents import FunctionTool, RunContextWrapper, ToolContext
@@ -33,22 +34,24 @@ def function_tools(tools: ToolApi, *, toolsets: Iterable[str] | None = None, str
     :class:`~hermes_core.adapters.latest.Latest` and give each run ``agent.clone(tools=latest())``).
 
     ``approval``: ``"hermes"`` (its approval callback asks during the call) or ``"framework"`` (the SDK's
-    ``needs_approval``). ``task_id`` and ``session_id`` are passed to every call. A failed call is a tool result
-    the model reads (``{"error": ...}``), never an exception that ends the run.
+    ``needs_approval``). ``task_id`` and ``session_id`` are passed to every call (without ``session_id`` the tools
+    of one list share a session of their own). Calls and results are recorded in the session store. A failed call
+    is a tool result the model reads (``{"error": ...}``), never an exception that ends the run.
     """
     from agents import FunctionTool
 
     framework = check_approval(approval) == "framework"
     gate = CallGate()
+    calls = AdapterSession(tools, session_id, "openai-agents")
     return [FunctionTool(name=tool.name, description=tool.description, params_json_schema=tool.parameters,
-                         on_invoke_tool=_invoker(tools, tool, gate, framework, task_id, session_id),
+                         on_invoke_tool=_invoker(calls, tool, gate, framework, task_id),
                          strict_json_schema=tool.strict,
                          needs_approval=_needs_approval(tools, tool.name) if framework else False)
             for tool in offered_tools(tools, toolsets, strict=strict)]
 
 
-def _invoker(tools: ToolApi, tool: OfferedTool, gate: CallGate, framework: bool, task_id: str | None,
-             session_id: str | None) -> Callable[[ToolContext[Any], str], Awaitable[str]]:
+def _invoker(calls: AdapterSession, tool: OfferedTool, gate: CallGate, framework: bool,
+             task_id: str | None) -> Callable[[ToolContext[Any], str], Awaitable[str]]:
     name, parallel_safe = tool.name, tool.parallel_safe
 
     async def on_invoke_tool(context: ToolContext[Any], arguments: str) -> str:
@@ -58,8 +61,7 @@ def _invoker(tools: ToolApi, tool: OfferedTool, gate: CallGate, framework: bool,
         await gate.aenter(parallel_safe)
         try:
             with approved:
-                return await tools.ahandle_function_call(name, arguments, task_id=task_id,
-                                                         tool_call_id=context.tool_call_id, session_id=session_id)
+                return await calls.acall(name, arguments, task_id=task_id, tool_call_id=context.tool_call_id)
         finally:
             gate.leave(parallel_safe)
 

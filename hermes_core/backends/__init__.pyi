@@ -18,6 +18,9 @@ from .base import (
     ExecutionBackend as ExecutionBackend,
 )
 from .base import (
+    InteractiveProcess as InteractiveProcess,
+)
+from .base import (
     Process as Process,
 )
 from .base import (

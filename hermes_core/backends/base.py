@@ -35,6 +35,7 @@ __all__ = [
     "CommandResult",
     "ExecutionBackend",
     "ExecutionBackends",
+    "InteractiveProcess",
     "MissingDirectory",
     "Process",
     "Staged",
@@ -80,6 +81,19 @@ class Process(Protocol):
 
     def kill(self) -> int:
         """Stop it and everything it started; returns the exit code."""
+
+
+@runtime_checkable
+class InteractiveProcess(Process, Protocol):
+    """A background process whose input can be written (``process`` actions ``write``, ``submit`` and ``close``).
+    ``ShellBackend``'s background processes are; a backend whose processes are not says so by leaving it out."""
+
+    def write(self, data: str, timeout: float) -> int:
+        """Send ``data`` to its input (its terminal, when it runs in one); the bytes written. Raises
+        :class:`BackendError` when the input is closed or not read within ``timeout`` seconds."""
+
+    def close_input(self) -> str:
+        """End its input (close the pipe, or type end-of-file on its terminal); says which was done."""
 
 
 @runtime_checkable

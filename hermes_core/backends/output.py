@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 __all__ = ["OutputBuffer"]
 
@@ -14,13 +15,17 @@ class OutputBuffer:
     after the last thing they saw even when older text has been dropped.
     """
 
-    def __init__(self, head_chars: int, tail_chars: int) -> None:
+    def __init__(self, head_chars: int, tail_chars: int, listener: Callable[[str], object] | None = None) -> None:
         self._head_limit, self._tail_limit = head_chars, tail_chars
         self._head = self._tail = ""
         self._total = 0
         self._lock = threading.Lock()
+        #: Hears each chunk as it is written, kept or not (a progress report; it must not raise).
+        self._listener = listener
 
     def write(self, text: str) -> None:
+        if self._listener is not None and text:
+            self._listener(text)
         with self._lock:
             self._total += len(text)
             room = self._head_limit - len(self._head)

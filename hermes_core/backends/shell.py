@@ -89,7 +89,7 @@ class ShellProcess:
     """The local process that runs one shell script; threads pump its output and its control channel."""
 
     def __init__(self, argv: list[str], output: OutputBuffer, *, pty: bool = False,
-                 signal_tree: SignalTree | None = None) -> None:
+                 signal_tree: SignalTree | None = None, input_open: bool = False) -> None:
         self.output = output
         self.remote_pid: int | None = None
         self.final_cwd: str | None = None
@@ -109,9 +109,10 @@ class ShellProcess:
             termios.tcsetattr(slave, termios.TCSANOW, attributes)
             fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", *PTY_SIZE, 0, 0))
         try:
+            stdin = slave if pty else subprocess.PIPE if input_open else subprocess.DEVNULL
             self._popen = subprocess.Popen(
-                argv, stdin=slave if pty else subprocess.DEVNULL, stdout=slave if pty else subprocess.PIPE,
-                stderr=subprocess.PIPE, start_new_session=True)
+                argv, stdin=stdin, stdout=slave if pty else subprocess.PIPE, stderr=subprocess.PIPE,
+                start_new_session=True)
         except BaseException:
             for fd in (master, slave):
                 if fd is not None:
@@ -124,6 +125,9 @@ class ShellProcess:
         stdout = self._popen.stdout
         self._out_fd = master if master is not None else stdout.fileno() if stdout is not None else -1
         self._master = master
+        #: Held while the input is written, closed, or the terminal closed (by the reader, at the end).
+        self._input_lock = threading.Lock()
+        self._input_closed = False
         self._stop_reading = threading.Event()
         self._reader = threading.Thread(target=self._pump, name=f"hermes-shell-{self.pid}", daemon=True)
         self._reader.start()
@@ -179,6 +183,54 @@ class ShellProcess:
                 return False
         return True
 
+    # -- the input ----------------------------------------------------------------------------------
+
+    def write(self, data: str, timeout: float) -> int:
+        """Send ``data`` to the command's input (its terminal, with ``pty=True``); the bytes written.
+
+        Raises :class:`BackendError` when the input is closed or nothing reads it within ``timeout`` seconds.
+        """
+        payload = data.encode("utf-8")
+        with self._input_lock:
+            fd = self._input_fd()
+            os.set_blocking(fd, False)  # a full pipe must not hold the caller beyond its timeout
+            written, deadline = 0, time.monotonic() + timeout
+            while written < len(payload):
+                if not select.select([], [fd], [], max(0.0, deadline - time.monotonic()))[1]:
+                    raise BackendError(f"the process did not read its input within {timeout:g}s "
+                                       f"({written} of {len(payload)} bytes written)")
+                try:
+                    written += os.write(fd, payload[written:])
+                except BlockingIOError:
+                    continue
+                except OSError as exc:  # EPIPE: the process closed its input or exited
+                    raise BackendError(f"the process no longer reads its input: {exc.strerror or exc}") from None
+        return written
+
+    def close_input(self) -> str:
+        """End the command's input: close its pipe, or type the end-of-file character on its terminal."""
+        with self._input_lock:
+            fd = self._input_fd()
+            if self._master is None:
+                assert self._popen.stdin is not None
+                self._popen.stdin.close()
+                self._input_closed = True
+                return "input closed"
+            import termios  # (Unix-only, like pseudo-terminals)
+
+            os.write(fd, termios.tcgetattr(fd)[6][termios.VEOF])
+            return "end of file sent"
+
+    def _input_fd(self) -> int:
+        if self._master is not None:
+            if self._input_closed:
+                raise BackendError("the process's terminal is closed")
+            return self._master
+        if self._popen.stdin is None or self._input_closed:
+            raise BackendError("the process's input is closed" if self._input_closed else
+                               "the process was started without an input to write to")
+        return self._popen.stdin.fileno()
+
     @property
     def diagnostics(self) -> str:
         """What the program that runs the shell printed on its stderr (an ssh error, a bwrap error)."""
@@ -198,6 +250,8 @@ class ShellProcess:
                 for fd in ready:
                     try:
                         chunk = os.read(fd, _READ_CHUNK)
+                    except BlockingIOError:  # the terminal is non-blocking while input is written
+                        continue
                     except OSError:  # EIO: every end of the pseudo-terminal is closed
                         chunk = b""
                     if not chunk:
@@ -210,9 +264,15 @@ class ShellProcess:
         finally:
             control.close()
             if self._master is not None:
-                os.close(self._master)
+                with self._input_lock:  # never while a write uses it: the number could be reused
+                    self._input_closed = True
+                    os.close(self._master)
             elif self._popen.stdout is not None:
                 self._popen.stdout.close()
+            if self._popen.stdin is not None:
+                with self._input_lock, contextlib.suppress(OSError):
+                    self._input_closed = True
+                    self._popen.stdin.close()
 
     def _read_control(self, chunk: bytes) -> None:
         if len(self._control) < _CONTROL_LIMIT:
@@ -267,10 +327,13 @@ class ShellBackend:
         process.signal_group(signum)
 
     def run(self, command: str, *, cwd: str, timeout: float, max_output_chars: int,
-            env: Mapping[str, str | None] | None = None, pty: bool = False) -> CommandResult:
+            env: Mapping[str, str | None] | None = None, pty: bool = False,
+            on_output: Callable[[str], object] | None = None) -> CommandResult:
+        """:meth:`ExecutionBackend.run`; ``on_output`` hears the output as it comes (for progress reports)."""
         head = max_output_chars // 2
         started = time.monotonic()
-        process = self._start(command, cwd, env, pty, OutputBuffer(head, max_output_chars - head), timeout)
+        process = self._start(command, cwd, env, pty, OutputBuffer(head, max_output_chars - head, on_output),
+                              timeout, interactive=False)
         exit_code = process.wait(max(0.0, timeout - (time.monotonic() - started)))
         timed_out = exit_code is None
         if exit_code is None:
@@ -280,14 +343,14 @@ class ShellBackend:
     def spawn(self, command: str, *, cwd: str, env: Mapping[str, str | None] | None = None,
               pty: bool = False) -> ShellProcess:
         return self._start(command, cwd, env, pty, OutputBuffer(BACKGROUND_HEAD_CHARS, BACKGROUND_TAIL_CHARS),
-                           self.start_timeout)
+                           self.start_timeout, interactive=True)
 
     def _start(self, command: str, cwd: str, env: Mapping[str, str | None] | None, pty: bool,
-               output: OutputBuffer, timeout: float) -> ShellProcess:
+               output: OutputBuffer, timeout: float, *, interactive: bool) -> ShellProcess:
         if pty and not self.supports_pty:
             raise BackendError(f"the {self.name} backend cannot run commands in a pseudo-terminal (pty=true)")
         argv = self.argv(shell_script(command, cwd=cwd, env=env, pty=pty), pty=pty)
-        process = ShellProcess(argv, output, pty=pty, signal_tree=self.signal_tree)
+        process = ShellProcess(argv, output, pty=pty, signal_tree=self.signal_tree, input_open=interactive)
         if process.await_start(min(timeout, self.start_timeout)):
             return process
         if process.poll() is None:  # still not started: a slow connection, or a timeout shorter than the start

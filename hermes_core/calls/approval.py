@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from ..workers.executor import DeadlineExceeded, call_with_deadline
+from .asking import CALLER
 
 if TYPE_CHECKING:
     from ..config.model import HermesConfig
@@ -81,7 +82,8 @@ def set_approval_callback(callback: ApprovalCallback | None) -> ApprovalCallback
 def request_approval(request: ApprovalRequest, callback: ApprovalCallback | None = None, *, mode: str = "ask",
                      timeout: float | None = 60.0) -> ApprovalDecision:
     """Ask ``callback`` (default: the process-wide one); an exception, no answer within ``timeout`` or an
-    unknown answer is a refusal. Mode ``deny`` refuses and ``approve`` allows once, without asking."""
+    unknown answer is a refusal. Mode ``deny`` refuses and ``approve`` allows once, without asking; ``ask`` and
+    ``strict`` ask (``strict`` makes the terminal ask about more commands, not differently)."""
     if mode == "deny":
         return "deny"
     if mode == "approve":
@@ -175,11 +177,16 @@ class Approvals:
         if self.is_approved(request.rule_key, request.session_id) or _covered(request):
             return True
         settings = self._config().approvals
-        asks = settings.mode == "ask"
+        caller = CALLER.get().approval  # the caller's own user (an MCP client), before the runtime's callback
+        asks = settings.mode in ("ask", "strict")
+        if asks and isinstance(caller, str):
+            log.info("approval of %r refused: %s", request.rule_key or request.tool_name, caller)
+            return False
         observed = self._observed(request) if asks else {}
         if asks:
             self._notify("pre_approval_request", observed)
-        decision = request_approval(request, self._callback, mode=settings.mode, timeout=settings.timeout)
+        callback = None if isinstance(caller, str) else caller or self._callback
+        decision = request_approval(request, callback, mode=settings.mode, timeout=settings.timeout)
         if asks:
             self._notify("post_approval_response", {**observed, "choice": decision})
         try:
@@ -194,7 +201,8 @@ class Approvals:
         return {"command": command if isinstance(command, str) else request.tool_name or "",
                 "description": request.message, "pattern_key": request.rule_key or "",
                 "pattern_keys": [request.rule_key] if request.rule_key else [], "session_key": request.session_id or "",
-                "surface": "cli" if (self._callback or _callback) is terminal_approval else "gateway",
+                "surface": "cli" if (CALLER.get().approval or self._callback or _callback) is terminal_approval
+                else "gateway",
                 "tool_name": request.tool_name}
 
     def _notify(self, hook: str, kwargs: dict[str, Any]) -> None:

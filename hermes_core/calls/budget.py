@@ -1,11 +1,19 @@
-"""Result-size budgets: oversized results are saved in the home's ``results/`` folder and previewed."""
+"""Result-size budgets: oversized results are saved in the home's ``results/`` folder and previewed; the media of
+results go to its ``media/`` folder, each within a size cap."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import logging
+import os
 import re
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..media import MediaStore
 
 __all__ = ["PREVIEW_CHARS", "ResultBudget"]
 
@@ -18,10 +26,19 @@ PREVIEW_CHARS = 2_000
 class ResultBudget:
     """Keeps each result, and each turn's results, within a character budget."""
 
-    def __init__(self, results_dir: Path, per_tool: int = 100_000, per_turn: int = 200_000) -> None:
+    def __init__(self, results_dir: Path, per_tool: int = 100_000, per_turn: int = 200_000,
+                 max_media_bytes: int = 20_000_000) -> None:
         self._results_dir = results_dir
         self.per_tool = per_tool
         self.per_turn = per_turn
+        self.max_media_bytes = max_media_bytes
+
+    @functools.cached_property
+    def media(self) -> MediaStore:
+        """Where the media of results are saved, and the only folder replies attach media from."""
+        from ..media import MediaStore  # off the start-up path
+
+        return MediaStore(self._results_dir, self.max_media_bytes)
 
     def fit(self, tool_name: str, result: str, limit: int | None) -> str:
         """``result`` if within ``limit`` (``None`` = unlimited), else a preview plus where it was saved."""
@@ -48,23 +65,37 @@ class ResultBudget:
 
     def _shrink(self, tool_name: str, result: str, limit: int) -> str:
         preview = result[: min(PREVIEW_CHARS, limit)]
+        from ..media import reference_lines
+
+        # a medium's reference line outlives the cut, so the reply still carries the picture or the sound
+        kept = "".join(f"\n{line}" for line in reference_lines(result) if line not in preview)
         try:
             path = self._save(tool_name, result)
         except OSError as exc:
             log.warning("could not save the oversized result of %s: %s", tool_name, exc)
             marker = (f"\n[... truncated: {len(result) - limit:,} of {len(result):,} characters not shown; "
                       f"the full result could not be saved ({exc.strerror or exc})]")
-            return result[: max(limit - len(marker), 0)] + marker
+            return result[: max(limit - len(marker) - len(kept), 0)] + marker + kept
         return (f"[The result of {tool_name} has {len(result):,} characters, more than its budget of {limit:,}. "
                 f"It was saved in full to {path}; read that file for the rest. First {len(preview):,} characters:]\n"
-                f"{preview}")
+                f"{preview}{kept}")
 
     def _save(self, tool_name: str, result: str) -> Path:
-        import uuid  # off the start-up path: only an oversized result needs it
+        import tempfile  # off the start-up path: only an oversized result needs them
+        import uuid
 
         folder = self._results_dir
         folder.mkdir(parents=True, exist_ok=True)
         safe = re.sub(r"[^A-Za-z0-9_.-]", "_", tool_name)[:64]
         path = folder / f"{time.strftime('%Y%m%d-%H%M%S')}-{safe}-{uuid.uuid4().hex[:8]}.txt"
-        path.write_text(result, encoding="utf-8")
+        # a temporary file renamed into place: a full disk leaves no partial result behind, only the error
+        fd, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as stream:
+                stream.write(result)
+            os.replace(temporary, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
         return path

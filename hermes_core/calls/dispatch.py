@@ -32,9 +32,10 @@ from .approval import Approvals
 from .arguments import ArgumentError, parse_arguments
 from .budget import ResultBudget
 from .hooks import HookRunner
+from .media import media_store  # noqa: F401 - fills the slot that lets handlers' results keep their media
 from .middleware import Middleware
 from .plan import Call, Closing, Plan, bounded, failed, missed_deadline, tool_error, valid_text
-from .toolcontext import CALL_SESSION, CURRENT, ToolContext
+from .toolcontext import CALL, CURRENT, CallInfo, ToolContext
 
 if TYPE_CHECKING:
     from ..workers.asyncbridge import CallerLoop
@@ -43,17 +44,17 @@ __all__ = ["AGENT_LOOP_TOOLS", "INTERACTIVE_TOOLS", "MAX_PARALLEL", "Dispatcher"
 
 log = logging.getLogger(__name__)
 
-#: Tools that need the agent's own state or its user; the agent loop runs them, not the registry.
-AGENT_LOOP_TOOLS = frozenset({"todo", "memory", "session_search", "delegate_task", "clarify"})
-#: Tools that talk to the user: a batch that holds one never runs in parallel.
-INTERACTIVE_TOOLS = frozenset({"clarify"})
+#: Deprecated and empty: todo, memory, session_search, clarify and delegate_task all run in the tool layer now (the
+#: agent's state in state/, the user and models through the runtime's callbacks, calls/asking.py).
+AGENT_LOOP_TOOLS: frozenset[str] = frozenset()
+#: Tools that talk to the user or to a model mid-call: a batch that holds one never runs in parallel, and an
+#: ``execute_code`` script never calls one.
+INTERACTIVE_TOOLS = frozenset({"clarify", "delegate_task"})
 MAX_PARALLEL = 8
 #: Calls of one tool that may still run past their deadline (each holds a thread) before the next is refused.
 MAX_LATE_CALLS = 4
 #: The threads handlers with a deadline run on (the pool keeps a few idle ones; an abandoned one is replaced).
 _HANDLERS = Workers("hermes-handler")
-_AGENT_LOOP_ONLY = ("Tool '{}' is handled by the agent loop, which owns the state and the user it needs; it cannot be "
-                    "dispatched through the tool registry")
 
 
 def _shown_name(name: Any) -> str:
@@ -69,6 +70,9 @@ class Dispatcher:
 
     #: A closing step every plan gets (the tracing dispatcher reports to the call's span), or None.
     report: Closing | None = None
+    #: ``recorder(session_id, calls, results)`` records a batch of ``answer_tool_calls`` in the session store
+    #: (the runtime sets it: the agent's state, issue 39).
+    recorder: Callable[..., None] | None = None
 
     def __init__(self, registry: ToolRegistry, hooks: HookRunner, middleware: Middleware, budget: ResultBudget,
                  approvals: Approvals, tool_contexts: Callable[[str | None], ToolContext], scope: ToolScope,
@@ -102,6 +106,7 @@ class Dispatcher:
         scoped = type(self)(self.registry, self.hooks, self.middleware, self.budget, self.approvals, tool_contexts,
                             scope, call_timeout=self.call_timeout)
         scoped.late = self.late  # (one count of the handlers still running late, whichever view started them)
+        scoped.recorder = self.recorder
         return scoped
 
     def _current_plan(self, name: Any) -> Plan | str:
@@ -122,9 +127,8 @@ class Dispatcher:
         entry = self.registry.get(name)
         if entry is None:
             self._plans.pop(name, None)
-            return tool_error(_AGENT_LOOP_ONLY.format(name)) if name in AGENT_LOOP_TOOLS else self._unknown(name)
-        refusal = _AGENT_LOOP_ONLY.format(name) if name in AGENT_LOOP_TOOLS else self.scope.refusal(entry)
-        plan = self._plans[name] = Plan(self, entry, generation, hooks, policy, refusal)
+            return self._unknown(name)
+        plan = self._plans[name] = Plan(self, entry, generation, hooks, policy, self.scope.refusal(entry))
         return plan
 
     def call_timeout_now(self) -> float | None:
@@ -219,7 +223,8 @@ class Dispatcher:
         if answer is not None:
             return answer
         entry, timeout = plan.entry, plan.deadline()
-        token, session = CURRENT.set(plan.tool_context), CALL_SESSION.set(call.session_id)
+        token, session = CURRENT.set(plan.tool_context), CALL.set(CallInfo(call.session_id, entry.name,
+                                                                           call.tool_call_id))
         try:
             result = function(call.args, task_id=call.task_id, session_id=call.session_id,
                               user_task=call.user_task)
@@ -235,7 +240,7 @@ class Dispatcher:
                 raise
             return failed(entry.name, PluginFault(entry.plugin, "the handler", exc))
         finally:
-            CALL_SESSION.reset(session)
+            CALL.reset(session)
             CURRENT.reset(token)
         if self._fits(entry, result):
             return result
@@ -303,7 +308,11 @@ class Dispatcher:
         """Run the calls as :meth:`run_tool_calls` does; each result as the reply item its provider expects."""
         _warn_if_on_a_loop("answer_tool_calls")
         parsed = read_tool_calls(calls)
-        return [tool_reply(call, result) for call, result in zip(parsed, self._run(parsed, context), strict=True)]
+        media = self.budget.media
+        results = self._run(parsed, context)
+        if self.recorder is not None:
+            self.recorder(context.get("session_id"), parsed, results)
+        return [tool_reply(call, result, media) for call, result in zip(parsed, results, strict=True)]
 
     async def arun_tool_calls(self, calls: Iterable[ToolCallLike], **context: Any) -> list[str]:
         """:meth:`run_tool_calls` without blocking the running loop (parallel-safe batches run concurrently)."""
@@ -312,8 +321,13 @@ class Dispatcher:
     async def aanswer_tool_calls(self, calls: Iterable[ToolCallLike], **context: Any) -> list[ToolReply]:
         """:meth:`answer_tool_calls` without blocking the running loop."""
         parsed = read_tool_calls(calls)
-        return [tool_reply(call, result) for call, result in zip(parsed, await self._arun(parsed, context),
-                                                                 strict=True)]
+        media = self.budget.media
+        results = await self._arun(parsed, context)
+        if self.recorder is not None:
+            from ..workers.asyncbridge import in_worker
+
+            await in_worker(self.recorder, context.get("session_id"), parsed, results)
+        return [tool_reply(call, result, media) for call, result in zip(parsed, results, strict=True)]
 
     def _run(self, parsed: list[ToolCall], context: dict[str, Any]) -> list[str]:
         def run(call: ToolCall) -> str:

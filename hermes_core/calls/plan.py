@@ -18,7 +18,7 @@ from ..workers.interop import INTEROP
 from .answers import decide
 from .approval import ApprovalRequest, approved_call
 from .arguments import ArgumentError, ArgumentValidator, frozen_copy, parse_arguments
-from .toolcontext import CALL_SESSION, CURRENT
+from .toolcontext import CALL, CURRENT, CallInfo
 
 if TYPE_CHECKING:
     from ..tools.policies import ToolScope
@@ -315,7 +315,8 @@ class Plan:
 
     def _handler(self, call: Call, args: dict[str, Any], timeout: float | None) -> str:
         invoke = call.invoke
-        token, session = CURRENT.set(self.tool_context), CALL_SESSION.set(call.session_id)
+        token, session = CURRENT.set(self.tool_context), CALL.set(CallInfo(call.session_id, self.entry.name,
+                                                                           call.tool_call_id))
         try:
             if invoke is None:
                 result = self.entry.handler(args, task_id=call.task_id, session_id=call.session_id,
@@ -333,7 +334,7 @@ class Plan:
                 raise
             raise PluginFault(self.entry.plugin, "the handler", exc) from None
         finally:
-            CALL_SESSION.reset(session)
+            CALL.reset(session)
             CURRENT.reset(token)
 
     def _execution_chain(self, call: Call, timeout: float | None) -> str:

@@ -10,22 +10,26 @@ import contextlib
 import contextvars
 import logging
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from ..config.data import plugin_settings
 from ..config.home import HermesHome
 from ..tools.websearch import RegisteredWebSearchProvider
 from .approval import Approvals
+from .asking import Asking, ModelReply, ModelRequest, UserAnswer, UserQuestion
+from .progress import ProgressReporter
 
 if TYPE_CHECKING:
     from ..backends.base import ExecutionBackend, ExecutionBackends
     from ..config.model import HermesConfig
     from ..skills.catalog import SkillCatalog
+    from ..state.agent import AgentState
+    from .subagents import SubAgentResult, SubAgentTask
 
-__all__ = ["ToolContext", "tool_context"]
+__all__ = ["CallInfo", "ToolContext", "tool_context"]
 
 T = TypeVar("T")
 
@@ -53,6 +57,12 @@ class ToolContext:
     _web_search_providers: Callable[[], list[RegisteredWebSearchProvider]] = field(default=list, repr=False)
     _watch_sessions: Callable[[], None] = field(default=lambda: None, repr=False)
     _skills: Callable[[], SkillCatalog] | None = field(default=None, repr=False)
+    _inject: Callable[[str, str], bool] = field(default=lambda content, role: False, repr=False)
+    _agent_state: Callable[[], AgentState] | None = field(default=None, repr=False)
+    #: Who answers questions to the user and to a model, and hears progress (the runtime's, shared by its views).
+    _asking: Asking = field(default_factory=Asking, repr=False)
+    #: Runs sub-agents on the tools of the runtime or view whose context this is.
+    _delegate: Callable[..., list[SubAgentResult]] | None = field(default=None, repr=False)
     _state: dict[str, Any] = field(default_factory=dict, repr=False)
     _state_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -90,6 +100,11 @@ class ToolContext:
         to the task); raises :class:`~hermes_core.backends.BackendError` when it is unavailable, saying why."""
         return self._backends.get(task_id)
 
+    def inject_message(self, content: str, role: str = "user") -> bool:
+        """Hand a message to the session's agent loop (``runtime.message_sink``), from any thread, e.g. a
+        background process that finished; False when no agent loop attached a sink."""
+        return self._inject(content, role)
+
     def invoke_hook(self, hook_name: str, **kwargs: Any) -> list[Any]:
         """Call the plugins' ``hook_name`` implementations (isolated, with their deadline); their return values."""
         return self._hooks(hook_name, **kwargs)
@@ -104,11 +119,77 @@ class ToolContext:
             raise RuntimeError("this tool context belongs to no runtime with skills")
         return self._skills()
 
+    def agent_state(self) -> AgentState:
+        """The runtime's own agent state: its session store, persistent memory and memory providers (what
+        ``todo``, ``memory`` and ``session_search`` use)."""
+        if self._agent_state is None:
+            raise RuntimeError("this tool context belongs to no runtime with a session store")
+        return self._agent_state()
+
     @property
     def session_id(self) -> str | None:
         """The session of the tool call this context is running now (``None`` outside one, or for a call made
         without a session)."""
-        return CALL_SESSION.get() if CURRENT.get() is self else None
+        call = CALL.get()
+        return call.session_id if call is not None and CURRENT.get() is self else None
+
+    # -- asking the user, asking a model, reporting progress ------------------------------------
+
+    def ask_user(self, question: str, choices: Sequence[str] = (), *, multi_select: bool = False,
+                 free_text: bool = True, timeout: float | None = None) -> UserAnswer:
+        """Ask the user ``question`` (a pick among ``choices``, or free text) and wait for the answer, at most
+        ``timeout`` seconds (default 600). Raises :class:`~hermes_core.errors.NoAnswer`, saying why, when nobody
+        can be asked here (no user callback, an MCP client without elicitation), the user declined or was late."""
+        call = CALL.get()
+        return self._asking.ask_user(UserQuestion(question, tuple(choices), multi_select, free_text,
+                                                  call.tool_name if call else None, self.session_id), timeout)
+
+    def ask_model(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] = (), *,
+                  max_tokens: int | None = None, temperature: float | None = None, model: str | None = None,
+                  purpose: str | None = None, timeout: float | None = None) -> ModelReply:
+        """One model turn: Chat Completions ``messages`` and ``tools`` in, the reply's text and tool calls out.
+        Asks the host's model callback, else the caller's (MCP sampling under ``hermes mcp serve``), else the
+        endpoint of ``delegation.base_url``; raises :class:`~hermes_core.errors.NoAnswer` when none can be asked
+        (saying why), it fails or is later than ``timeout`` seconds (default 300)."""
+        request = ModelRequest(tuple(messages), tuple(tools), max_tokens, temperature, model, purpose,
+                               self.session_id)
+        return self._asking.ask_model(request, timeout)
+
+    def progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
+        """Report how far the running call got (``done`` of ``total`` units; ``message``: what happens now) to
+        whoever listens: an MCP client that asked for progress, ``hermes tools call``'s spinner, the host's
+        callback. Costs nothing when nobody listens; reports closer than 0.1 s are dropped."""
+        self.progress_reporter()(done, total, message)
+
+    def progress_reporter(self) -> ProgressReporter:
+        """A reporter bound to the running call, for work the handler hands to other threads (it is falsy when
+        nobody listens; its ``output(chunk)`` counts lines of a command's output as progress)."""
+        call = CALL.get() if CURRENT.get() is self else None
+        listener = self._asking.progress_callback() if call is not None else None
+        if call is None:
+            return ProgressReporter(None)
+        return ProgressReporter(listener, call.tool_name, call.tool_call_id, call.session_id)
+
+    # -- sub-agents ----------------------------------------------------------------------------
+
+    def delegate(self, goal: str, *, context: str | None = None, toolsets: Sequence[str] | None = None,
+                 role: str = "leaf", max_iterations: int | None = None, task_id: str | None = None
+                 ) -> SubAgentResult:
+        """Run one sub-agent on ``goal`` with (some of) the tools offered here and wait for its summary (see
+        ``Runtime.delegate``)."""
+        from .subagents import SubAgentTask
+
+        task = SubAgentTask(goal, context, tuple(toolsets) if toolsets is not None else None, role)
+        return self.delegate_batch([task], max_iterations=max_iterations, task_id=task_id)[0]
+
+    def delegate_batch(self, tasks: Sequence[SubAgentTask], *, max_iterations: int | None = None,
+                       task_id: str | None = None) -> list[SubAgentResult]:
+        """Run sub-agents side by side (at most ``delegation.max_concurrent_children``), one per task; their
+        results in task order."""
+        if self._delegate is None:
+            raise RuntimeError("this tool context belongs to no runtime that can run sub-agents")
+        return self._delegate(tasks, max_iterations=max_iterations, session_id=self.session_id, task_id=task_id,
+                              progress=self.progress_reporter())
 
     @contextlib.contextmanager
     def activate(self) -> Iterator[ToolContext]:
@@ -162,9 +243,17 @@ class ToolContext:
                     log.exception("closing the state of plugin %r failed", self.plugin_id)
 
 
+class CallInfo(NamedTuple):
+    """The tool call running now, as a handler's questions and progress reports name it."""
+
+    session_id: str | None
+    tool_name: str | None = None
+    tool_call_id: str | None = None
+
+
 CURRENT: contextvars.ContextVar[ToolContext | None] = contextvars.ContextVar("hermes_tool_context", default=None)
-#: The session of the tool call running now (set with :data:`CURRENT`), for what a handler asks on its behalf.
-CALL_SESSION: contextvars.ContextVar[str | None] = contextvars.ContextVar("hermes_call_session", default=None)
+#: The tool call running now (set with :data:`CURRENT`), for what a handler asks on its behalf.
+CALL: contextvars.ContextVar[CallInfo | None] = contextvars.ContextVar("hermes_call", default=None)
 
 
 def tool_context() -> ToolContext:

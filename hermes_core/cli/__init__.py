@@ -31,6 +31,9 @@ _GROUPS = {
     "mcp": ("hermes_core.cli.mcp", "Use MCP servers' tools; serve Hermes tools over MCP."),
     "index": ("hermes_core.cli.index", "Maintain the plugin index."),
     "skills": ("hermes_core.cli.skills", "List, show, validate, create and install skills."),
+    "cron": ("hermes_core.cli.cron", "Scheduled jobs: list, add and change them; run what is due, or serve."),
+    "sessions": ("hermes_core.cli.sessions", "List, read, search, export and prune recorded sessions."),
+    "memory": ("hermes_core.cli.memory", "Show and edit the agent's persistent memory."),
 }
 
 

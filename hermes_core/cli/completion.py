@@ -122,13 +122,15 @@ def _tools(ctx: click.Context, param: click.Parameter) -> Values:
 
 
 def _toolsets(ctx: click.Context, param: click.Parameter) -> Values:
-    from ..tools.toolsets import LEGACY_TOOLSETS, PRESETS
+    from ..tools.toolsets import HERMES_AGENT_TOOLSETS, LEGACY_TOOLSETS, PRESETS
 
     found = {toolset: "" for _, toolset, _ in _declared_tools() if toolset}
     for selection in _selections():
         if selection.verdict == "selected":
             found.update({toolset["name"]: toolset.get("description") or ""
                           for toolset in _manifest(selection).get("toolsets") or []})
+    found.update({name: f"Hermes Agent: {toolset.description}" for name, toolset in HERMES_AGENT_TOOLSETS.items()
+                  if name not in found})
     found.update({name: f"preset: {preset.description}" for name, preset in PRESETS.items()})
     found.update({name: f"legacy: {', '.join(tools)}" for name, tools in LEGACY_TOOLSETS.items()})
     found.update({f"mcp-{server}": f"MCP server {server}" for server in _config()["mcp_servers"]})

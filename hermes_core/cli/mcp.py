@@ -99,9 +99,12 @@ def _claim_stdout() -> Any:
               help="HTTP: after SIGTERM, answer /readyz with 503 this long while still serving.")
 @click.option("--drain-timeout", type=click.FloatRange(0), default=30.0, show_default=True, metavar="SECONDS",
               help="HTTP: then give in-flight calls this long to finish; later ones are cancelled and logged.")
+@click.option("--header-timeout", type=click.FloatRange(0, min_open=True), default=10.0, show_default=True,
+              metavar="SECONDS", help="HTTP: close a connection that has not sent a request's headers this long after "
+                                      "connecting or starting its next request (idle kept-alive ones close after 5 s).")
 def serve(toolsets: tuple[str, ...], transport: str, host: str, port: int, workspace: Path | None,
           auth_token: str | None, read_only: bool, stateless: bool, workers: int, drain_grace: float,
-          drain_timeout: float) -> None:
+          drain_timeout: float, header_timeout: float) -> None:
     """Serve the installed tools to MCP clients (Claude Desktop, editors, other agents).
 
     Each tool is listed with its annotations (readOnlyHint, destructiveHint, ...). Calls run under
@@ -125,7 +128,7 @@ def serve(toolsets: tuple[str, ...], transport: str, host: str, port: int, works
 
         options = HttpOptions(workspace=folder, toolsets=tuple(_split(toolsets)), read_only=read_only, host=host,
                               port=port, token=auth_token, stateless=stateless, workers=workers,
-                              drain_grace=drain_grace, drain_timeout=drain_timeout)
+                              drain_grace=drain_grace, drain_timeout=drain_timeout, header_timeout=header_timeout)
         try:
             sock = bind(host, port)
         except OSError as exc:
@@ -138,11 +141,13 @@ def serve(toolsets: tuple[str, ...], transport: str, host: str, port: int, works
     wire = _claim_stdout()
     import anyio
 
+    from ..mcp.stdio import claim_stdin
     from .serve import session_server
 
+    lines = claim_stdin()
     try:
         with session_server(folder, _split(toolsets), read_only) as (_, server):
-            anyio.run(server.serve_stdio, wire)
+            anyio.run(server.serve_stdio, wire, lines)
     except KeyboardInterrupt:
         pass
 

@@ -55,7 +55,7 @@ def describe(rt: Runtime, record: PluginRecord) -> dict[str, Any]:
 #: What a plugin contributes besides tools and hooks: record key -> label in the text listings.
 CONTRIBUTIONS = {"commands": "slash commands", "cli_commands": "CLI commands", "skills": "skills",
                  "middleware": "middleware", "web_search_providers": "web search providers",
-                 "platforms": "messaging platforms"}
+                 "platforms": "messaging platforms", "memory_providers": "memory providers"}
 
 
 def _contribution_lines(row: dict[str, Any]) -> list[str]:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import sys
 from typing import Any
 
 import click
 
 from ..host.views import select_names
 from ..runtime import Runtime
+from ..state.agent import OneCall
 from ..tools.registry import ToolAnnotations, ToolEntry
 from ._common import UserError, echo_json, runtime
 from .completion import tool_names, toolset_lists
@@ -134,11 +137,16 @@ def _parse_arg(item: str) -> tuple[str, Any]:
 @click.argument("arguments", required=False)
 @click.option("--arg", "pairs", multiple=True, metavar="KEY=VALUE",
               help="One argument; VALUE is read as JSON when it parses, else as text. Repeatable.")
-def call_tool(name: str, arguments: str | None, pairs: tuple[str, ...]) -> None:
+@click.option("--session", "session", metavar="ID",
+              help="Run the call in this session (its todo list, its recorded calls); default: a new one.")
+def call_tool(name: str, arguments: str | None, pairs: tuple[str, ...], session: str | None) -> None:
     """Call a tool through the full call path (hooks included) and print its result.
 
-    ARGUMENTS is a JSON object; --arg adds or overrides single arguments. The call runs in a session of
-    its own: plugins' on_session_start hooks fire before it, on_session_end after it.
+    ARGUMENTS is a JSON object; --arg adds or overrides single arguments. The call runs in a session, a new
+    one unless --session names one: plugins' on_session_start hooks fire before it, on_session_end after it.
+    The call and its result are recorded in the session store (`hermes sessions`) unless sessions.record is off.
+    On a terminal, a tool that asks the user (clarify) prompts, and a long call shows its progress; without
+    one, questions are refused and nothing is drawn.
     """
     _entry_or_fail(name)
     args: dict[str, Any] = {}
@@ -151,9 +159,21 @@ def call_tool(name: str, arguments: str | None, pairs: tuple[str, ...]) -> None:
         if not isinstance(args, dict):
             raise UserError("ARGUMENTS must be a JSON object, e.g. '{\"path\": \"a.txt\"}'")
     args.update(_parse_arg(item) for item in pairs)
+    from .interaction import TerminalProgress, terminal_question  # (only a call draws or prompts)
+
     rt = runtime()
-    with rt.session(platform="cli") as session_id:  # plugins set up and tear down per-session state
-        result = rt.handle_function_call(name, args, session_id=session_id)
+    # on a terminal, the tool's questions are prompts and its progress a spinner; piped, neither
+    stderr = getattr(sys.stderr, "inner", sys.stderr)  # (the sanitised stream would show the spinner's \r)
+    progress = TerminalProgress(stderr) if stderr.isatty() else None
+    rt.set_user_callback(functools.partial(terminal_question, progress=progress))
+    rt.set_progress_callback(progress)
+    try:
+        with rt.session(platform="cli", session_id=session) as session_id:  # plugins' per-session state
+            result = rt.handle_function_call(name, args, session_id=session_id)
+            rt.agent_state.record_calls(session_id, [OneCall(name, args, "cli-call")], [result], source="cli")
+    finally:
+        if progress is not None:
+            progress.clear()
     click.echo(result)
     try:
         decoded = json.loads(result)

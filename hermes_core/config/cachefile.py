@@ -1,5 +1,5 @@
-"""The files of a home's caches (discovery, config, skills, MCP listings): JSON replaced atomically, and keyed on
-the code that wrote them."""
+"""Files replaced atomically: the home's caches (discovery, config, skills, MCP listings) as JSON, keyed on the code
+that wrote them, and any text file."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 
 from .._version import __version__
 
-__all__ = ["code_key", "write_json"]
+__all__ = ["code_key", "write_atomically", "write_json"]
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 
@@ -40,3 +40,18 @@ def write_json(path: Path, data: Any) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(data), encoding="utf-8")
     os.replace(tmp, path)
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text``: a reader sees the old file or the new one, whole."""
+    import tempfile  # it imports shutil: off the start-up path, which writes only JSON caches
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as file:
+            file.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

@@ -70,11 +70,36 @@ class PluginsConfig(_Section):
 
 
 class ApprovalsConfig(_Section):
-    mode: Literal["ask", "deny", "approve"] = "ask"
+    mode: Literal["ask", "strict", "deny", "approve"] = Field(
+        "ask", description="Who answers a request: `ask` the approval callback; `strict` the callback too, and the "
+                           "terminal asks for every command not made only of read-only programs (and, unless "
+                           "`terminal.workspace_only` is false, for paths outside the workspace); `deny` refuses "
+                           "without asking; `approve` allows once without asking.")
     timeout: float = Field(60.0, gt=0)
     policy: Literal["dangerous", "writes", "read-only"] = Field(
         "dangerous", description="What asks first: `dangerous` (dangerous commands and hooks that ask), `writes` "
                                  "(also every tool that is not read-only), `read-only` (only read-only tools run).")
+
+
+class DelegationConfig(BaseModel):
+    """``delegation``: sub-agents (``delegate_task``, ``Runtime.delegate``) and the model endpoint they may use.
+    Other keys Hermes Agent reads there (``provider``, ``subagent_auto_approve``...) are kept and ignored."""
+
+    model_config = ConfigDict(extra="allow", defer_build=True)
+
+    model: str | None = Field(None, description="The model sub-agents ask at `base_url` (and the name hosts see).")
+    base_url: str | None = Field(None, description="An OpenAI-compatible endpoint (`.../v1`) asked when neither the "
+                                                   "host nor the MCP client answers model requests; needs "
+                                                   "`hermes-tools[openai]`.")
+    api_key_env: str | None = Field(None, description="The environment variable that holds the endpoint's key.")
+    max_iterations: int = Field(50, ge=1, description="Tool-calling turns a sub-agent gets unless told fewer.")
+    max_concurrent_children: int = Field(3, ge=1, description="Tasks one `delegate_task` call may run side by side.")
+    max_spawn_depth: int = Field(1, ge=1, description="How deep sub-agents may nest: 1, sub-agents cannot delegate.")
+    orchestrator_enabled: bool = Field(True, description="Let `role: orchestrator` sub-agents delegate (within "
+                                                         "`max_spawn_depth`).")
+    model_timeout: float = Field(300.0, gt=0, description="Seconds one model request of a sub-agent may take.")
+    child_timeout_seconds: float | None = Field(None, gt=0, description="Seconds a sub-agent may run in all "
+                                                                        "(none: its turns are bounded instead).")
 
 
 class ObservabilityConfig(_Section):
@@ -96,6 +121,32 @@ class ToolsConfig(BaseModel):
 class ToolOutputConfig(_Section):
     max_result_size_chars: int = Field(100_000, gt=0, description="Default per-tool result budget.")
     turn_budget_chars: int = Field(200_000, gt=0, description="Budget for all results of one turn.")
+    max_media_bytes: int = Field(20_000_000, gt=0, description="Largest image or sound kept from one tool result "
+                                                               "(saved in the results folder's media/).")
+
+
+class SessionsConfig(_Section):
+    """``sessions:``: the session store, ``state.db`` in the home (Hermes Agent's schema)."""
+
+    record: bool = Field(True, description="Record the tool calls and results of `answer_tool_calls`, the framework "
+                                           "adapters, `hermes tools call` and `hermes mcp serve` in the session store.")
+    max_message_chars: int = Field(100_000, gt=0, description="A recorded message longer than this is cut, with a "
+                                                              "marker saying how much was left out.")
+    redact_secrets: bool = Field(True, description="Mask API keys, tokens, passwords and private keys in what is "
+                                                   "recorded (Hermes Agent's `security.redact_secrets`).")
+
+
+class MemoryConfig(BaseModel):
+    """``memory:``: Hermes Agent's persistent memory (``memories/MEMORY.md`` and ``USER.md``) and its provider."""
+
+    model_config = ConfigDict(extra="allow", defer_build=True)
+
+    memory_enabled: bool = Field(True, description="Put MEMORY.md (the agent's notes) in `memory_prompt()`.")
+    user_profile_enabled: bool = Field(True, description="Put USER.md (the user's profile) in `memory_prompt()`.")
+    memory_char_limit: int = Field(2200, gt=0, description="Characters MEMORY.md may hold (entries and separators).")
+    user_char_limit: int = Field(1375, gt=0, description="Characters USER.md may hold (entries and separators).")
+    provider: str = Field("", description="The memory provider plugin to use beside the built-in memory (its "
+                                          "`name`); empty: the built-in memory only.")
 
 
 class WebConfig(BaseModel):
@@ -120,6 +171,12 @@ class TerminalConfig(BaseModel):
     model_config = ConfigDict(extra="allow", defer_build=True)
 
     backend: str = Field("local", min_length=1, description="`local`, `sandbox`, `ssh` or a plugin's backend name.")
+    workspace_only: bool | None = Field(
+        None, description="Ask before a command that reads or writes a path outside the workspace (absent: only "
+                          "under `approvals.mode: strict`).")
+    read_only_commands: list[str] = Field(
+        default_factory=list, description="Command prefixes (`make test`, `cargo check`) that `approvals.mode: "
+                                          "strict` runs without asking, beside its read-only programs.")
 
     @model_validator(mode="after")
     def _sections_are_mappings(self) -> TerminalConfig:
@@ -184,6 +241,9 @@ class HermesConfig(BaseModel):
     index: IndexConfig = Field(default_factory=IndexConfig)
     terminal: TerminalConfig = Field(default_factory=TerminalConfig)
     observability: ObservabilityConfig = Field(default_factory=ObservabilityConfig)
+    sessions: SessionsConfig = Field(default_factory=SessionsConfig)
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    delegation: DelegationConfig = Field(default_factory=DelegationConfig)
 
     @model_validator(mode="after")
     def _claude_spelling(self) -> HermesConfig:
@@ -413,7 +473,7 @@ def _flow_style_for_empty(node: Any) -> None:
 @contextlib.contextmanager
 def _file_lock(path: Path) -> Iterator[None]:
     """An exclusive lock on ``<path>.lock`` for the read-modify-write of ``path`` (across threads and processes)."""
-    from ..errors import FileLockTimeout
+    from ..errors import FileLockTimeout, UnsafeFileError
     from .filelock import exclusive_lock
 
     with contextlib.ExitStack() as stack:
@@ -422,6 +482,8 @@ def _file_lock(path: Path) -> Iterator[None]:
             stack.enter_context(exclusive_lock(path.with_name(path.name + ".lock")))
         except FileLockTimeout:
             raise
+        except UnsafeFileError as exc:
+            raise ConfigError(f"{path}: cannot lock the configuration for editing: {exc}") from None
         except OSError as exc:
             raise ConfigError(f"{path}: cannot write the configuration ({exc.strerror}); check the folder's "
                               "permissions") from None

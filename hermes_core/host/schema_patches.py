@@ -9,7 +9,7 @@ from collections.abc import Collection
 from functools import lru_cache
 from typing import Any
 
-from ..calls.dispatch import AGENT_LOOP_TOOLS
+from ..calls.dispatch import INTERACTIVE_TOOLS
 
 __all__ = ["SANDBOX_TOOL", "patch_definitions"]
 
@@ -32,7 +32,7 @@ def patch_definitions(definitions: list[dict[str, Any]], surviving: Collection[s
         if absent and absent & _words(description) - {name}:
             new = " ".join(s for s in _SENTENCE.split(description) if not absent & _words(s))
         if name == SANDBOX_TOOL:
-            callable_tools = sorted(t for t in surviving if t != SANDBOX_TOOL and t not in AGENT_LOOP_TOOLS
+            callable_tools = sorted(t for t in surviving if t != SANDBOX_TOOL and t not in INTERACTIVE_TOOLS
                                     and t.isidentifier() and not keyword.iskeyword(t))
             new += ("\n\nTools the script can call (from hermes_tools import ...): "
                     + (", ".join(callable_tools) if callable_tools else "none"))

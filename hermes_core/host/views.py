@@ -14,6 +14,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from ..calls.asking import Asking, ModelCallback
 from ..calls.toolcontext import ToolContext
 from ..tools.policies import Policy, ToolScope
 from ..tools.registry import ToolRegistry
@@ -22,6 +23,8 @@ from ..tools.toolsets import LEGACY_TOOLSETS, Toolsets
 if TYPE_CHECKING:  # the call path is imported by the first call: listing tools needs none of it
     from ..calls.budget import ResultBudget
     from ..calls.dispatch import Dispatcher
+    from ..calls.subagents import DelegationSettings, Reporter, SubAgentResult, SubAgentTask
+    from ..state.agent import AgentState
     from ..tools.formats import DefinitionFormatter
     from ..tools.toolcalls import ToolCallLike, ToolReply
 
@@ -56,6 +59,10 @@ class ToolApi(ABC):
     scope: ToolScope
     formatter: DefinitionFormatter
     budget: ResultBudget
+    #: The runtime's own agent state (session store, memory), where hosts and adapters record calls.
+    agent_state: AgentState
+    #: Who answers questions to the user and to a model, and hears progress (the runtime's, shared by its views).
+    asking: Asking
 
     @property
     @abstractmethod
@@ -86,6 +93,10 @@ class ToolApi(ABC):
     @abstractmethod
     def list_new_mcp_servers(self) -> None:
         """Connect, once and within its ``connect_timeout``, each MCP server whose tools were never listed."""
+
+    @abstractmethod
+    def delegation_settings(self) -> DelegationSettings:
+        """``delegation`` of the runtime's config: the limits of sub-agents and the model endpoint."""
 
     def select_tools(self, enabled_toolsets: Iterable[str] | None = None,
                      disabled_toolsets: Iterable[str] | None = None) -> tuple[list[str], list[str]]:
@@ -174,6 +185,38 @@ class ToolApi(ABC):
         """Keep one turn's results under the turn budget by saving the largest first."""
         return self.budget.enforce_turn_budget(results, budget)
 
+    # -- sub-agents ------------------------------------------------------------------------------
+
+    def delegate(self, goal: str, *, context: str | None = None, toolsets: Iterable[str] | None = None,
+                 role: str = "leaf", max_iterations: int | None = None, model: ModelCallback | None = None,
+                 session_id: str | None = None, task_id: str | None = None) -> SubAgentResult:
+        """Run one sub-agent on ``goal`` and wait for its summary: a model (``model``, else the host's model
+        callback, the caller's, the endpoint of ``delegation.base_url``) works on it with these tools, or those of
+        ``toolsets`` among them, less ``DELEGATE_BLOCKED_TOOLS``, for at most ``max_iterations`` turns. Its tool
+        calls run through this scope's call path (hooks, approvals, policies); it cannot ask the user.
+
+        Raises :class:`~hermes_core.errors.DelegationError` when a rule forbids it (the depth limit, an unknown
+        toolset) and :class:`~hermes_core.errors.NoAnswer` when no model can be asked; a sub-agent that fails
+        is a result with ``status`` ``error`` and the reason.
+        """
+        from ..calls.subagents import SubAgentTask
+
+        task = SubAgentTask(goal, context, None if toolsets is None else tuple(toolsets), role)
+        return self.delegate_batch([task], max_iterations=max_iterations, model=model, session_id=session_id,
+                                   task_id=task_id)[0]
+
+    def delegate_batch(self, tasks: Iterable[SubAgentTask | str], *, max_iterations: int | None = None,
+                       model: ModelCallback | None = None, session_id: str | None = None,
+                       task_id: str | None = None, progress: Reporter | None = None) -> list[SubAgentResult]:
+        """Run one sub-agent per task side by side (at most ``delegation.max_concurrent_children``) and wait for
+        all of them; results in task order (see :meth:`delegate`). ``progress(done, total, message)`` hears each
+        one finish."""
+        from ..calls.subagents import SubAgents
+
+        return SubAgents(self, self.asking, self.delegation_settings()).run(
+            list(tasks), max_iterations=max_iterations, model=model, session_id=session_id, task_id=task_id,
+            progress=progress)
+
 
 class ToolView(ToolApi):
     """A filtered view of a runtime's tools (made by :meth:`Runtime.filtered`): its own scope and dispatcher over
@@ -191,6 +234,8 @@ class ToolView(ToolApi):
         self.toolsets = parent.toolsets
         self.formatter = parent.formatter
         self.budget = parent.budget
+        self.agent_state = parent.agent_state
+        self.asking = parent.asking
         self._tool_contexts: dict[str | None, ToolContext] = {}
 
     @functools.cached_property
@@ -205,12 +250,16 @@ class ToolView(ToolApi):
         if context is None:
             context = self._tool_contexts.setdefault(plugin_id, dataclasses.replace(
                 self.parent.tool_context(plugin_id), _dispatch=self.handle_function_call,
-                _available_tools=self.available_tools))
+                _available_tools=self.available_tools, _delegate=self.delegate_batch))
         return context
 
     def list_new_mcp_servers(self) -> None:
         """The runtime's MCP servers are the view's."""
         self.parent.list_new_mcp_servers()
+
+    def delegation_settings(self) -> DelegationSettings:
+        """The runtime's."""
+        return self.parent.delegation_settings()
 
     def __repr__(self) -> str:
         return f"<ToolView offering {len(self.scope.names())} tools, policy {self.policy!r}>"

@@ -23,7 +23,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..tools.registry import ToolAnnotations, ToolEntry, ToolRegistry, tool_entry
-from ..tools.toolsets import ALL_NAMES, LEGACY_TOOLSETS, PRESETS, Toolsets
+from ..tools.toolsets import ALL_NAMES, HERMES_AGENT_TOOLSETS, LEGACY_TOOLSETS, PRESETS, Toolsets
 from .listing import ListingCache
 from .naming import ToolNames, log_file_name, toolset_name
 
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ..config.model import McpServerConfig
+    from ..media import ToolResult
     from .session import ServerConnection
 
 __all__ = ["MAX_DEPTH", "McpManager", "ServerStatus"]
@@ -131,10 +132,10 @@ class _RemoteTool:
         self.server = server
         self.original = original
 
-    def __call__(self, args: dict[str, Any], **_context: Any) -> str:
+    def __call__(self, args: dict[str, Any], **_context: Any) -> str | ToolResult:
         return self.manager.call(self.server, self.original, args)
 
-    async def acall(self, args: dict[str, Any], **_context: Any) -> str:
+    async def acall(self, args: dict[str, Any], **_context: Any) -> str | ToolResult:
         """The call from a coroutine (the async dispatch path awaits it without a thread)."""
         return await self.manager.acall(self.server, self.original, args)
 
@@ -148,7 +149,7 @@ class _Pending:
         self.done = threading.Lock()
         self.done.acquire()
         self.task: asyncio.Task[None] | None = None
-        self.result: str | None = None
+        self.result: str | ToolResult | None = None
         self.error: BaseException | None = None
 
     def start(self, loop: asyncio.AbstractEventLoop, coroutine: Any) -> None:
@@ -177,7 +178,7 @@ class _Pending:
         with contextlib.suppress(RuntimeError):  # already released
             self.done.release()
 
-    def outcome(self) -> str:
+    def outcome(self) -> str | ToolResult:
         if self.error is not None:
             raise self.error
         if self.result is None:
@@ -206,7 +207,7 @@ class McpManager:
         self._changed = threading.Condition()
         self._connect_lock = threading.Lock()
         self._pending: set[_Pending] = set()
-        self._awaited: set[concurrent.futures.Future[str]] = set()
+        self._awaited: set[concurrent.futures.Future[str | ToolResult]] = set()
         self._closed = False
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -415,7 +416,7 @@ class McpManager:
             self.wait_for(lambda: connection.state != "connecting", connection.config.connect_timeout + _SYNC_GRACE)
         return connection, loop
 
-    def call(self, name: str, tool: str, arguments: dict[str, Any]) -> str:
+    def call(self, name: str, tool: str, arguments: dict[str, Any]) -> str | ToolResult:
         """Call ``tool`` (the server's own name) of server ``name`` from any thread but the loop's; a server
         not connected yet is connected first (waiting at most its ``connect_timeout``)."""
         if threading.current_thread() is self._thread:
@@ -439,7 +440,7 @@ class McpManager:
             self._pending.discard(pending)
         return pending.outcome()
 
-    async def acall(self, name: str, tool: str, arguments: dict[str, Any]) -> str:
+    async def acall(self, name: str, tool: str, arguments: dict[str, Any]) -> str | ToolResult:
         """:meth:`call` from a coroutine on any event loop: the call runs on the manager's loop and is awaited
         without blocking the caller's; cancelling the awaiting task cancels the call. A server not connected
         yet is connected first, off the caller's loop (that imports ``mcp`` and waits for the handshake)."""
@@ -554,7 +555,8 @@ class McpManager:
         current = toolsets.aliases().get(name)
         if current == target:
             return
-        if current is not None or name in ALL_NAMES or name in PRESETS or name in LEGACY_TOOLSETS \
+        if current is not None or name in ALL_NAMES or name in PRESETS or name in HERMES_AGENT_TOOLSETS \
+                or name in LEGACY_TOOLSETS \
                 or toolsets.declared(name) or name in self.registry.toolsets():
             log.warning("MCP server %r: no toolset alias %r, a toolset of that name exists; use %r", name, name,
                         target)

@@ -1,7 +1,10 @@
 """``hermes mcp serve``: the registry's tools for any MCP client, over stdio or streamable HTTP.
 
 Calls run through ``handle_function_call``, so hooks, argument checks and result budgets apply; a result
-that is Hermes' ``{"error": ...}`` JSON becomes an MCP error result (``isError``). Connected clients are
+that is Hermes' ``{"error": ...}`` JSON becomes an MCP error result (``isError``), and the images and sounds a
+result saved come with its text as ``ImageContent`` and ``AudioContent``. Each MCP session is a Hermes
+session (``todo`` lists, recorded calls): the streamable HTTP session, else the stdio connection; stateless HTTP
+has no MCP session, so a client names its own with the ``X-Hermes-Session`` header. Connected clients are
 told when the tool or prompt list changes: handshake-era clients by ``notifications/tools/list_changed`` and
 ``notifications/prompts/list_changed``, 2026-era clients through their ``subscriptions/listen`` stream.
 """
@@ -11,11 +14,13 @@ from __future__ import annotations
 import hmac
 import json
 import logging
+import re
 import socket
 import sys
+import weakref
 from collections.abc import Iterable
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import anyio.to_thread
@@ -24,14 +29,19 @@ from mcp.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, PromptsListChanged, ToolsListChanged
+from mcp.shared.message import SessionMessage
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._version import __version__
-from ..calls.dispatch import AGENT_LOOP_TOOLS
+from ..calls.asking import caller_callbacks
+from ..media import MediaStore, has_references
+from ..state.agent import OneCall, new_session_id
 from ..tools.toolcalls import is_error_result
 from ..tools.toolsets import UnknownToolsetError
+from .asking import ClientAnswers
 from .naming import PREFIX
 from .prompts import SkillPrompts
+from .stdio import MAX_LINE_BYTES, CappedLines
 
 if TYPE_CHECKING:
     from ..host.views import ToolApi
@@ -41,7 +51,18 @@ __all__ = ["BearerAuth", "HermesMcpServer", "is_error_result"]
 
 log = logging.getLogger(__name__)
 
-INSTRUCTIONS = "Tools provided by Hermes plugins. Each tool returns text; failures come back as error results."
+INSTRUCTIONS = ("Tools provided by Hermes plugins. Each tool returns text, with the images and sounds it made; "
+                "failures come back as error results.")
+#: The request header that names the Hermes session of a call where MCP has none (stateless HTTP).
+SESSION_HEADER = "x-hermes-session"
+_SESSION_ID = re.compile(r"^[A-Za-z0-9._:@-]{1,128}$")
+#: Tools whose state lives in a session: without one (stateless HTTP, no header) they are refused.
+_SESSION_TOOLS = frozenset({"todo"})
+
+
+def _error_result(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps({"error": message}))],
+                                is_error=True)
 
 
 class _Server(Server[Any]):
@@ -54,6 +75,19 @@ class _Server(Server[Any]):
         return super().create_initialization_options(notification_options or NotificationOptions(tools_changed=True,
                                                                                        prompts_changed=True),
                                                      experimental_capabilities, extensions)
+
+
+def mcp_content(text: str, media: MediaStore) -> list[types.ContentBlock]:
+    """A result as MCP content: its text, then each image and sound its reference lines name (an image no model
+    could take, by type, bytes or pixels, stays a path in the text)."""
+    content: list[types.ContentBlock] = [types.TextContent(type="text", text=text)]
+    if has_references(text):
+        for found in media.attachments(text):
+            if found.saved.kind == "audio":
+                content.append(types.AudioContent(type="audio", data=found.base64, mime_type=found.saved.mime_type))
+            elif found.attachable_image():
+                content.append(types.ImageContent(type="image", data=found.base64, mime_type=found.saved.mime_type))
+    return content
 
 
 class BearerAuth:
@@ -92,8 +126,13 @@ class HermesMcpServer:
                 raise UnknownToolsetError(unknown[0])
         #: Calls cancelled while their thread still ran (a drain past its timeout, a client gone).
         self.abandoned = 0
+        #: Serving stateless HTTP (set by :meth:`serve_http`): sessions come only from the session header.
+        self.stateless = False
+        self._connection_sessions: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self.bus = InMemorySubscriptionBus()
         self._connections: set[Any] = set()
+        #: Each client connection's answerers (its approvals for the session live there).
+        self._answers: dict[Any, ClientAnswers] = {}
         self._names: tuple[int, frozenset[str]] = (-1, frozenset())
         #: A call that may write finished since the watcher last looked: it may have changed the skills
         #: (``skill_manage``, or any tool that writes files).
@@ -108,10 +147,10 @@ class HermesMcpServer:
     # -- the tool list ------------------------------------------------------------------------
 
     def tools(self) -> list[types.Tool]:
-        """The tools a client sees now: selected, available, and not the agent loop's own."""
+        """The tools a client sees now: selected and available."""
         definitions = self.runtime.get_tool_definitions(enabled_toolsets=self.toolsets, quiet_mode=True, format="mcp")
         return [types.Tool.model_validate({**d, "name": self.served_name(d["name"])})
-                for d in definitions if d["name"] not in AGENT_LOOP_TOOLS]
+                for d in definitions]
 
     def _is_mcp_tool(self, name: str) -> bool:
         entry = self.runtime.registry.get(name)
@@ -135,7 +174,7 @@ class HermesMcpServer:
         generation = self.runtime.registry.generation
         if self._names[0] != generation:
             names, _ = self.runtime.select_tools(self.toolsets)
-            self._names = (generation, frozenset(names) - AGENT_LOOP_TOOLS)
+            self._names = (generation, frozenset(names))
         return self._names[1]
 
     def _signature(self) -> str:
@@ -145,12 +184,57 @@ class HermesMcpServer:
     async def _list_tools(self, ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=await anyio.to_thread.run_sync(self.tools))
 
+    def session_of(self, ctx: Any) -> str | None:
+        """The Hermes session of a request: the ``X-Hermes-Session`` header when given, else the MCP session of the
+        HTTP connection, else one per connection (stdio: the server's own); None in stateless HTTP without the
+        header. A header that is not a plain id (1-128 of letters, digits and ``._:@-``) raises ``ValueError``."""
+        headers = getattr(getattr(ctx, "request", None), "headers", None)
+        given = headers.get(SESSION_HEADER) if headers is not None else None
+        if given is not None:
+            if not _SESSION_ID.match(given):
+                raise ValueError(f"the {SESSION_HEADER} header must be 1 to 128 of letters, digits and '._:@-'")
+            return str(given)
+        if self.stateless:
+            return None
+        connection = getattr(ctx.session, "_connection", None)
+        transport_session = getattr(connection, "session_id", None)
+        if transport_session:
+            return f"mcp-{transport_session}"
+        if connection is None:
+            return self.session_id
+        session = self._connection_sessions.get(connection)
+        if session is None:
+            session = self._connection_sessions.setdefault(connection, self.session_id or new_session_id())
+        return session
+
+    def _client(self, ctx: Any) -> ClientAnswers:
+        """The answerers of the connection ``ctx`` came on (kept while the connection lives)."""
+        connection = getattr(ctx.session, "_connection", None)
+        if connection is None:
+            return ClientAnswers()
+        answers = self._answers.get(connection)
+        if answers is None:
+            answers = self._answers[connection] = ClientAnswers()
+            connection.exit_stack.callback(self._answers.pop, connection, None)
+        return answers
+
     async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        call = partial(self.runtime.handle_function_call, self.registered_name(params.name), params.arguments or {},
-                       tool_call_id=f"mcp-{ctx.request_id}", session_id=self.session_id,
-                       enabled_tools=self._selected())
+        name = self.registered_name(params.name)
         try:
-            text = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+            session = self.session_of(ctx)
+        except ValueError as exc:
+            return _error_result(str(exc))
+        if session is None and name in _SESSION_TOOLS:
+            return _error_result(f"tool '{name}' keeps its state in a session, and stateless HTTP has none: send "
+                                 f"the header X-Hermes-Session: <your session id> with each request")
+        call_id = f"mcp-{ctx.request_id}"
+        call = partial(self.runtime.handle_function_call, name, params.arguments or {},
+                       tool_call_id=call_id, session_id=session, enabled_tools=self._selected())
+        # the call asks this client's user (elicitation) and model (sampling), and reports progress to it
+        asks = self._client(ctx).callbacks(ctx, call_id)
+        try:
+            with caller_callbacks(user=asks.user, model=asks.model, approval=asks.approval, progress=asks.progress):
+                text = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
         except anyio.get_cancelled_exc_class():
             # a drain past its timeout (or a client gone) cancels the request; say which call was cut off
             self.abandoned += 1
@@ -158,9 +242,13 @@ class HermesMcpServer:
                       "running", params.name, ctx.request_id)
             raise
         finally:
-            entry = self.runtime.registry.get(self.registered_name(params.name))
+            entry = self.runtime.registry.get(name)
             self._wrote = self._wrote or entry is None or not entry.read_only
-        return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
+        if session is not None and self.runtime.agent_state.recording:
+            await anyio.to_thread.run_sync(partial(self.runtime.agent_state.record_calls, session,
+                                                   [OneCall(name, params.arguments or {}, call_id)],
+                                                   [text], source="mcp"))
+        return types.CallToolResult(content=mcp_content(text, self.runtime.budget.media),
                                     is_error=is_error_result(text))
 
     async def _list_prompts(self, ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
@@ -236,11 +324,15 @@ class HermesMcpServer:
 
     # -- transports ---------------------------------------------------------------------------
 
-    async def serve_stdio(self, stdout: Any = None) -> None:
-        """Serve one client over stdin and ``stdout`` (an async text file; default: the process's stdout)."""
+    async def serve_stdio(self, stdout: Any = None, stdin: CappedLines | None = None) -> None:
+        """Serve one client over ``stdin`` (capped lines; default: the SDK's reading of the process's stdin) and
+        ``stdout`` (an async text file; default: the process's stdout)."""
         count = len(await anyio.to_thread.run_sync(self.tools))
         print(f"Hermes MCP server on stdio, {count} tools", file=sys.stderr, flush=True)
-        async with stdio_server(stdout=stdout) as (read_stream, write_stream), anyio.create_task_group() as group:
+        async with stdio_server(stdin=cast(Any, stdin), stdout=stdout) as (read_stream, write_stream), \
+                anyio.create_task_group() as group:
+            if stdin is not None:
+                stdin.refuse = partial(_refuse_oversized, write_stream)
             group.start_soon(self.watch_registry)
             await self.server.run(read_stream, write_stream, self.server.create_initialization_options())
             group.cancel_scope.cancel()
@@ -256,6 +348,7 @@ class HermesMcpServer:
         """
         from .serving import serve_app
 
+        self.stateless = options.stateless
         app: Any = self.server.streamable_http_app(streamable_http_path=options.path, host=options.host,
                                                    stateless_http=options.stateless,
                                                    json_response=options.stateless)
@@ -270,3 +363,13 @@ class HermesMcpServer:
                 group.start_soon(self.watch_registry)
             await serve_app(app, sock, options, health)
             group.cancel_scope.cancel()
+
+
+async def _refuse_oversized(write_stream: Any, request_id: int | str | None) -> None:
+    """Answer a message over the line cap: an error for its request, or a log line when it named no id."""
+    limit = f"over the {MAX_LINE_BYTES // (1024 * 1024)} MiB a message may have"
+    if request_id is None:
+        log.warning("dropped a message %s (it named no request id to answer)", limit)
+        return
+    error = types.ErrorData(code=types.INVALID_REQUEST, message=f"message refused: {limit}")
+    await write_stream.send(SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error)))

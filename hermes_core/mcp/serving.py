@@ -5,10 +5,15 @@ The drain: ``/readyz`` answers 503 for ``drain_grace`` seconds while calls are s
 take the replica out of rotation), then the listening socket closes, in-flight calls get ``drain_timeout``
 seconds to finish (a call still running then is cancelled and logged), and the session-end hooks and
 ``Runtime.close()`` run before the process exits 0.
+
+Idle and half-sent connections are closed: a client has ``header_timeout`` seconds from connecting (or from the
+first byte of its next request) to send a request's headers, and a kept-alive connection that sends nothing is
+closed after :data:`KEEP_ALIVE_SECONDS` (uvicorn has the second deadline, this module adds the first).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import signal
@@ -19,9 +24,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, Final
 
 log = logging.getLogger("hermes.serve")
+
+#: Seconds a kept-alive connection may stay idle between requests.
+KEEP_ALIVE_SECONDS: Final = 5
 
 __all__ = ["Health", "HealthRoutes", "HttpOptions", "bind", "serve_app", "url_of"]
 
@@ -40,6 +48,7 @@ class HttpOptions:
     workers: int = 1
     drain_grace: float = 5.0
     drain_timeout: float = 30.0
+    header_timeout: float = 10.0
 
 
 class Health:
@@ -139,6 +148,45 @@ def _uvicorn_server_class() -> Any:
     return DrainingServer
 
 
+def _header_deadline(header_timeout: float) -> type:
+    """uvicorn's HTTP protocol (h11, or httptools when installed), closing a connection whose request headers do
+    not arrive within ``header_timeout`` seconds of its start, or of the first byte of its next request."""
+    from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+    class HeaderDeadline(AutoHTTPProtocol):  # type: ignore[misc,valid-type]
+        _deadline: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._deadline = self.loop.call_later(header_timeout, self._too_slow)
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self._awaiting_headers():
+                if self._deadline is None:  # the first bytes of the next request: its headers are due now
+                    self._deadline = self.loop.call_later(header_timeout, self._too_slow)
+            elif self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+            super().connection_lost(exc)
+
+        def _awaiting_headers(self) -> bool:
+            return self.cycle is None or self.cycle.response_complete
+
+        def _too_slow(self) -> None:
+            self._deadline = None
+            if self._awaiting_headers() and not self.transport.is_closing():
+                log.info("closing a connection whose request headers did not arrive within %g s", header_timeout)
+                self.transport.close()
+
+    return HeaderDeadline
+
+
 def bind(host: str, port: int) -> socket.socket:
     """A listening socket on ``host:port`` (0 picks a free port), listening before anyone is told the URL."""
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
@@ -162,5 +210,6 @@ async def serve_app(app: Any, sock: socket.socket, options: HttpOptions, health:
     import uvicorn
 
     config = uvicorn.Config(HealthRoutes(app, health), log_level="warning", lifespan="on",
-                            timeout_graceful_shutdown=max(1, round(options.drain_timeout)))
+                            timeout_graceful_shutdown=max(1, round(options.drain_timeout)),
+                            http=_header_deadline(options.header_timeout), timeout_keep_alive=KEEP_ALIVE_SECONDS)
     await _uvicorn_server_class()(config, health, options.drain_grace).serve(sockets=[sock])

@@ -28,9 +28,10 @@ from mcp.shared.exceptions import MCPError
 from .._version import __version__
 from ..config.model import McpServerConfig
 from ..errors import McpCallError
+from ..media import Media, ToolResult
 from .tolerant import screen_tool_listing
 
-__all__ = ["DEPTH_VARIABLE", "McpCallError", "ServerConnection", "result_text"]
+__all__ = ["DEPTH_VARIABLE", "McpCallError", "ServerConnection", "result_of", "result_text"]
 
 log = logging.getLogger(__name__)
 
@@ -308,8 +309,9 @@ class ServerConnection:
 
     # -- calls --------------------------------------------------------------------------------
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> str:
-        """Call ``tool`` (the server's own name); the result as text, or ``McpCallError``."""
+    async def call(self, tool: str, arguments: dict[str, Any]) -> str | ToolResult:
+        """Call ``tool`` (the server's own name); the result as text, with its images and sounds as media (saved
+        by the dispatch), or ``McpCallError``."""
         session = self.session
         if session is None or self.state != "ready":
             raise McpCallError(f"MCP server '{self.name}' is {self.state}: {self.last_error or 'not connected'}")
@@ -330,10 +332,10 @@ class ServerConnection:
             raise McpCallError(f"MCP server '{self.name}' could not be reached: {reason}") from None
         except RuntimeError as exc:  # e.g. structured content that does not match the tool's output schema
             raise McpCallError(f"MCP server '{self.name}' returned an invalid result: {exc}") from None
-        text = result_text(result)
         if result.is_error:
-            raise McpCallError(_error_message(text) or f"MCP tool '{tool}' reported an error without a message")
-        return text
+            raise McpCallError(_error_message(result_text(result))
+                               or f"MCP tool '{tool}' reported an error without a message")
+        return result_of(result)
 
     # -- bookkeeping --------------------------------------------------------------------------
 
@@ -430,24 +432,40 @@ def nesting_depth() -> int:
         return 0
 
 
+def result_of(result: types.CallToolResult) -> str | ToolResult:
+    """A tool result as the model reads it: text blocks as text; images and sounds (as content, or as embedded
+    resources of those types) as media, which the dispatch saves in the results folder within its cap; other
+    blocks described."""
+    parts = _parts(result)
+    if any(isinstance(part, Media) for part in parts):
+        return ToolResult(*parts)
+    return "\n".join(part for part in parts if isinstance(part, str))
+
+
 def result_text(result: types.CallToolResult) -> str:
-    """A tool result as the text the model reads: text blocks joined; other blocks described."""
-    parts: list[str] = []
+    """A tool result as text only (its media described, not kept): what an error result says."""
+    return "\n".join(part if isinstance(part, str) else f"[{part.mime_type}, not shown]" for part in _parts(result))
+
+
+def _parts(result: types.CallToolResult) -> list[str | Media]:
+    parts: list[str | Media] = []
     for block in result.content:
         if isinstance(block, types.TextContent):
             parts.append(block.text)
         elif isinstance(block, types.ImageContent | types.AudioContent):
-            kind = "image" if isinstance(block, types.ImageContent) else "audio"
-            parts.append(f"[{kind} {block.mime_type}, {len(block.data) * 3 // 4} bytes, not shown]")
+            parts.append(Media.from_base64(block.data, block.mime_type))
         elif isinstance(block, types.EmbeddedResource):
             resource = block.resource
+            mime_type = resource.mime_type or ""
             if isinstance(resource, types.TextResourceContents):
                 parts.append(resource.text)
+            elif mime_type.startswith(("image/", "audio/")):
+                parts.append(Media.from_base64(resource.blob, mime_type))
             else:
-                parts.append(f"[resource {resource.uri} ({resource.mime_type or 'binary'}), not shown]")
+                parts.append(f"[resource {resource.uri} ({mime_type or 'binary'}), not shown]")
         elif isinstance(block, types.ResourceLink):
             parts.append(f"[resource link: {block.uri}" + (f" - {block.description}" if block.description else "")
                          + "]")
     if not parts and result.structured_content is not None:
-        return json.dumps(result.structured_content, ensure_ascii=False)
-    return "\n".join(parts)
+        return [json.dumps(result.structured_content, ensure_ascii=False)]
+    return parts

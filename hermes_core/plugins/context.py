@@ -15,6 +15,7 @@ from ..backends.base import BackendContribution, BackendFactory
 from ..calls.hooks import accepted_keywords
 from ..calls.middleware import MIDDLEWARE_KINDS
 from ..config.home import HermesHome
+from ..state.providers import RESERVED_TOOLS, RegisteredMemoryProvider, normalize_tool_schema, provider_problem
 from ..tools.registry import ResultLimit, ToolAnnotations, ToolEntry, ToolRegistry, tool_entry
 from ..tools.websearch import RegisteredWebSearchProvider, web_search_provider_problem
 from .contributions import CliCommand, Command, Contributions, Platform, Skill, put
@@ -40,6 +41,14 @@ def tool_spec(function: Any) -> ToolSpec | None:
     function that ``@hermes_core.plugin.tool`` decorated was decorated by the imported module."""
     authoring = sys.modules.get(_TOOL_MODULE)
     return authoring.tool_spec(function) if authoring is not None else None
+
+
+def _provider_tool(tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
+    """A memory provider's tool: the active provider of the calling runtime runs it (initialised first)."""
+    from ..calls.toolcontext import tool_context
+
+    state = tool_context().agent_state()
+    return state.providers.call_tool(tool_name, args, state.session_for(kwargs.get("session_id")))
 
 
 def normalize_command_name(name: str) -> str:
@@ -83,7 +92,7 @@ class PluginContext:
                  manifest: PluginManifest | Callable[[], PluginManifest | None] | None = None, *,
                  override_granted: Callable[[], bool] = lambda: False,
                  inject: Callable[[str, str], bool] | None = None, home: HermesHome | None = None,
-                 runtime: Any = None) -> None:
+                 runtime: Any = None, memory_provider: Callable[[], str] = lambda: "") -> None:
         #: The plugin id (entry-point name or folder name); ``None`` for the host program itself.
         self.plugin_id = plugin_id
         self._manifest_source = manifest
@@ -93,6 +102,8 @@ class PluginContext:
         self._dispatch = dispatch
         self._override_granted = override_granted
         self._inject = inject
+        #: The memory provider the config selects (``memory.provider``), by name.
+        self._memory_provider = memory_provider
         #: The home of the runtime (the Hermes Agent compatibility shims read its config.yaml and .env).
         self.home = home
         # The runtime that made this context, weakly: what the compatibility shims act for.
@@ -125,8 +136,8 @@ class PluginContext:
             raise AttributeError(name)
         raise AttributeError(
             f"PluginContext has no {name!r}: Hermes provides the tool-layer part of Hermes Agent's plugin API "
-            "(tools, hooks, middleware, commands, skills, web search providers, dispatch_tool, get_config, "
-            "inject_message; messaging platforms are recorded, not run); probe "
+            "(tools, hooks, middleware, commands, skills, web search and memory providers, dispatch_tool, "
+            "get_config, inject_message; messaging platforms are recorded, not run); probe "
             f"optional features with getattr(ctx, {name!r}, None)")
 
     # -- tools -------------------------------------------------------------------------------
@@ -243,13 +254,38 @@ class PluginContext:
         ``search(query, limit)``); ``web_search`` asks registered providers before its own."""
         problem = web_search_provider_problem(provider)
         if problem is not None:
-            # Hermes Agent ignores such a provider and loads the plugin; so does Hermes, saying so.
-            self.warnings.append(f"web search provider {type(provider).__name__} ignored: {problem}")
-            log.warning("plugin %r: web search provider ignored: %s", self.plugin_id, problem)
+            self._ignore("web search provider", provider, problem)
             return
         name = provider.name.strip()
         self._add(self._contributions.web_search_providers, name,
                   RegisteredWebSearchProvider(name, provider, self.plugin_id))
+
+    def _ignore(self, kind: str, provider: Any, problem: str) -> None:
+        """Hermes Agent ignores a provider it cannot use and loads the plugin; so does Hermes, saying so."""
+        self.warnings.append(f"{kind} {type(provider).__name__} ignored: {problem}")
+        log.warning("plugin %r: %s ignored: %s", self.plugin_id, kind, problem)
+
+    def register_memory_provider(self, provider: Any) -> None:
+        """Add a memory provider (Hermes Agent's ``MemoryProvider`` interface). The one ``memory.provider`` names,
+        when its ``is_available()`` says so, adds its tools (toolset ``memory``) and its system prompt block."""
+        problem = provider_problem(provider)
+        if problem is not None:
+            self._ignore("memory provider", provider, problem)
+            return
+        name = provider.name.strip()
+        self._add(self._contributions.memory_providers, name, RegisteredMemoryProvider(name, provider,
+                                                                                        self.plugin_id))
+        if name != self._memory_provider().strip() or not provider.is_available():
+            return  # only the selected provider's tools are offered (Hermes Agent runs one at a time)
+        for raw in provider.get_tool_schemas() or ():
+            schema = normalize_tool_schema(raw)
+            if schema is None or schema["name"] in RESERVED_TOOLS:
+                self.warnings.append(f"memory provider {name!r}: tool schema ignored (no name, or a name of "
+                                     f"Hermes Agent's core tools): {str(raw)[:120]}")
+                continue
+            self.register_tool(name=schema["name"], toolset="memory", schema=schema,
+                               handler=functools.partial(_provider_tool, schema["name"]),
+                               description=str(schema.get("description") or ""))
 
     # -- commands and skills ------------------------------------------------------------------
 

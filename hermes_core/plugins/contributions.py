@@ -10,6 +10,7 @@ from ..backends.base import BackendContribution
 from ..calls.hooks import HookRunner
 from ..calls.middleware import Middleware
 from ..config.untrusted import TEXT_LIMIT, read_untrusted_text
+from ..state.providers import RegisteredMemoryProvider
 from ..tools.registry import ToolRegistry, Undo
 from ..tools.toolsets import Toolsets
 from ..tools.websearch import RegisteredWebSearchProvider
@@ -101,6 +102,8 @@ class Contributions:
         self.backends: dict[str, BackendContribution] = {}
         #: Messaging platforms by name: recorded, never run (:data:`NO_GATEWAY`).
         self.platforms: dict[str, Platform] = {}
+        #: Memory providers by name (``memory.provider`` selects one).
+        self.memory_providers: dict[str, RegisteredMemoryProvider] = {}
 
     def add_middleware(self, kind: str, plugin: str, callback: Callable[..., Any]) -> Undo:
         """Append ``callback`` of ``plugin`` to the ``kind`` chain; returns what removes it again."""
@@ -116,8 +119,8 @@ class Contributions:
         return undo
 
     def of_plugin(self, plugin_id: str) -> dict[str, list[str]]:
-        """Names of the commands, CLI commands, skills, middleware kinds and web search providers ``plugin_id``
-        contributed."""
+        """Names of the commands, CLI commands, skills, middleware kinds, web search providers, messaging platforms
+        and memory providers ``plugin_id`` contributed."""
         return {
             "commands": sorted(name for name, c in self.commands.items() if c.plugin == plugin_id),
             "cli_commands": sorted(name for name, c in self.cli_commands.items() if c.plugin == plugin_id),
@@ -127,4 +130,5 @@ class Contributions:
             "web_search_providers": sorted(name for name, p in self.web_search_providers.items()
                                            if p.plugin == plugin_id),
             "platforms": sorted(name for name, p in self.platforms.items() if p.plugin == plugin_id),
+            "memory_providers": sorted(name for name, p in self.memory_providers.items() if p.plugin == plugin_id),
         }

@@ -306,6 +306,7 @@ def _run_plugin_code(contributions: Contributions, context: PluginContext, candi
                          + (f", because it {internal}" if internal else "")) from None
     finally:
         timings["register_ms"] = (time.perf_counter() - started) * 1000
+    INTEROP.layer.registered(context)  # Hermes Agent internals the plugin patched act in its runtime, as there
 
 
 def misplaced_module(module: types.ModuleType, candidate: PluginCandidate) -> str | None:

@@ -20,6 +20,7 @@ from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import ArgsKwargs, to_jsonable_python
 
 from ..errors import ToolError
+from ..media import ToolResult
 from ..tools.registry import NO_ANNOTATIONS, UNLIMITED, ResultLimit, ToolAnnotations
 from ..tools.toolnames import check_tool_name
 
@@ -105,7 +106,7 @@ class ToolSpec:
     def handler(self) -> Callable[..., Any]:
         """``handler(args: dict, **context) -> str`` (a coroutine function for an ``async def``)."""
         if self.is_async:
-            async def call_async(args: dict[str, Any], **_context: Any) -> str:
+            async def call_async(args: dict[str, Any], **_context: Any) -> str | ToolResult:
                 try:
                     arguments = self.validate(args)
                 except ValidationError as exc:
@@ -117,7 +118,7 @@ class ToolSpec:
 
             return call_async
 
-        def call(args: dict[str, Any], **_context: Any) -> str:
+        def call(args: dict[str, Any], **_context: Any) -> str | ToolResult:
             try:
                 arguments = self.validate(args)
             except ValidationError as exc:
@@ -141,9 +142,12 @@ def _error(message: str, **extra: Any) -> str:
     return json.dumps({"error": message, **extra}, ensure_ascii=False)
 
 
-def _encoded(result: Any) -> str:
-    """Text as it is; anything else as JSON (pydantic encodes models, dataclasses, dates and the like)."""
-    return result if isinstance(result, str) else json.dumps(to_jsonable_python(result), ensure_ascii=False)
+def _encoded(result: Any) -> str | ToolResult:
+    """Text as it is, a :class:`ToolResult` too (dispatch saves its media); anything else as JSON (pydantic encodes
+    models, dataclasses, dates and the like)."""
+    if isinstance(result, str | ToolResult):
+        return result
+    return json.dumps(to_jsonable_python(result), ensure_ascii=False)
 
 
 def _check(function: Callable[..., Any], name: str, description: str, path_args: tuple[str, ...]) -> None:

@@ -3,7 +3,10 @@ validated first.
 
 Nothing of the skill runs: its files are copied as data. From a ``.zip`` only regular files are taken,
 each under a relative path without ``..``; the archive may not hold more than :data:`MAX_FILES` files or
-unpack to more than :data:`MAX_BYTES` (counted while reading, whatever its headers claim).
+unpack to more than :data:`MAX_BYTES` (counted while reading, whatever its headers claim). Every shape an
+archive can take ends in a :class:`SkillError` that names the member, never a traceback: a name used twice or
+for a file and a folder at once, a name part longer than :data:`MAX_NAME_BYTES`, and whatever the file system
+refuses.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ __all__ = ["MAX_BYTES", "MAX_FILES", "InstalledSkill", "install_from_wheel", "in
 
 MAX_FILES = 1000
 MAX_BYTES = 32 * 1024 * 1024
+#: The longest file or folder name (in UTF-8 bytes) a skill may have: most file systems' limit.
+MAX_NAME_BYTES = 255
 _CHUNK = 64 * 1024
 
 
@@ -46,7 +51,7 @@ def install_skill(source: Path, user_root: Path, *, force: bool = False) -> Inst
     """
     if not source.exists():
         raise SkillError(f"{source}: no such file or folder")
-    with _staging(user_root) as staging:
+    with _file_errors(str(source)), _staging(user_root) as staging:
         skipped = _unzip(source, staging) if source.is_file() else _copy_tree(source, staging)
         return _install_staged(staging, str(source), user_root, force, skipped)
 
@@ -57,10 +62,21 @@ def install_from_wheel(wheel: Path, folders: Sequence[str], user_root: Path, *,
     as :func:`install_skill` would; nothing of the wheel is installed or run."""
     installed = []
     for folder in folders:
-        with _staging(user_root) as staging:
+        with _file_errors(f"{wheel.name}:{folder}"), _staging(user_root) as staging:
             skipped = _unzip(wheel, staging, prefix=folder.strip("/") + "/")
             installed.append(_install_staged(staging, f"{wheel.name}:{folder}", user_root, force, skipped))
     return installed
+
+
+@contextmanager
+def _file_errors(source: str) -> Iterator[None]:
+    """What the file system refuses while installing ``source`` becomes a :class:`SkillError` naming the file."""
+    try:
+        yield
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise SkillError(f"{source}: cannot install the skill: {exc.strerror or exc}{where}; nothing "
+                         "installed") from None
 
 
 @contextmanager
@@ -151,6 +167,7 @@ def _unzip(archive: Path, staging: Path, prefix: str = "") -> list[str]:
     target_root = staging / "skill"
     try:
         with zipfile.ZipFile(archive) as zipped:
+            members = []
             for member in zipped.infolist():
                 if not member.filename.startswith(prefix):
                     continue
@@ -160,16 +177,44 @@ def _unzip(archive: Path, staging: Path, prefix: str = "") -> list[str]:
                 if stat.S_ISLNK(member.external_attr >> 16):
                     skipped.append(f"{member.filename}: left out (a symlink)")
                     continue
+                members.append((member, parts))
+            _check_layout(members)
+            for member, parts in members:
                 budget.count(0)
                 destination = target_root.joinpath(*parts)
-                destination.parent.mkdir(parents=True, exist_ok=True)
-                with zipped.open(member) as source, open(destination, "wb") as out:
-                    while chunk := source.read(_CHUNK):
-                        budget.grow(len(chunk))
-                        out.write(chunk)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError, EOFError) as exc:
+                try:
+                    destination.parent.mkdir(parents=True, exist_ok=True)
+                    with zipped.open(member) as source, open(destination, "wb") as out:
+                        while chunk := source.read(_CHUNK):
+                            budget.grow(len(chunk))
+                            out.write(chunk)
+                except OSError as exc:
+                    raise SkillError(f"{archive}: zip member {member.filename!r} cannot be unpacked: "
+                                     f"{exc.strerror or exc}") from None
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError, EOFError,
+            ValueError) as exc:
         raise SkillError(f"{archive}: not a usable .zip: {exc}") from None
     return skipped
+
+
+def _check_layout(members: list[tuple[zipfile.ZipInfo, tuple[str, ...]]]) -> None:
+    """Refuse a name used twice, or for a file and a folder at once, and a name part too long for a file system."""
+    files: dict[tuple[str, ...], str] = {}
+    for member, parts in members:
+        too_long = next((part for part in parts if len(part.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES),
+                        None)
+        if too_long is not None:
+            raise SkillError(f"zip member {member.filename[:80]!r}...: a name in its path is "
+                             f"{len(too_long.encode('utf-8', 'surrogateescape'))} bytes long, over the "
+                             f"{MAX_NAME_BYTES} a file system allows")
+        if parts in files:
+            raise SkillError(f"zip member {member.filename!r} is in the archive twice (also as {files[parts]!r})")
+        files[parts] = member.filename
+    folders = {parts[:depth] for parts in files for depth in range(1, len(parts))}
+    both = sorted(folders & files.keys())
+    if both:
+        raise SkillError(f"zip member {files[both[0]]!r} is a file, and other members put files inside it as a "
+                         "folder")
 
 
 def _member_parts(name: str) -> tuple[str, ...]:

@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from ..config.cachefile import write_atomically
 from ..errors import SkillError
 from .catalog import SkillCatalog, SkillEntry
 from .document import SKILL_DOCUMENT, read_regular
@@ -21,19 +22,6 @@ from .validation import name_problems, validate_text
 __all__ = ["ACTIONS", "manage_skill", "write_atomically"]
 
 ACTIONS = ("create", "patch", "edit", "delete", "write_file", "remove_file")
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text``: a reader sees the old file or the new one, whole."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as file:
-            file.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def manage_skill(catalog: SkillCatalog, user_root: Path, action: str, name: str, *, content: str | None = None,

@@ -10,6 +10,7 @@ import inspect
 import json
 import logging
 import os
+import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -537,9 +538,13 @@ async def acall_handler(entry: ToolEntry, args: dict[str, Any], **kwargs: Any) -
 
 
 def as_text(result: Any) -> str:
-    """A handler's result as the string a tool call returns (JSON for anything else JSON can encode)."""
+    """A handler's result as the string a tool call returns (JSON for anything else JSON can encode; a
+    :class:`~hermes_core.media.ToolResult`'s media saved in the calling runtime's results folder)."""
     if type(result) is str:
         return result
+    media = sys.modules.get("hermes_core.media")  # no ToolResult can exist before it is imported
+    if media is not None and isinstance(result, media.ToolResult):
+        return str(result.render(media.current_store()))
     try:
         return json.dumps(result, ensure_ascii=False)
     except (TypeError, ValueError):

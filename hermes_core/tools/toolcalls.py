@@ -4,6 +4,9 @@ A call may be a dict or the provider SDK's own object (a pydantic model, or anyt
 attributes): OpenAI Chat Completions tool calls, OpenAI Responses ``function_call`` items, Anthropic
 ``tool_use`` blocks, Gemini function calls (or the Parts that hold them) and the plain
 ``{"name", "arguments"}`` of Hermes Agent. Nothing here imports a provider SDK.
+
+A reply carries the images of a result where its provider takes them in a tool result (Anthropic image blocks,
+Responses ``input_image``, Gemini inline data); everywhere else the result's text names the saved file.
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, NamedTuple, TypeAlias, TypedDict
+
+from ..media import ATTACH_MAX_BYTES, Attachment, MediaStore, has_references
 
 __all__ = [
     "AnthropicToolResult",
@@ -105,19 +110,21 @@ class ChatCompletionsToolMessage(TypedDict):
 
 
 class ResponsesFunctionCallOutput(TypedDict):
-    """The reply to a Responses function call: an input item of the next request."""
+    """The reply to a Responses function call: an input item of the next request (its output a list of
+    ``input_text`` and ``input_image`` items when the result has images)."""
 
     type: Literal["function_call_output"]
     call_id: str | None
-    output: str
+    output: str | list[dict[str, Any]]
 
 
 class AnthropicToolResult(TypedDict):
-    """The reply to an Anthropic tool-use block: a content block of the next user message."""
+    """The reply to an Anthropic tool-use block: a content block of the next user message (its content a list of
+    a text block and image blocks when the result has images)."""
 
     type: Literal["tool_result"]
     tool_use_id: str | None
-    content: str
+    content: str | list[dict[str, Any]]
     #: True when the result is Hermes' ``{"error": ...}``.
     is_error: bool
 
@@ -127,6 +134,8 @@ class GeminiFunctionResponse(TypedDict, total=False):
     name: str
     #: The result when it is a JSON object (errors are ``{"error": ...}``), else ``{"output": text}``.
     response: dict[str, Any]
+    #: The result's images, as ``inline_data`` parts.
+    parts: list[dict[str, Any]]
 
 
 class GeminiFunctionResponsePart(TypedDict):
@@ -254,17 +263,37 @@ def _json_object(text: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def tool_reply(call: ToolCall, result: str) -> ToolReply:
-    """The item that answers ``call`` with ``result`` in its provider's own format."""
+def tool_reply(call: ToolCall, result: str, media: MediaStore | None = None) -> ToolReply:
+    """The item that answers ``call`` with ``result`` in its provider's own format; with ``media`` (the runtime's
+    media folder), the images the result's reference lines name are attached where the provider takes them."""
+    if call.provider == "openai":
+        return {"role": "tool", "tool_call_id": call.id, "content": result}  # text only: the text names the file
+    images = [found for found in media.attachments(result, ("image",), ATTACH_MAX_BYTES) if found.attachable_image()] \
+        if media is not None and has_references(result) else []
     if call.provider == "openai-responses":
+        if images:
+            return {"type": "function_call_output", "call_id": call.id, "output": [
+                {"type": "input_text", "text": result},
+                *({"type": "input_image", "image_url": _data_url(image), "detail": "auto"} for image in images)]}
         return {"type": "function_call_output", "call_id": call.id, "output": result}
     if call.provider == "anthropic":
-        return {"type": "tool_result", "tool_use_id": call.id, "content": result, "is_error": is_error_result(result)}
+        content: str | list[dict[str, Any]] = [{"type": "text", "text": result}, *(
+            {"type": "image", "source": {"type": "base64", "media_type": image.saved.mime_type,
+                                         "data": image.base64}} for image in images)] if images else result
+        return {"type": "tool_result", "tool_use_id": call.id, "content": content,
+                "is_error": is_error_result(result)}
     if call.provider == "gemini":
         parsed = _json_object(result)
         response: GeminiFunctionResponse = {"name": call.name,
                                             "response": {"output": result} if parsed is None else parsed}
+        if images:
+            response["parts"] = [{"inline_data": {"mime_type": image.saved.mime_type, "data": image.base64}}
+                                 for image in images]
         if call.id is not None:
             response = {"id": call.id, **response}
         return {"function_response": response}
     return {"role": "tool", "tool_call_id": call.id, "content": result}
+
+
+def _data_url(image: Attachment) -> str:
+    return f"data:{image.saved.mime_type};base64,{image.base64}"

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
-from typing import NamedTuple
 
 from ..errors import ToolsetCycleError, UnknownToolsetError
+from .presets import HERMES_AGENT_TOOLSETS, NOT_SHIPPED, PRESETS, Toolset
 from .registry import ToolRegistry
 
 __all__ = [
+    "HERMES_AGENT_TOOLSETS",
     "LEGACY_TOOLSETS",
+    "NOT_SHIPPED",
     "PRESETS",
     "Toolset",
     "ToolsetCycleError",
@@ -32,41 +34,6 @@ LEGACY_TOOLSETS: dict[str, tuple[str, ...]] = {
     "cronjob_tools": ("cronjob",),
     "file_tools": ("read_file", "write_file", "patch", "search_files"),
     "tts_tools": ("text_to_speech",),
-}
-
-_CORE_TOOLS: tuple[str, ...] = (
-    "web_search", "web_extract", "terminal", "process", "read_file", "write_file", "patch", "search_files",
-    "vision_analyze", "image_generate", "skills_list", "skill_view", "skill_manage",
-    *LEGACY_TOOLSETS["browser_tools"], "text_to_speech", "todo", "memory", "session_search", "clarify",
-    "execute_code", "delegate_task", "cronjob", "send_message",
-)
-# Editors drive their own UI: no clarify prompt, no speech, no cross-platform messaging.
-_ACP_TOOLS = tuple(t for t in _CORE_TOOLS if t not in {"clarify", "text_to_speech", "send_message"})
-_PLATFORMS = ("telegram", "discord", "whatsapp", "slack", "signal", "email", "sms", "matrix", "mattermost",
-              "homeassistant", "dingtalk")
-
-
-class Toolset(NamedTuple):
-    """A named group: its own tools plus every tool of the toolsets it includes."""
-
-    name: str
-    description: str = ""
-    tools: tuple[str, ...] = ()
-    includes: tuple[str, ...] = ()
-    source: str = "core"
-
-
-#: Core presets, resolved over whatever tools are installed.
-PRESETS: dict[str, Toolset] = {
-    preset.name: preset
-    for preset in (
-        Toolset("hermes-cli", "Everything the interactive command line agent offers", _CORE_TOOLS),
-        Toolset("hermes-acp", "Tools for editor integrations (Agent Client Protocol)", _ACP_TOOLS),
-        Toolset("hermes-api-server", "Tools for the OpenAI-compatible API server", _ACP_TOOLS),
-        *(Toolset(f"hermes-{p}", f"Tools for the {p} gateway", _CORE_TOOLS) for p in _PLATFORMS),
-        Toolset("hermes-gateway", "Union of every messaging platform preset", (),
-                tuple(f"hermes-{p}" for p in _PLATFORMS)),
-    )
 }
 
 ALL_NAMES = frozenset({"all", "*"})
@@ -113,12 +80,12 @@ class Toolsets:
     def names(self) -> list[str]:
         """Every toolset name with at least one installed tool, declared composites included."""
         names = set(self.registry.toolsets()) | set(self._declared)
-        names |= {n for n in (*PRESETS, *LEGACY_TOOLSETS) if self.resolve(n)}
+        names |= {n for n in (*PRESETS, *HERMES_AGENT_TOOLSETS, *LEGACY_TOOLSETS) if self.resolve(n)}
         return sorted(names)
 
     def is_known(self, name: str) -> bool:
         return (name in ALL_NAMES or name in self._aliases or name in self._declared or name in PRESETS
-                or name in LEGACY_TOOLSETS or name in self.registry.toolsets())
+                or name in HERMES_AGENT_TOOLSETS or name in LEGACY_TOOLSETS or name in self.registry.toolsets())
 
     def resolve(self, name: str) -> list[str]:
         """The registered tools of ``name``, composites expanded; raises for unknown names and cycles."""
@@ -144,6 +111,19 @@ class Toolsets:
         return [legacy for legacy, tools in LEGACY_TOOLSETS.items()
                 if (present := set(tools) & installed) and present <= members]
 
+    def left_out(self, name: str) -> dict[str, str]:
+        """Tools Hermes Agent's toolset ``name`` has that it does not resolve to here, each with why."""
+        core = PRESETS.get(name) or HERMES_AGENT_TOOLSETS.get(name)
+        if core is None:
+            return {}
+        resolved = set(self.resolve(name))
+        missing = {tool: "not installed: no installed plugin provides it"
+                   for tool in core.tools if tool not in resolved}
+        for included in core.includes:
+            missing.update(self.left_out(included))
+        return {**missing, **{tool: f"not shipped: {NOT_SHIPPED[tool]}" for tool in core.omitted
+                              if tool not in resolved}}
+
     def _expand(self, name: str, stack: list[str], found: dict[str, None]) -> None:
         if name in stack:
             raise ToolsetCycleError([*stack[stack.index(name):], name])
@@ -159,7 +139,8 @@ class Toolsets:
         for entry in registered.entries():
             if entry.toolset == name:
                 found[entry.name] = None
-        composites = [*self._declared.get(name, ()), *([PRESETS[name]] if name in PRESETS else [])]
+        core = PRESETS.get(name) or HERMES_AGENT_TOOLSETS.get(name)
+        composites = [*self._declared.get(name, ()), *([core] if core else [])]
         for toolset in composites:
             found.update(dict.fromkeys(t for t in toolset.tools if t in registered))
             for included in toolset.includes:

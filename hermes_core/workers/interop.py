@@ -35,6 +35,9 @@ class Interop(Protocol):
         """The load error of a plugin (code under ``prefix``, files relative to ``root``) that imports another host's
         internal the layer does not serve; ``None`` for other imports."""
 
+    def registered(self, context: object) -> None:
+        """The ``register`` of the plugin of ``context`` returned: the layer takes up what its code patched."""
+
 
 class Plain:
     """No compatibility layer: plain answers, nothing adopted."""
@@ -54,6 +57,9 @@ class Plain:
 
     def import_problem(self, exc: ImportError, prefix: str, root: str | None) -> str | None:
         return None
+
+    def registered(self, context: object) -> None:
+        """Nothing patched to take up."""
 
 
 class Slot:

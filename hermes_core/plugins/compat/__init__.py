@@ -34,8 +34,8 @@ if TYPE_CHECKING:
 
     from ..context import PluginContext
 
-__all__ = ["HERMES_AGENT_INTERNALS", "SHIMS", "HermesAgentInterop", "claim", "explain", "host", "host_runtime",
-           "import_problem", "install", "loading", "note", "noting"]
+__all__ = ["HERMES_AGENT_INTERNALS", "SHIMS", "HermesAgentInterop", "adopt_patches", "claim", "explain", "host",
+           "host_runtime", "import_problem", "install", "loading", "note", "noting"]
 
 #: Top-level modules of Hermes Agent itself; plugins that import them rely on internals, not the contract.
 HERMES_AGENT_INTERNALS = frozenset({"tools", "hermes_cli", "agent", "gateway", "run_agent", "model_tools",
@@ -44,11 +44,14 @@ HERMES_AGENT_INTERNALS = frozenset({"tools", "hermes_cli", "agent", "gateway", "
 SHIMS: dict[str, str | None] = {
     "agent": None,
     "agent.web_search_provider": "hermes_core.plugins.compat.agent_web_search_provider",
+    "agent.memory_provider": "hermes_core.plugins.compat.agent_memory_provider",
     "tools": None,
     "tools.registry": "hermes_core.plugins.compat.tools_registry",
     "tools.interrupt": "hermes_core.plugins.compat.tools_interrupt",
+    "tools.delegate_tool": "hermes_core.plugins.compat.tools_delegate_tool",
     "hermes_cli": None,
     "hermes_cli.config": "hermes_core.plugins.compat.hermes_cli_config",
+    "hermes_cli.model_switch": "hermes_core.plugins.compat.hermes_cli_model_switch",
     "hermes_constants": "hermes_core.plugins.compat.hermes_constants",
     "tools.approval": "hermes_core.plugins.compat.tools_approval",
     "tools.approval_context": "hermes_core.plugins.compat.tools_approval_context",
@@ -216,6 +219,18 @@ class ShimFinder:
 _finder = ShimFinder()
 
 
+def adopt_patches(context: PluginContext) -> None:
+    """After the ``register`` of ``context``'s plugin: each shim that the plugin's code patched, and that acts on
+    patches (an ``adopt`` function), takes them up in the plugin's runtime (``tools.delegate_tool``)."""
+    for name, source in SHIMS.items():
+        module = sys.modules.get(name)
+        if source is None or module is None or not isinstance(getattr(module.__spec__, "loader", None), _ShimLoader):
+            continue  # never imported, or Hermes Agent's own module
+        adopt = getattr(importlib.import_module(source), "adopt", None)
+        if adopt is not None:
+            adopt(module, context, lambda module_name: _owner(module_name) is context)
+
+
 class HermesAgentInterop:
     """This layer as the core's interop slot sees it (``hermes_core.workers.interop.Interop``)."""
 
@@ -233,6 +248,9 @@ class HermesAgentInterop:
 
     def import_problem(self, exc: ImportError, prefix: str, root: str | None) -> str | None:
         return import_problem(exc, prefix, root)
+
+    def registered(self, context: object) -> None:
+        adopt_patches(cast("PluginContext", context))
 
 
 _interop = HermesAgentInterop()

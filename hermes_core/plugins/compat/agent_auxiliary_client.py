@@ -9,18 +9,13 @@ from __future__ import annotations
 
 import json
 import types
-import urllib.error
-import urllib.request
 from typing import Any
 
+from ...calls.auxiliary import MAX_TIMEOUT, chat_completion
 from ...errors import LlmEndpointError
 from . import host_runtime
 
 __all__ = ["LlmEndpointError", "call_llm"]
-
-#: Upper bound on one call, whatever the plugin asks for.
-MAX_TIMEOUT = 300.0
-MAX_RESPONSE_BYTES = 8 * 1024 * 1024
 
 
 def _endpoint(task: str | None) -> dict[str, Any]:
@@ -42,21 +37,13 @@ def call_llm(task: str | None = None, *, provider: str | None = None, model: str
     """One chat completion: the response as attributes (``response.choices[0].message.content``). Raises
     :class:`LlmEndpointError` when no endpoint is configured or it fails."""
     endpoint = _endpoint(task)
-    url = (base_url or endpoint["base_url"]).rstrip("/") + "/chat/completions"
-    if not url.startswith(("http://", "https://")):
-        raise LlmEndpointError(f"agent.auxiliary_client.call_llm: model.base_url must be an http(s) URL, not {url!r}")
     body: dict[str, Any] = {"model": model or endpoint.get("model") or endpoint.get("default"), "messages": messages,
                             **(extra_body or {})}
     body.update({key: value for key, value in (("temperature", temperature), ("max_tokens", max_tokens),
                                                ("tools", tools)) if value is not None})
-    key = api_key or endpoint.get("api_key")
-    request = urllib.request.Request(url, json.dumps(body).encode(), method="POST", headers={
-        "Content-Type": "application/json", **({"Authorization": f"Bearer {key}"} if key else {})})
     try:
-        with urllib.request.urlopen(request, timeout=min(timeout or 60.0, MAX_TIMEOUT)) as response:
-            data = json.loads(response.read(MAX_RESPONSE_BYTES))
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        raise LlmEndpointError(f"agent.auxiliary_client.call_llm: {url} failed: {exc}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
-        raise LlmEndpointError(f"agent.auxiliary_client.call_llm: {url} did not answer with chat completion choices")
+        data = chat_completion(base_url or endpoint["base_url"], body, api_key or endpoint.get("api_key"),
+                               min(timeout or 60.0, MAX_TIMEOUT))
+    except LlmEndpointError as exc:
+        raise LlmEndpointError(f"agent.auxiliary_client.call_llm: {exc}") from None
     return json.loads(json.dumps(data), object_hook=lambda item: types.SimpleNamespace(**item))

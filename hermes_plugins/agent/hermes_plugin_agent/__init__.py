@@ -1,5 +1,5 @@
-"""Hermes agent-loop tools: the schemas of todo, memory, session_search, delegate_task and clarify.
+"""Hermes agent tools: ``todo``, ``memory`` and ``session_search`` over the agent state of the runtime that calls them
+(the session store, the memory files); ``clarify`` and ``delegate_task`` over its callbacks to the user and a model.
 
-The agent loop intercepts these calls because they need its state or its user; the core never
-dispatches them. A declared-only plugin: nothing here is imported unless a call slips through.
+A declared-only plugin: nothing here is imported until one of its tools is called.
 """

@@ -1,9 +1,8 @@
-"""The agent pack's plugin.yaml: names, toolsets, JSON Schemas and the defensive loop handler."""
+"""The agent pack's plugin.yaml: names, toolsets, JSON Schemas and handlers."""
 
 from __future__ import annotations
 
 import importlib
-import json
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,11 @@ TOOLSETS = {
     "delegate_task": "delegation",
     "clarify": "clarify",
 }
-LOOP_HANDLER = "hermes_plugin_agent.loop:handled_by_agent_loop"
+#: Each tool's handler: the state tools over the runtime's agent state, the others over its callbacks.
+HANDLERS = {"todo": "hermes_plugin_agent.todo:todo", "memory": "hermes_plugin_agent.memory:memory",
+            "session_search": "hermes_plugin_agent.session_search:session_search",
+            "delegate_task": "hermes_plugin_agent.delegate:delegate_task",
+            "clarify": "hermes_plugin_agent.clarify:clarify"}
 
 
 @pytest.fixture(scope="module")
@@ -63,21 +66,15 @@ def test_every_tool_and_parameter_is_described(tools) -> None:
             assert schema.get("description"), f"{name}.{param} has no description"
 
 
-def test_every_tool_goes_to_the_loop_handler(tools) -> None:
-    assert {tool["handler"] for tool in tools.values()} == {LOOP_HANDLER}
+def test_each_tool_goes_to_its_own_handler(tools) -> None:
+    assert {name: tool["handler"] for name, tool in tools.items()} == HANDLERS
+    for reference in HANDLERS.values():
+        module, _, attr = reference.partition(":")
+        assert callable(getattr(importlib.import_module(module), attr))
 
 
 def test_clarify_is_not_parallel_safe(tools) -> None:
     assert tools["clarify"]["parallel_safe"] is False
-
-
-def test_loop_handler_returns_a_json_error() -> None:
-    module, _, attr = LOOP_HANDLER.partition(":")
-    handler = getattr(importlib.import_module(module), attr)
-
-    result = handler({"question": "Which one?"}, task_id="t1", session_id=None, tool_call_id="c1")
-
-    assert "handled by the agent loop" in json.loads(result)["error"]
 
 
 @pytest.mark.parametrize(
@@ -86,7 +83,11 @@ def test_loop_handler_returns_a_json_error() -> None:
         ("todo", {}),
         ("todo", {"todos": [{"id": "1", "content": "Write tests", "status": "in_progress"}], "merge": True}),
         ("memory", {"action": "add", "target": "user", "content": "Prefers short answers"}),
-        ("session_search", {"query": "docker OR podman", "limit": 2}),
+        ("memory", {"target": "memory", "operations": [{"action": "remove", "old_text": "uv"},
+                                                       {"action": "add", "content": "uses pip"}]}),
+        ("session_search", {"query": "docker OR podman", "limit": 2, "sort": "newest", "role_filter": "user"}),
+        ("session_search", {"session_id": "20260101_120000_abcdef", "around_message_id": 12, "window": 10}),
+        ("session_search", {"session_id": "abc", "profile": "work"}),
         ("session_search", {}),
         ("delegate_task", {"goal": "Review hermes_core/calls/dispatch.py", "toolsets": ["file"]}),
         ("delegate_task", {"tasks": [{"goal": "Research A"}, {"goal": "Research B", "context": "..."}]}),
@@ -103,8 +104,11 @@ def test_typical_calls_validate(validator_for, tool, args) -> None:
         ("todo", {"todos": [{"id": "1", "content": "x", "status": "done"}]}),
         ("memory", {"action": "add"}),
         ("memory", {"action": "forget", "target": "memory"}),
-        ("session_search", {"limit": 0}),
-        ("delegate_task", {"tasks": [{"goal": "a"}, {"goal": "b"}, {"goal": "c"}, {"goal": "d"}]}),
+        ("memory", {"target": "user", "operations": [{"content": "no action"}]}),
+        ("session_search", {"sort": "random"}),
+        ("session_search", {"around_message_id": "twelve"}),
+        ("delegate_task", {"tasks": [{"goal": "a"}, {"context": "no goal"}]}),
+        ("delegate_task", {"goal": "a", "role": "boss"}),
         ("clarify", {"choices": ["a", "b"]}),
         ("clarify", {"question": "?", "choices": ["a", "b", "c", "d", "e"]}),
     ],

@@ -10,6 +10,7 @@ import asyncio
 import atexit
 import concurrent.futures
 import contextlib
+import itertools
 import shutil
 import tempfile
 import threading
@@ -24,9 +25,9 @@ from .guard import PinningProxy, check_request
 from .settings import BrowserSettings
 
 if TYPE_CHECKING:
-    from playwright.async_api import Browser, BrowserContext, CDPSession, Page, Playwright, Route
+    from playwright.async_api import Browser, BrowserContext, CDPSession, Dialog, Page, Playwright, Route
 
-__all__ = ["STATE_KEY", "BrowserError", "BrowserService", "Session"]
+__all__ = ["STATE_KEY", "BrowserError", "BrowserService", "OpenDialog", "Session"]
 
 #: The service's key in the runtime's state of this plugin.
 STATE_KEY = "browser"
@@ -42,6 +43,21 @@ class BrowserError(Exception):
 
 
 @dataclass
+class OpenDialog:
+    """A JavaScript dialog (alert, confirm, prompt, beforeunload) waiting for an answer: it blocks the page."""
+
+    id: str
+    dialog: Dialog
+    timer: asyncio.TimerHandle | None = None
+
+    def describe(self) -> dict[str, Any]:
+        shown = {"id": self.id, "type": self.dialog.type, "message": self.dialog.message}
+        if self.dialog.type == "prompt":
+            shown["default_prompt"] = self.dialog.default_value
+        return shown
+
+
+@dataclass
 class Session:
     """One agent session's context and page, the refs of its last snapshot and what its pages logged."""
 
@@ -52,6 +68,11 @@ class Session:
     errors: list[dict[str, str]] = field(default_factory=list)
     #: Hosts this session's pages requested (a refusal by the proxy is theirs).
     hosts: set[str] = field(default_factory=set)
+    #: Dialogs waiting for browser_dialog, oldest first; set when one opens.
+    dialogs: list[OpenDialog] = field(default_factory=list)
+    dialog_opened: asyncio.Event = field(default_factory=asyncio.Event)
+    #: Dialogs dismissed because nobody answered them in time, not yet reported.
+    dismissed: list[dict[str, Any]] = field(default_factory=list)
 
     _cdp: CDPSession | None = None
 
@@ -93,14 +114,22 @@ class BrowserService:
         #: How the running browser is sandboxed (``bwrap+chromium``, ``chromium``, ``off``, ``remote``).
         self.sandbox: str | None = None
         self._allow_private = False
+        self._dialog_timeout = 60.0
+        self._dialog_ids = itertools.count(1)
 
     # -- the calling side (any thread) -------------------------------------------------------------
 
     def call(self, session_key: str, settings: BrowserSettings,
-             action: Callable[[Session, BrowserSettings], Awaitable[T]], timeout: float) -> T:
-        """Run ``action`` on ``session_key``'s session (made on first use, with the browser), within ``timeout``."""
+             action: Callable[[Session, BrowserSettings], Awaitable[dict[str, Any]]], timeout: float, *,
+             sees_dialogs: bool = False) -> dict[str, Any]:
+        """Run ``action`` on ``session_key``'s session (made on first use, with the browser), within ``timeout``.
+
+        An open dialog blocks the page, so an action runs only when none is open (unless it ``sees_dialogs``);
+        a dialog that opens during it ends the call with the dialog in the answer (``pending_dialogs``).
+        """
         loop = self._ensure_loop()
-        future = asyncio.run_coroutine_threadsafe(self._in_session(session_key, settings, action), loop)
+        future = asyncio.run_coroutine_threadsafe(
+            self._in_session(session_key, settings, action, sees_dialogs), loop)
         try:
             return future.result(timeout + LAUNCH_TIMEOUT if self._browser is None else timeout)
         except concurrent.futures.TimeoutError:
@@ -159,15 +188,23 @@ class BrowserService:
     # -- the browser's side (its event loop) --------------------------------------------------------
 
     async def _in_session(self, key: str, settings: BrowserSettings,
-                          action: Callable[[Session, BrowserSettings], Awaitable[T]]) -> T:
+                          action: Callable[[Session, BrowserSettings], Awaitable[dict[str, Any]]],
+                          sees_dialogs: bool) -> dict[str, Any]:
         self._allow_private = settings.allow_private
+        self._dialog_timeout = settings.dialog_timeout
         lock = self._session_locks.setdefault(key, asyncio.Lock())
         async with lock:  # one call at a time per session: a click must not land in the middle of a navigation
             session = self._sessions.get(key)
             if session is None:
                 session = await self._new_session(settings)
                 self._sessions[key] = session
-            return await action(session, settings)
+            if session.dialogs and not sees_dialogs:
+                raise BrowserError(f"{_dialogs_text(session)} blocks the page: answer it with browser_dialog "
+                                   "(action 'accept' or 'dismiss') first")
+            result = await _unless_a_dialog_opens(session, action(session, settings))
+            if session.dismissed:
+                result["dialogs_dismissed"], session.dismissed = session.dismissed, []
+            return result
 
     async def _new_session(self, settings: BrowserSettings) -> Session:
         browser = await self._ensure_browser(settings)
@@ -185,7 +222,30 @@ class BrowserService:
         page.on("pageerror", lambda error: session.log(session.errors, {
             "message": str(error), "source": "exception"}))
         page.on("download", lambda download: asyncio.ensure_future(download.cancel()))
+        # a listener keeps each dialog open (Playwright dismisses them silently without one) for browser_dialog
+        page.on("dialog", lambda dialog: self._dialog_opened(session, dialog))
         return session
+
+    def _dialog_opened(self, session: Session, dialog: Dialog) -> None:
+        waiting = OpenDialog(f"dialog-{next(self._dialog_ids)}", dialog)
+        timeout = self._dialog_timeout
+        waiting.timer = asyncio.get_running_loop().call_later(
+            timeout, lambda: asyncio.ensure_future(self._dismiss_unanswered(session, waiting, timeout)))
+        session.dialogs.append(waiting)
+        session.dialog_opened.set()
+
+    async def _dismiss_unanswered(self, session: Session, waiting: OpenDialog, timeout: float) -> None:
+        """Dismiss a dialog nobody answered within ``browser.dialog_timeout``; the session's next result says so."""
+        if waiting not in session.dialogs:
+            return
+        session.dialogs.remove(waiting)
+        with contextlib.suppress(Exception):  # the page may be gone
+            await waiting.dialog.dismiss()
+        report = {**waiting.describe(), "dismissed_after_seconds": timeout}
+        session.dismissed.append(report)
+        session.log(session.messages, {"type": "dialog", "source": "dialog",
+                                       "text": f"{waiting.dialog.type} dialog {waiting.dialog.message!r} dismissed: "
+                                               f"unanswered for {timeout:g} s"})
 
     async def _guard(self, session: Session, route: Route) -> None:
         url = route.request.url
@@ -298,3 +358,28 @@ class BrowserService:
 
 def _host(url: str) -> str:
     return (urlsplit(url).hostname or "").lower()
+
+
+def _dialogs_text(session: Session) -> str:
+    return " and ".join(f"{'an' if d.dialog.type[:1] in 'aeiou' else 'a'} {d.dialog.type} dialog "
+                        f"({d.id}: {d.dialog.message!r})" for d in session.dialogs)
+
+
+async def _unless_a_dialog_opens(session: Session, work: Awaitable[dict[str, Any]]) -> dict[str, Any]:
+    """``work``'s result; or, when the page opens a dialog first (which blocks it and so ``work``), ``work`` is
+    stopped and the answer says which dialog waits (what started it, a click or a script, was done)."""
+    session.dialog_opened.clear()
+    task = asyncio.ensure_future(work)
+    opened = asyncio.ensure_future(session.dialog_opened.wait())
+    try:
+        await asyncio.wait({task, opened}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        opened.cancel()
+    if task.done():
+        return task.result()
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await task
+    return {"pending_dialogs": [d.describe() for d in session.dialogs],
+            "note": f"the page opened {_dialogs_text(session)}, which blocks it until answered: call browser_dialog "
+                    "with action 'accept' (with prompt_text for a prompt) or 'dismiss'"}

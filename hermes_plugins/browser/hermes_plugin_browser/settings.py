@@ -34,11 +34,14 @@ class BrowserSettings:
     command_timeout: float = 30.0
     #: ``browser.max_snapshot_chars``: longest snapshot returned; a longer one is cut, and says so.
     max_snapshot_chars: int = 15_000
+    #: ``browser.dialog_timeout`` (Hermes Agent's ``dialog_timeout_s``): seconds a JavaScript dialog waits for
+    #: browser_dialog before it is dismissed (and the session's next result says so).
+    dialog_timeout: float = 60.0
 
     def __post_init__(self) -> None:
         if self.sandbox not in SANDBOX_MODES:
             raise SettingsError(f"browser.sandbox must be one of {', '.join(SANDBOX_MODES)}, not {self.sandbox!r}")
-        for name in ("navigation_timeout", "command_timeout"):
+        for name in ("navigation_timeout", "command_timeout", "dialog_timeout"):
             if not getattr(self, name) > 0:
                 raise SettingsError(f"browser.{name} must be a positive number of seconds, not {getattr(self, name)}")
         if self.max_snapshot_chars < 100:
@@ -57,6 +60,8 @@ def parse_settings(section: dict[str, Any]) -> BrowserSettings:
             navigation_timeout=float(section.get("navigation_timeout", defaults.navigation_timeout)),
             command_timeout=float(section.get("command_timeout", defaults.command_timeout)),
             max_snapshot_chars=int(section.get("max_snapshot_chars", defaults.max_snapshot_chars)),
+            dialog_timeout=float(section.get("dialog_timeout", section.get("dialog_timeout_s",
+                                                                           defaults.dialog_timeout))),
         )
     except (TypeError, ValueError) as exc:
         raise SettingsError(f"invalid browser section in config.yaml: {exc}") from None

@@ -1,7 +1,9 @@
-"""The ten tool handlers: each runs one coroutine on the session's page and answers JSON, as Hermes Agent's do."""
+"""The tool handlers: each runs one coroutine on the session's page and answers JSON, as Hermes Agent's do."""
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import contextlib
 import json
 import time
@@ -9,14 +11,13 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from hermes_core.plugin import tool_context
+from hermes_core.plugin import auxiliary_model, tool_context
 
 from .browser import STATE_KEY, BrowserError, BrowserService, Session
 from .chromium import ChromiumNotFound
 from .guard import check_navigation
 from .settings import BrowserSettings, SettingsError, parse_settings
 from .snapshot import Snapshot, render
-from .vision import answer_question, vision_model
 
 if TYPE_CHECKING:
     from playwright.async_api import Locator
@@ -36,14 +37,17 @@ def service() -> BrowserService:
     return context.state(STATE_KEY, lambda: BrowserService(context.home.root / "tmp"))
 
 
-def _run(kwargs: dict[str, Any], action: Callable[[Session, BrowserSettings], Awaitable[dict[str, Any]]],
-         *, navigation: bool = False) -> str:
+def run_action(kwargs: dict[str, Any], action: Callable[[Session, BrowserSettings], Awaitable[dict[str, Any]]],
+         *, navigation: bool = False, sees_dialogs: bool = False, timeout: float | None = None) -> str:
+    """Run ``action`` on the calling session's page; its result, or the error, as the tools' JSON answer."""
     try:
         browser = service()
         settings = parse_settings(tool_context().section("browser"))
-        timeout = settings.navigation_timeout if navigation else settings.command_timeout
+        if timeout is None:
+            timeout = settings.navigation_timeout if navigation else settings.command_timeout
         key = str(kwargs.get("session_id") or kwargs.get("task_id") or "default")
-        result = browser.call(key, settings, action, timeout + settings.command_timeout)  # navigate, then snapshot
+        result = browser.call(key, settings, action, timeout + settings.command_timeout,  # navigate, then snapshot
+                              sees_dialogs=sees_dialogs)
     except (BrowserError, ChromiumNotFound, SettingsError) as exc:
         return json.dumps({"success": False, "error": str(exc)})
     except Exception as exc:  # Playwright's errors are many; the model gets the first line
@@ -92,31 +96,38 @@ async def _locator(session: Session, ref: str) -> Locator:
 
 def browser_navigate(args: dict[str, Any], **kwargs: Any) -> str:
     url = str(args.get("url", "")).strip()
+    progress = tool_context().progress_reporter()  # (bound to this call: the browser runs on its own thread)
 
     async def navigate(session: Session, settings: BrowserSettings) -> dict[str, Any]:
         why = await check_navigation(url, allow_private=settings.allow_private)
         if why:
             raise BrowserError(why)
+        progress(0, 2, f"loading {url}")
         try:
             await session.page.goto(url, wait_until="load")
         except Exception as exc:
             blocked = [m["text"] for m in session.messages[-5:] if m["source"] == "guard"]
             raise BrowserError(f"could not open {url}: {blocked[-1] if blocked else _first_line(exc)}") from None
+        progress(1, 2, f"loaded {session.page.url}; reading the page")
         snapshot = await _snapshot(session, settings, full=False)
         result = {"url": session.page.url, "title": snapshot.title, **_shown(snapshot)}
         if settings.sandbox == "off" and not settings.cdp_url:
             result["warning"] = "Chromium runs without its sandbox (browser.sandbox: off in config.yaml)"
         return result
 
-    return _run(kwargs, navigate, navigation=True)
+    return run_action(kwargs, navigate, navigation=True)
 
 
 def browser_snapshot(args: dict[str, Any], **kwargs: Any) -> str:
     full = bool(args.get("full", False))
+
     async def snapshot(session: Session, settings: BrowserSettings) -> dict[str, Any]:
+        if session.dialogs:  # the page is blocked: its tree cannot be read until the dialog is answered
+            return {"snapshot": "", "element_count": 0, "pending_dialogs": [d.describe() for d in session.dialogs],
+                    "note": "a dialog blocks the page: answer it with browser_dialog, then take a snapshot"}
         return _shown(await _snapshot(session, settings, full))
 
-    return _run(kwargs, snapshot)
+    return run_action(kwargs, snapshot, sees_dialogs=True)
 
 
 def browser_click(args: dict[str, Any], **kwargs: Any) -> str:
@@ -127,7 +138,7 @@ def browser_click(args: dict[str, Any], **kwargs: Any) -> str:
         await _settle(session)
         return {"clicked": f"@{ref.lstrip('@')}", "url": session.page.url}
 
-    return _run(kwargs, click)
+    return run_action(kwargs, click)
 
 
 def browser_type(args: dict[str, Any], **kwargs: Any) -> str:
@@ -139,7 +150,7 @@ def browser_type(args: dict[str, Any], **kwargs: Any) -> str:
         await field.press_sequentially(text)
         return {"typed": text, "element": f"@{ref.lstrip('@')}"}
 
-    return _run(kwargs, type_text)
+    return run_action(kwargs, type_text)
 
 
 def browser_scroll(args: dict[str, Any], **kwargs: Any) -> str:
@@ -153,7 +164,7 @@ def browser_scroll(args: dict[str, Any], **kwargs: Any) -> str:
         await session.page.evaluate(TWO_FRAMES)
         return {"scrolled": direction}
 
-    return _run(kwargs, scroll)
+    return run_action(kwargs, scroll)
 
 
 def browser_back(args: dict[str, Any], **kwargs: Any) -> str:
@@ -166,7 +177,7 @@ def browser_back(args: dict[str, Any], **kwargs: Any) -> str:
             raise BrowserError("there is no previous page")
         return {"url": session.page.url}
 
-    return _run(kwargs, back, navigation=True)
+    return run_action(kwargs, back, navigation=True)
 
 
 def browser_press(args: dict[str, Any], **kwargs: Any) -> str:
@@ -182,7 +193,7 @@ def browser_press(args: dict[str, Any], **kwargs: Any) -> str:
         await _settle(session)
         return {"pressed": key, "url": session.page.url}
 
-    return _run(kwargs, press)
+    return run_action(kwargs, press)
 
 
 def browser_get_images(args: dict[str, Any], **kwargs: Any) -> str:
@@ -190,7 +201,7 @@ def browser_get_images(args: dict[str, Any], **kwargs: Any) -> str:
         found = await session.page.evaluate(IMAGES_SCRIPT)
         return {"images": found, "count": len(found)}
 
-    return _run(kwargs, images)
+    return run_action(kwargs, images)
 
 
 def browser_console(args: dict[str, Any], **kwargs: Any) -> str:
@@ -210,13 +221,13 @@ def browser_console(args: dict[str, Any], **kwargs: Any) -> str:
             session.errors.clear()
         return result
 
-    return _run(kwargs, console)
+    return run_action(kwargs, console)
 
 
 def browser_vision(args: dict[str, Any], **kwargs: Any) -> str:
     question, annotate = str(args.get("question", "")), bool(args.get("annotate", False))
     folder = tool_context().home.results_dir
-    model = vision_model(tool_context().section("auxiliary"))
+    model = auxiliary_model("vision")
 
     async def vision(session: Session, settings: BrowserSettings) -> dict[str, Any]:
         folder.mkdir(parents=True, exist_ok=True)
@@ -237,12 +248,15 @@ def browser_vision(args: dict[str, Any], **kwargs: Any) -> str:
                               "here are the screenshot's path and the page's text")
         else:
             try:
-                result["analysis"] = await answer_question(model, png, question)
+                result["analysis"] = await asyncio.to_thread(model.complete, [{"role": "user", "content": [
+                    {"type": "text", "text": question or "Describe this page."},
+                    {"type": "image_url", "image_url": {"url": "data:image/png;base64,"
+                                                               + base64.b64encode(png).decode()}}]}])
             except Exception as exc:  # the screenshot is still there: say what failed, keep the path
                 result["analysis_error"] = f"the vision model at {model.base_url} failed: {_first_line(exc)}"
         return result
 
-    return _run(kwargs, vision)
+    return run_action(kwargs, vision)
 
 
 async def _annotate(session: Session) -> None:

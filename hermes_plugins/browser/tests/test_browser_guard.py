@@ -117,3 +117,12 @@ def test_the_proxy_never_connects_to_the_metadata_service() -> None:
         loop.run_until_complete(proxy.close())
         loop.close()
     assert "never reachable" in blocked[0][2]
+
+
+@pytest.mark.parametrize("url", ["http://[fd20:ce::254]/computeMetadata/v1/", "http://[fd00:ec2::254%25lo]/",
+                                 "http://192.0.0.8/"])
+def test_gcp_ipv6_metadata_zoned_and_special_purpose_addresses_are_never_opened(url: str) -> None:
+    from hermes_plugin_browser.guard import check_navigation
+
+    why = asyncio.run(check_navigation(url, allow_private=True))
+    assert why is not None and why.startswith(f"refusing {url!r}"), why

@@ -30,15 +30,19 @@ HERMES_AGENT_SHAPES = {
     "browser_get_images": ({}, []),
     "browser_vision": ({"question": "string", "annotate": "boolean"}, ["question"]),
     "browser_console": ({"clear": "boolean", "expression": "string"}, []),
+    "browser_cdp": ({"method": "string", "params": "object", "target_id": "string", "frame_id": "string",
+                     "timeout": "number"}, ["method"]),
+    "browser_dialog": ({"action": "string", "prompt_text": "string", "dialog_id": "string"}, ["action"]),
 }
 
 
-def test_the_ten_tools_have_hermes_agents_names_and_argument_shapes() -> None:
+def test_the_tools_have_hermes_agents_names_and_argument_shapes() -> None:
     assert {tool["toolset"] for tool in TOOLS.values()} == {"browser"}
     shapes = {name: ({key: value["type"] for key, value in tool["parameters"]["properties"].items()},
                      tool["parameters"].get("required", [])) for name, tool in TOOLS.items()}
     assert shapes == HERMES_AGENT_SHAPES
     assert TOOLS["browser_scroll"]["parameters"]["properties"]["direction"]["enum"] == ["up", "down"]
+    assert TOOLS["browser_dialog"]["parameters"]["properties"]["action"]["enum"] == ["accept", "dismiss"]
 
 
 def test_annotations_say_what_each_tool_may_do() -> None:
@@ -48,6 +52,7 @@ def test_annotations_say_what_each_tool_may_do() -> None:
     for name in ("browser_snapshot", "browser_get_images", "browser_console"):
         assert annotations[name]["read_only"] is True, name
     assert annotations["browser_console"]["destructive_if"] == ["expression"]  # it runs JavaScript in the page
+    assert annotations["browser_cdp"]["destructive"] is True  # raw protocol commands: anything the page allows
 
 
 def test_every_reference_resolves_to_a_function_of_the_right_shape() -> None:
@@ -76,4 +81,4 @@ def test_listing_the_tools_imports_neither_playwright_nor_the_handlers(tmp_path)
     count, loaded = json.loads(result.stdout.splitlines()[-1])
     assert loaded == []
     installed = any(shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome"))
-    assert count == (10 if installed else 0)
+    assert count == (10 if installed else 0)  # the legacy name's ten

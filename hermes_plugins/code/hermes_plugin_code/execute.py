@@ -37,5 +37,5 @@ def execute_code(args: dict[str, Any], **kwargs: Any) -> str:
     if not isinstance(passthrough, list) or not all(isinstance(name, str) for name in passthrough):
         return tool_error("plugins.entries.code.settings.env_passthrough must be a list of variable names")
     result = run_code(code, dispatch=dispatch, tool_names=names, limits=limits, backend=backend,
-                      cwd=backend.default_cwd, env_passthrough=passthrough)
+                      cwd=backend.default_cwd, env_passthrough=passthrough, progress=context.progress_reporter())
     return json.dumps(result, ensure_ascii=False)

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from hermes_core.backends import BackendError, ExecutionBackend
+from hermes_core.backends import BackendError, ExecutionBackend, ShellBackend
+from hermes_core.plugin import ProgressReporter
 
 from .isolation import local_isolation, protect_agent_process
 from .rpc import Dispatcher, ToolCallServer
@@ -65,9 +66,11 @@ def script_command(python: str, directory: str, *, mode: str, bwrap: str | None,
 
 
 def run_code(code: str, *, dispatch: Dispatcher, tool_names: Iterable[str], limits: Limits,
-             backend: ExecutionBackend, cwd: str, env_passthrough: Iterable[str] = ()) -> dict[str, Any]:
+             backend: ExecutionBackend, cwd: str, env_passthrough: Iterable[str] = (),
+             progress: ProgressReporter | None = None) -> dict[str, Any]:
     """Run ``code`` on ``backend`` in ``cwd`` with ``tool_names`` callable through ``dispatch``; the result for
-    the model. The script's environment is the launcher's allow-list plus ``env_passthrough``."""
+    the model. The script's environment is the launcher's allow-list plus ``env_passthrough``; ``progress``
+    hears its output lines."""
     names = list(tool_names)
     started = time.monotonic()
     files = {"hermes_tools.py": render_tools_module(names, SOCKET_NAME), "script.py": code,
@@ -83,9 +86,13 @@ def run_code(code: str, *, dispatch: Dispatcher, tool_names: Iterable[str], limi
                                limits.max_tool_calls) as server:
             command = script_command(backend.python, staged.directory, mode=mode, bwrap=bwrap,
                                      keep=env_passthrough, marker=marker)
-            outcome = backend.run(command, cwd=cwd,
-                                  timeout=limits.timeout, max_output_chars=limits.max_output_chars,
-                                  env={"PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"})
+            env = {"PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+            if progress and isinstance(backend, ShellBackend):  # the script's output lines, as progress
+                outcome = backend.run(command, cwd=cwd, timeout=limits.timeout,
+                                      max_output_chars=limits.max_output_chars, env=env, on_output=progress.output)
+            else:
+                outcome = backend.run(command, cwd=cwd, timeout=limits.timeout,
+                                      max_output_chars=limits.max_output_chars, env=env)
             calls = server.tool_calls
     except BackendError as exc:
         return {"status": "error", "output": "", "tool_calls": calls, "error": str(exc),

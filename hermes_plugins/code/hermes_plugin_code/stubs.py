@@ -7,10 +7,10 @@ from collections.abc import Iterable
 from string import Template
 from typing import Final
 
-from hermes_core import AGENT_LOOP_TOOLS
+from hermes_core import INTERACTIVE_TOOLS
 
-#: Tools a script may never call: itself, and the tools only the agent loop can run.
-EXCLUDED_TOOLS: Final = AGENT_LOOP_TOOLS | {"execute_code"}
+#: Tools a script may never call: itself, and those that ask the user or a model mid-call.
+EXCLUDED_TOOLS: Final = INTERACTIVE_TOOLS | {"execute_code"}
 
 _MODULE: Final = Template('''\
 """Hermes tools for this execute_code run (generated; each call is answered by the parent process)."""

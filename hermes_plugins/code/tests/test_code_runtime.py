@@ -116,3 +116,20 @@ def test_the_check_that_lists_tools_imports_no_runner() -> None:
     imported = {alias.name for node in tree.body if isinstance(node, ast.Import | ast.ImportFrom)
                 for alias in node.names}
     assert imported == {"annotations", "os"}
+
+
+def test_the_scripts_output_lines_are_reported_as_progress(runtime: Runtime) -> None:
+    heard: list[Any] = []
+    runtime.set_progress_callback(heard.append)
+    result = execute(runtime, """
+        import time
+        for n in range(1, 4):
+            print(f"step {n}", flush=True)
+            time.sleep(0.3)
+    """, tool_call_id="c1")
+    assert result["status"] == "ok"
+    # (lines that arrive together are one report, and reports closer than 0.1 s are dropped: how many, depends)
+    counts = [progress.done for progress in heard]
+    assert counts and counts == sorted(set(counts)) and counts[-1] <= 3
+    assert all(progress.message == f"step {progress.done:g}" for progress in heard)
+    assert {progress.tool_call_id for progress in heard} == {"c1"}

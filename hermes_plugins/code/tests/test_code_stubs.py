@@ -7,7 +7,7 @@ import ast
 from hermes_plugin_code.stubs import EXCLUDED_TOOLS, callable_tool_names, render_tools_module
 
 
-def test_execute_code_and_agent_loop_tools_are_never_callable():
+def test_execute_code_and_interactive_tools_are_never_callable():
     available = ["read_file", *EXCLUDED_TOOLS]
     assert callable_tool_names(available) == ["read_file"]
 

@@ -3,17 +3,29 @@
 from __future__ import annotations
 
 import difflib
-import os
 from typing import Any
 
+from .multipatch import apply_patch
 from .results import FileToolError, file_tool
-from .textfile import check_text_file, edit_lock, unchanged_since, write_text
+from .textfile import edit_lock, read_utf8, unchanged_since, write_text
 from .workspace import resolve_path, workspace_root
 
 
 @file_tool
 def patch(args: dict[str, Any]) -> dict[str, Any]:
-    """Replace ``old_string`` with ``new_string`` in ``path`` and return the unified diff."""
+    """Replace ``old_string`` with ``new_string`` in ``path`` (mode ``replace``), or apply a multi-file patch
+    (mode ``patch``); returns the unified diff."""
+    mode = args.get("mode", "replace")
+    if mode == "patch":
+        if not args.get("patch"):
+            raise FileToolError("mode 'patch' needs `patch`: the patch text, from '*** Begin Patch' to "
+                                "'*** End Patch'")
+        return apply_patch(args["patch"])
+    if mode != "replace":
+        raise FileToolError(f"mode must be 'replace' or 'patch', not {mode!r}")
+    missing = [name for name in ("path", "old_string", "new_string") if args.get(name) is None]
+    if missing:
+        raise FileToolError(f"mode 'replace' needs {', '.join(missing)} (or use mode 'patch' with `patch`)")
     old, new, replace_all = args["old_string"], args["new_string"], args.get("replace_all", False)
     if not old:
         raise FileToolError("old_string is empty; give the exact text to replace (write_file creates files)")
@@ -23,12 +35,7 @@ def patch(args: dict[str, Any]) -> dict[str, Any]:
     path = resolve_path(args["path"], root)
     shown = path.relative_to(root).as_posix()
     with edit_lock(path, shown):  # another patch or write_file of this file waits, in any thread or process
-        check_text_file(path, shown)
-        before = os.stat(path)
-        try:
-            text = path.read_bytes().decode("utf-8")
-        except UnicodeDecodeError:
-            raise FileToolError(f"{shown!r} is not valid UTF-8; patch edits UTF-8 text only") from None
+        text, before = read_utf8(path, shown)
         count = text.count(old)
         if count == 0:
             raise FileToolError(

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import io
 from typing import Any, Final
 
 from .results import FileToolError, file_tool
-from .textfile import check_text_file
+from .textfile import open_text_file
 from .workspace import resolve_readable, workspace_root
 
 DEFAULT_LIMIT: Final = 500
@@ -23,17 +24,16 @@ def _numbered(number: int, line: str) -> str:
 @file_tool
 def read_file(args: dict[str, Any]) -> dict[str, Any]:
     """Return lines ``offset`` to ``offset + limit - 1`` (1-based), at most MAX_CONTENT_CHARS of them."""
-    offset, limit = args.get("offset", 1), args.get("limit", DEFAULT_LIMIT)
-    if offset < 1 or limit < 1:
-        raise FileToolError(f"offset ({offset}) and limit ({limit}) must both be at least 1")
+    offset, limit = args.get("offset", 1), max(1, args.get("limit", DEFAULT_LIMIT))  # Hermes Agent's schema allows 0
+    if offset < 1:
+        raise FileToolError(f"offset ({offset}) must be at least 1")
     root = workspace_root()
     path, shown = resolve_readable(args["path"], root)
-    check_text_file(path, shown)
 
     lines: list[str] = []
     chars, total, full = 0, 0, False
     # Streamed so memory stays bounded; the scan goes on to EOF only to count the lines.
-    with path.open(encoding="utf-8", errors="replace") as stream:
+    with open_text_file(path, shown) as raw, io.TextIOWrapper(raw, encoding="utf-8", errors="replace") as stream:
         for total, line in enumerate(stream, 1):
             if total < offset or full or len(lines) >= limit:
                 continue

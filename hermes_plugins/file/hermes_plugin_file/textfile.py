@@ -1,16 +1,17 @@
-"""Workspace files as text: binary sniffing, the size limit and atomic writes."""
+"""Workspace files as text: regular files of one name only, binary sniffing, the size limit and atomic writes."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Final
+from typing import BinaryIO, Final
 
-from hermes_core.errors import FileLockTimeout
+from hermes_core.errors import FileLockTimeout, UnsafeFileError
 from hermes_core.plugin import path_lock, tool_context
 
 from .results import FileToolError
@@ -30,20 +31,68 @@ def is_binary(path: Path) -> bool:
         return b"\0" in stream.read(SNIFF_BYTES)
 
 
-def check_text_file(path: Path, shown: str) -> None:
-    """Refuse a missing, directory, over-large or binary file, naming it as ``shown``."""
+def hard_links_allowed() -> bool:
+    """Whether a file with another name (a hard link) may be read: setting ``allow_hard_links`` (default false)."""
+    return bool(tool_context().settings.get("allow_hard_links", False))
+
+
+@contextlib.contextmanager
+def open_text_file(path: Path, shown: str) -> Iterator[BinaryIO]:
+    """``path`` open for reading, once it is known to be a regular text file of one name within the size limit.
+
+    It is opened without waiting (a FIFO swapped in is never waited on) and checked on the open file, so what is
+    read is what was checked. A file with another name (``st_nlink > 1``) may be a hard link to a file outside the
+    workspace, which the path cannot show: it is refused unless the setting ``allow_hard_links`` is true.
+    """
     if not path.exists():
         raise FileToolError(f"file not found: {shown!r}")
     if path.is_dir():
         raise FileToolError(f"{shown!r} is a directory, not a file; use search_files to list its files")
-    size, limit = path.stat().st_size, max_file_bytes()
-    if size > limit:
-        raise FileToolError(
-            f"{shown!r} is {size} bytes, over the {limit}-byte limit for text files "
-            "(plugin setting max_file_bytes); use search_files to find the lines you need"
-        )
-    if is_binary(path):
-        raise FileToolError(f"{shown!r} is a binary file ({size} bytes); the file tools handle text only")
+    _check_kind(os.stat(path), shown)  # before opening: opening a FIFO or a device can block or act
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+                 | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)
+        _check_kind(info, shown)
+        if info.st_nlink > 1 and not hard_links_allowed():
+            raise FileToolError(
+                f"{shown!r} has {info.st_nlink} names (hard links), and another may be outside the workspace; the "
+                "file tools do not read such files unless the plugin setting allow_hard_links is true")
+        limit = max_file_bytes()
+        if info.st_size > limit:
+            raise FileToolError(
+                f"{shown!r} is {info.st_size} bytes, over the {limit}-byte limit for text files "
+                "(plugin setting max_file_bytes); use search_files to find the lines you need"
+            )
+        if hasattr(os, "O_NONBLOCK"):
+            os.set_blocking(fd, True)
+        stream = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with stream:
+        if b"\0" in stream.read(SNIFF_BYTES):
+            raise FileToolError(f"{shown!r} is a binary file ({info.st_size} bytes); the file tools handle text only")
+        stream.seek(0)
+        yield stream
+
+
+def _check_kind(info: os.stat_result, shown: str) -> None:
+    if not stat.S_ISREG(info.st_mode):
+        kind = ("a FIFO" if stat.S_ISFIFO(info.st_mode) else "a device" if stat.S_ISCHR(info.st_mode)
+                or stat.S_ISBLK(info.st_mode) else "a socket" if stat.S_ISSOCK(info.st_mode) else "not a regular file")
+        raise FileToolError(f"{shown!r} is {kind}; the file tools read regular files only")
+
+
+def read_utf8(path: Path, shown: str) -> tuple[str, os.stat_result]:
+    """The text of a file an edit changes, opened and checked as :func:`open_text_file` does, and the file's
+    status when it was read; a :class:`FileToolError` when it is not UTF-8."""
+    with open_text_file(path, shown) as stream:
+        before, data = os.fstat(stream.fileno()), stream.read()
+    try:
+        return data.decode("utf-8"), before
+    except UnicodeDecodeError:
+        raise FileToolError(f"{shown!r} is not valid UTF-8; patch edits UTF-8 text only") from None
 
 
 #: How long an edit waits for another edit of the same file (plugin setting ``edit_lock_timeout``).
@@ -60,6 +109,8 @@ def edit_lock(path: Path, shown: str) -> Iterator[None]:
     except FileLockTimeout:
         raise FileToolError(f"{shown!r} is being edited by another call that has held it for over {timeout:g} s; "
                             "try again later") from None
+    except UnsafeFileError as exc:
+        raise FileToolError(f"{shown!r} cannot be locked for editing: {exc}") from None
 
 
 def unchanged_since(path: Path, before: os.stat_result) -> bool:

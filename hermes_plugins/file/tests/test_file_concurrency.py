@@ -3,6 +3,7 @@ re-reading the file under the lock, so every edit reported as a success is in th
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import hermes_plugin_file
+import pytest
 from hermes_plugin_file.patch import patch
 from hermes_plugin_file.textfile import unchanged_since
 from hermes_plugin_file.write import write_file
@@ -98,3 +100,21 @@ def test_a_file_replaced_after_it_was_read_is_noticed(workspace: Path) -> None:
     replacement.write_text("two\n")
     os.replace(replacement, target)
     assert not unchanged_since(target, before)
+
+
+def test_write_file_refuses_a_planted_lock_link_and_writes_nothing(workspace: Path, tmp_path: Path, call) -> None:
+    from hermes_core.config import filelock
+
+    if sys.platform == "win32":
+        pytest.skip("symlinks need privileges on Windows")
+    target = workspace / "notes.md"
+    key = hashlib.sha256(os.path.realpath(target).encode()).hexdigest()[:32]
+    planted = filelock._lock_folder() / f"{key}.lock"
+    outside = tmp_path / "created-through-the-lock"
+    planted.symlink_to(outside)
+    try:
+        result = call(write_file, path="notes.md", content="hi")
+    finally:
+        planted.unlink()
+    assert "cannot be locked for editing" in result["error"] and "symbolic link" in result["error"]
+    assert not outside.exists() and not target.exists()

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import json
+import os
+import threading
 from pathlib import Path
 
 import pytest
+from hermes_plugin_file.patch import patch
 from hermes_plugin_file.read import MAX_CONTENT_CHARS, MAX_LINE_CHARS, read_file
+from hermes_plugin_file.search import search_files
+
+from hermes_core.authoring.testing import scaled_timeout
 
 
 @pytest.fixture
@@ -101,3 +108,34 @@ def test_missing_file_is_named(workspace, call) -> None:
 def test_directory_is_refused(workspace, call) -> None:
     (workspace / "docs").mkdir()
     assert "is a directory" in call(read_file, path="docs")["error"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are Unix's")
+def test_a_fifo_is_refused_without_waiting_for_a_writer(workspace, call) -> None:
+    fifo = workspace / "pipe"
+    os.mkfifo(fifo)
+    answers: list[dict] = []
+    reader = threading.Thread(target=lambda: answers.append(call(read_file, path="pipe")), daemon=True)
+    reader.start()
+    reader.join(scaled_timeout(30))
+    if reader.is_alive():  # it blocked: let it go before failing
+        with open(fifo, "w"):
+            pass
+    assert answers and answers[0] == {"error": "'pipe' is a FIFO; the file tools read regular files only"}
+
+
+@pytest.mark.skipif(not hasattr(os, "link"), reason="no hard links")
+def test_a_hard_link_to_a_file_outside_the_workspace_is_not_read(workspace, outside, call) -> None:
+    os.link(outside / "secret.txt", workspace / "innocent.txt")
+    result = call(read_file, path="innocent.txt")
+    assert "has 2 names (hard links)" in result["error"] and "allow_hard_links" in result["error"]
+    assert "TOP SECRET" not in json.dumps(call(patch, path="innocent.txt", old_string="TOP", new_string="X"))
+    assert call(search_files, pattern="SECRET", target="content")["matches"] == []
+    assert (outside / "secret.txt").read_text() == "TOP SECRET\n"
+
+
+@pytest.mark.skipif(not hasattr(os, "link"), reason="no hard links")
+def test_allow_hard_links_reads_them(workspace, outside, file_settings, call) -> None:
+    file_settings(allow_hard_links=True)
+    os.link(outside / "secret.txt", workspace / "store-linked.txt")  # as uv and pnpm install packages
+    assert call(read_file, path="store-linked.txt")["content"] == "     1|TOP SECRET"

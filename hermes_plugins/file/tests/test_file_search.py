@@ -158,3 +158,39 @@ def test_unsupported_syntax_is_a_clear_error(tree, call) -> None:
 
 def test_dollar_matches_at_the_end_of_each_line(tree, call) -> None:
     assert [m["path"] for m in call(search_files, pattern="docs$")["matches"]] == ["README.md"]
+
+
+def test_output_mode_count_gives_matching_lines_per_file(tree, call) -> None:
+    result = call(search_files, pattern="TODO", output_mode="count")
+
+    assert result["counts"] == {"README.md": 1, "notes/todo.txt": 3, "src/app.py": 1, "src/pkg/deep.py": 1}
+    assert result["total_count"] == 6 and result["count"] == 4
+
+
+def test_output_mode_files_only_lists_each_matching_file_once(tree, call) -> None:
+    assert call(search_files, pattern="TODO", output_mode="files_only", path="src")["files"] == [
+        "src/app.py", "src/pkg/deep.py"]
+
+
+def test_offset_pages_through_matches_with_next_offset(tree, call) -> None:
+    first = call(search_files, pattern="TODO", path="notes", limit=2)
+    second = call(search_files, pattern="TODO", path="notes", limit=2, offset=first["next_offset"])
+
+    assert [m["text"] for m in first["matches"]] == ["TODO one", "TODO two"]
+    assert [m["text"] for m in second["matches"]] == ["TODO three"]
+    assert (second["truncated"], "next_offset" in second) == (False, False)
+
+
+def test_context_adds_the_lines_around_each_match_marked_as_context(tree, call) -> None:
+    result = call(search_files, pattern="handle errors", path="src", context=1)
+
+    assert result["matches"] == [
+        {"path": "src/app.py", "line": 1, "text": "import os", "context": True},
+        {"path": "src/app.py", "line": 2, "text": "# TODO: handle errors"},
+        {"path": "src/app.py", "line": 3, "text": "def main():", "context": True},
+    ]
+    assert result["count"] == 1
+
+
+def test_numbers_out_of_range_are_brought_into_range_as_hermes_agent_does(tree, call) -> None:
+    assert call(search_files, pattern="TODO", path="notes", limit=0, offset=-3)["count"] == 1

@@ -7,10 +7,18 @@ import posixpath
 from collections.abc import Callable
 from typing import Any, Final
 
-from hermes_core.backends import BackendError, ExecutionBackend, MissingDirectory, OutputBuffer
+from hermes_core.backends import (
+    BackendError,
+    ExecutionBackend,
+    InteractiveProcess,
+    MissingDirectory,
+    OutputBuffer,
+    ShellBackend,
+)
 from hermes_core.plugin import tool_context, tool_error
 
 from .approvals import check_command
+from .notifications import Watch
 from .processes import BackgroundProcess, ProcessTable
 from .settings import SettingsError, TerminalSettings, load_settings
 from .workdirs import WorkingDirectories
@@ -21,6 +29,9 @@ DEFAULT_TIMEOUT: Final = 180.0
 DEFAULT_OUTPUT_CHARS: Final = 50_000
 DEFAULT_LOG_LINES: Final = 200
 MAX_RUNNING: Final = 32
+#: Most characters one ``write`` or ``submit`` sends.
+MAX_INPUT_CHARS: Final = 65_536
+MAX_WATCH_PATTERNS: Final = 20
 #: The task of calls made without a ``task_id``.
 DEFAULT_TASK: Final = "default"
 
@@ -30,9 +41,16 @@ def _workdirs() -> WorkingDirectories:
     return tool_context().state("workdirs", WorkingDirectories)
 
 
-def _processes() -> ProcessTable:
-    """The calling runtime's background processes."""
-    return tool_context().state("processes", ProcessTable)
+def processes() -> ProcessTable:
+    """The calling runtime's background processes (their reports go to the runtime's agent loop)."""
+    context = tool_context()
+    return context.state("processes", lambda: ProcessTable(context.inject_message))
+
+
+def _with_reports(payload: dict[str, Any], task: str) -> dict[str, Any]:
+    """``payload`` with the reports of the task's background processes that no agent loop took."""
+    reports = processes().take_reports(task)
+    return {**payload, "notifications": reports} if reports else payload
 
 
 class _UserError(Exception):
@@ -42,7 +60,8 @@ class _UserError(Exception):
 def terminal(args: dict[str, Any], **kwargs: Any) -> str:
     """Run a shell command in the task's working directory, or start it in the background."""
     try:
-        return json.dumps(_terminal(args, kwargs.get("task_id") or DEFAULT_TASK, kwargs.get("session_id")))
+        task = kwargs.get("task_id") or DEFAULT_TASK
+        return json.dumps(_with_reports(_terminal(args, task, kwargs.get("session_id")), task))
     except _UserError as exc:
         return tool_error(str(exc))
 
@@ -54,17 +73,23 @@ def _terminal(args: dict[str, Any], task: str, session_id: str | None) -> dict[s
     settings = _settings()
     backend = _backend(task)
     cwd = _start_directory(args.get("workdir"), task, settings, backend)
+    watch = _watch(args) if args.get("background") else None  # a bad argument is refused before approval is asked
     # approval comes before any backend sees the command
-    refusal = check_command(command, session_id=session_id, args=args)
+    refusal = check_command(command, session_id=session_id, args=args, cwd=cwd, workspace=backend.default_cwd)
     if refusal:
         raise _UserError(refusal)
     pty = bool(args.get("pty"))
     if args.get("background"):
-        return _start_background(backend, command, cwd, task, pty, bool(args.get("workdir")))
+        return _start_background(backend, command, cwd, task, pty, bool(args.get("workdir")), watch)
     timeout = min(float(args.get("timeout") or DEFAULT_TIMEOUT), settings.max_timeout)
     cap = min(int(args.get("max_output_chars") or DEFAULT_OUTPUT_CHARS), settings.max_output_chars)
+    progress = tool_context().progress_reporter()  # lines of output, for a listening client or terminal
     try:
-        result = backend.run(command, cwd=cwd, timeout=timeout, max_output_chars=cap, pty=pty)
+        if progress and isinstance(backend, ShellBackend):
+            result = backend.run(command, cwd=cwd, timeout=timeout, max_output_chars=cap, pty=pty,
+                                 on_output=progress.output)
+        else:
+            result = backend.run(command, cwd=cwd, timeout=timeout, max_output_chars=cap, pty=pty)
     except MissingDirectory:
         raise _missing(cwd, task, settings, backend, bool(args.get("workdir"))) from None
     except BackendError as exc:
@@ -131,9 +156,21 @@ def _missing(cwd: str, task: str, settings: TerminalSettings, backend: Execution
                       f"{_initial_directory(settings, backend)}")
 
 
+def _watch(args: dict[str, Any]) -> Watch | None:
+    """What a background command asked to report by itself; Hermes Agent drops the patterns when both are set."""
+    patterns = args.get("watch_patterns") or []
+    if not isinstance(patterns, list) or not all(isinstance(p, str) and p for p in patterns):
+        raise _UserError("watch_patterns must be a list of non-empty strings to look for in the output")
+    if len(patterns) > MAX_WATCH_PATTERNS:
+        raise _UserError(f"watch_patterns has {len(patterns)} strings; give at most {MAX_WATCH_PATTERNS}")
+    if args.get("notify_on_complete"):
+        return Watch(notify_on_complete=True, patterns=())
+    return Watch(notify_on_complete=False, patterns=tuple(patterns)) if patterns else None
+
+
 def _start_background(backend: ExecutionBackend, command: str, cwd: str, task: str, pty: bool,
-                      one_call: bool) -> dict[str, Any]:
-    if _processes().running() >= MAX_RUNNING:
+                      one_call: bool, watch: Watch | None) -> dict[str, Any]:
+    if processes().running() >= MAX_RUNNING:
         raise _UserError(f"{MAX_RUNNING} background processes are already running; "
                          "stop some with process(action='kill') first")
     try:
@@ -144,16 +181,20 @@ def _start_background(backend: ExecutionBackend, command: str, cwd: str, task: s
         raise _UserError(str(exc)) from None
     except OSError as exc:
         raise _UserError(f"could not start the command in {cwd}: {exc.strerror or exc}") from None
-    entry = _processes().add(command, cwd, task, process, backend=backend.name, pty=pty)
+    entry = processes().add(command, cwd, task, process, backend=backend.name, pty=pty, watch=watch)
+    reported = (" you will be told when it exits;" if watch and watch.notify_on_complete else
+                " you will be told when its output matches watch_patterns;" if watch else "")
     return {**entry.describe(),
-            "message": f"started in the background; follow it with process(action='poll', "
-                       f"session_id='{entry.id}') and stop it with action='kill'"}
+            "message": f"started in the background;{reported} follow it with process(action='poll', "
+                       f"session_id='{entry.id}'), answer a prompt with action='submit' and stop it with "
+                       "action='kill'"}
 
 
 def process(args: dict[str, Any], **kwargs: Any) -> str:
-    """List, poll, read, wait for or kill the task's background processes."""
+    """List, poll, read, wait for, write to or kill the task's background processes."""
+    task = kwargs.get("task_id") or DEFAULT_TASK
     try:
-        return json.dumps(_process(args, kwargs.get("task_id") or DEFAULT_TASK))
+        return json.dumps(_with_reports(_process(args, task), task))
     except _UserError as exc:
         return tool_error(str(exc))
 
@@ -161,13 +202,13 @@ def process(args: dict[str, Any], **kwargs: Any) -> str:
 def _process(args: dict[str, Any], task: str) -> dict[str, Any]:
     action = args.get("action")
     if action == "list":
-        return {"processes": [entry.describe() for entry in _processes().for_task(task)]}
+        return {"processes": [entry.describe() for entry in processes().for_task(task)]}
     if action not in _ACTIONS:
         raise _UserError(f"unknown action {action!r}; use one of: list, {', '.join(_ACTIONS)}")
     process_id = args.get("session_id")
     if not process_id:
         raise _UserError(f"action '{action}' needs session_id: the id that terminal(background=true) returned")
-    entry = _processes().get(process_id, task)
+    entry = processes().get(process_id, task)
     if entry is None:
         raise _UserError(f"no background process {process_id!r} in this task; "
                          "process(action='list') shows the task's processes")
@@ -176,7 +217,9 @@ def _process(args: dict[str, Any], task: str) -> dict[str, Any]:
 
 def _poll(entry: BackgroundProcess, args: dict[str, Any], settings: TerminalSettings) -> dict[str, Any]:
     """Status and the output since the last poll, wait or kill."""
-    return {**entry.describe(), "output": _tail(entry.unread_output(), settings)}
+    described = entry.describe()
+    entry.exit_seen = entry.exit_seen or described["status"] != "running"
+    return {**described, "output": _tail(entry.unread_output(), settings)}
 
 
 def _log(entry: BackgroundProcess, args: dict[str, Any], settings: TerminalSettings) -> dict[str, Any]:
@@ -198,13 +241,53 @@ def _wait(entry: BackgroundProcess, args: dict[str, Any], settings: TerminalSett
 
 
 def _kill(entry: BackgroundProcess, args: dict[str, Any], settings: TerminalSettings) -> dict[str, Any]:
-    """Stop the process and everything it started; then like poll."""
+    """Stop the process and everything it started; then like poll (the caller knows it ended: no report)."""
+    entry.exit_seen = True
     entry.kill()
     return _poll(entry, args, settings)
 
 
+def _write(entry: BackgroundProcess, args: dict[str, Any], settings: TerminalSettings) -> dict[str, Any]:
+    """Send ``data`` to the process's input as it is (no newline)."""
+    return _send(entry, str(args.get("data") or ""), settings)
+
+
+def _submit(entry: BackgroundProcess, args: dict[str, Any], settings: TerminalSettings) -> dict[str, Any]:
+    """Send ``data`` and Enter, as a user answering a prompt."""
+    return _send(entry, f"{args.get('data') or ''}\n", settings)
+
+
+def _close(entry: BackgroundProcess, args: dict[str, Any], settings: TerminalSettings) -> dict[str, Any]:
+    """End the process's input (end of file), without stopping it."""
+    process = _interactive(entry)
+    try:
+        done = process.close_input()
+    except BackendError as exc:
+        raise _UserError(f"cannot close the input of {entry.id}: {exc}") from None
+    return {"status": "ok", "session_id": entry.id, "message": done}
+
+
+def _send(entry: BackgroundProcess, data: str, settings: TerminalSettings) -> dict[str, Any]:
+    if len(data) > MAX_INPUT_CHARS:
+        raise _UserError(f"data has {len(data)} characters; send at most {MAX_INPUT_CHARS} at a time")
+    process = _interactive(entry)
+    try:
+        written = process.write(data, settings.input_timeout)
+    except BackendError as exc:
+        raise _UserError(f"cannot write to {entry.id}: {exc}") from None
+    return {"status": "ok", "session_id": entry.id, "bytes_written": written}
+
+
+def _interactive(entry: BackgroundProcess) -> InteractiveProcess:
+    if entry.process.poll() is not None:
+        raise _UserError(f"{entry.id} has already exited (exit code {entry.process.poll()}); it reads no input")
+    if not isinstance(entry.process, InteractiveProcess):
+        raise _UserError(f"the {entry.backend} backend's processes take no input")
+    return entry.process
+
+
 _ACTIONS: Final[dict[str, Callable[[BackgroundProcess, dict[str, Any], TerminalSettings], dict[str, Any]]]] = {
-    "poll": _poll, "log": _log, "wait": _wait, "kill": _kill,
+    "poll": _poll, "log": _log, "wait": _wait, "kill": _kill, "write": _write, "submit": _submit, "close": _close,
 }
 
 

@@ -6,11 +6,15 @@ import atexit
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 
 from hermes_core.backends import Process
+
+from .notifications import Notifier, Watch
+from .screens import TerminalScreen
 
 __all__ = ["BackgroundProcess", "ProcessTable"]
 
@@ -32,6 +36,13 @@ class BackgroundProcess:
     started_at: float = field(default_factory=time.time)
     killed: bool = False
     read_position: int = 0
+    #: What it reports by itself (``notify_on_complete``, ``watch_patterns``), if anything.
+    watch: Watch | None = None
+    #: The caller has seen it exit (poll, wait, kill): its end is not reported again.
+    exit_seen: bool = False
+    #: Its terminal as ``read_terminal`` last showed it, and whether ``close_terminal`` closed that view.
+    screen: TerminalScreen | None = None
+    terminal_closed: bool = False
 
     @property
     def status(self) -> str:
@@ -67,22 +78,50 @@ class BackgroundProcess:
 
 
 class ProcessTable:
-    """Thread-safe table of background processes; whatever still runs is killed when Python exits."""
+    """Thread-safe table of background processes; whatever still runs is killed when Python exits.
 
-    def __init__(self) -> None:
+    ``inject`` hands a process's own report (its end, a watched line) to the session's agent loop; when it
+    cannot (False), the report waits here for the task's next result (:meth:`take_reports`).
+    """
+
+    def __init__(self, inject: Callable[[str, str], bool] = lambda content, role: False) -> None:
         self._entries: dict[str, BackgroundProcess] = {}
         self._lock = threading.Lock()
+        self._inject = inject
+        self._reports: dict[str, list[str]] = {}
+        self._notifier = Notifier(self._deliver)
         atexit.register(self.kill_all)
 
     def add(self, command: str, cwd: str, task_id: str, process: Process, *, backend: str = "local",
-            pty: bool = False) -> BackgroundProcess:
-        entry = BackgroundProcess(f"proc_{uuid.uuid4().hex[:12]}", command, cwd, task_id, process, backend, pty)
+            pty: bool = False, watch: Watch | None = None) -> BackgroundProcess:
+        entry = BackgroundProcess(f"proc_{uuid.uuid4().hex[:12]}", command, cwd, task_id, process, backend, pty,
+                                  watch=watch)
         with self._lock:
             self._entries[entry.id] = entry
             finished = [e for e in self._entries.values() if e.process.poll() is not None]
             for old in finished[:max(0, len(self._entries) - MAX_TRACKED)]:
                 del self._entries[old.id]
+        if watch is not None:
+            self._notifier.watch(entry)
         return entry
+
+    def _deliver(self, entry: BackgroundProcess, report: str) -> None:
+        try:
+            delivered = self._inject(report, "user")
+        except Exception:  # the host's sink failed: the report still reaches the model with the next result
+            delivered = False
+        if not delivered:
+            with self._lock:
+                self._reports.setdefault(entry.task_id, []).append(report)
+
+    def take_reports(self, task_id: str) -> list[str]:
+        """The reports of ``task_id``'s processes that no agent loop took, oldest first; they are handed over once."""
+        with self._lock:
+            return self._reports.pop(task_id, [])
+
+    def close(self) -> None:
+        """Stop the watcher (the runtime is closing)."""
+        self._notifier.close()
 
     def running(self) -> int:
         with self._lock:

@@ -7,6 +7,7 @@ nested quantifiers, so they are linear too.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Callable, Iterator, Sequence
 from itertools import takewhile
@@ -43,7 +44,7 @@ from .rules import (
 )
 from .shell import Word
 
-__all__ = ["PERMISSION_CHANGERS", "check", "find_exec", "modified", "target_rules", "tree_rules", "written"]
+__all__ = ["DELETERS", "PERMISSION_CHANGERS", "check", "find_exec", "modified", "target_rules", "tree_rules", "written"]
 
 _TOP_DIRS: Final = ("bin|boot|dev|etc|home|lib|lib32|lib64|opt|proc|root|sbin|srv|sys|usr|var"
                     "|applications|library|system|users")
@@ -76,7 +77,7 @@ _ERASING: Final = frozenset({
 _ALWAYS_ERASE: Final = frozenset({"blkdiscard", "sg_format", "sg_sanitize", "sg_unmap", "lvremove", "vgremove",
                                    "pvremove"})
 PERMISSION_CHANGERS: Final = frozenset({"chmod", "chown", "chgrp", "chattr", "setfacl"})
-_DELETERS: Final = frozenset({"rm", "shred", "unlink", "srm"})
+DELETERS: Final = frozenset({"rm", "shred", "unlink", "srm"})
 _KILLERS: Final = frozenset({"pkill", "killall", "xkill", "skill", "tkill"})
 _FIREWALLS: Final = frozenset({"iptables", "ip6tables", "iptables-nft", "iptables-legacy", "ebtables", "arptables"})
 _COPIERS: Final = frozenset({"cp", "mv", "install", "ln", "rsync", "scp"})
@@ -84,13 +85,26 @@ _IN_PLACE: Final = frozenset({"rm", "unlink", "shred", "truncate", "touch", "chm
                               "setfacl"})
 
 
+def normalized(path: str) -> str:
+    """``path`` lower-cased with ``.``, ``..`` and repeated slashes resolved where that is certain: under the root,
+    and under the home (``~``, ``$HOME``), whose parent stands for the root (``~/..`` is ``/home``)."""
+    lowered = path.lower()
+    for home in ("~", "$home", "${home}"):
+        if lowered == home or lowered.startswith(f"{home}/"):
+            rest = posixpath.normpath("h/" + lowered[len(home):].lstrip("/"))
+            return "/" if not (rest == "h" or rest.startswith("h/")) else "~" + rest[1:]
+    if lowered.startswith("/") and ("/." in lowered or "//" in lowered[1:]):
+        return posixpath.normpath(lowered)
+    return lowered
+
+
 def is_root_target(path: str) -> bool:
-    return _ROOT_TARGET.fullmatch(path.lower()) is not None
+    return _ROOT_TARGET.fullmatch(normalized(path)) is not None
 
 
 def target_rules(path: str, *, writes: bool) -> Iterator[Rule]:
     """The rules hit by writing to (``writes``) or changing in place the file ``path``."""
-    lowered = path.lower()
+    lowered = normalized(path)
     if writes and lowered.startswith("/dev/"):
         if _DISK.match(lowered):
             yield WRITE_BLOCK_DEVICE
@@ -229,7 +243,7 @@ def _find(invocation: Invocation) -> Iterator[Rule]:
     if "-delete" in invocation.texts:
         runs.add("rm")
     yield from tree_rules(starts, runs)
-    if runs & _DELETERS:
+    if runs & DELETERS:
         yield FIND_DELETE
 
 
@@ -242,8 +256,8 @@ def find_starts(invocation: Invocation) -> list[Word]:
 
 def tree_rules(starts: Sequence[Word], runs: set[str]) -> Iterator[Rule]:
     """Running each of ``runs`` on every file under ``starts`` (``find -exec``, ``find ... | xargs``)."""
-    lowered = [w.text.lower() for w in starts]
-    if runs & _DELETERS and any(is_root_target(text) for text in lowered):
+    lowered = [normalized(w.text) for w in starts]
+    if runs & DELETERS and any(is_root_target(text) for text in lowered):
         yield DELETE_ROOT
     if runs & PERMISSION_CHANGERS and any(_FILE_SYSTEM_ROOT.fullmatch(text) or _SYSTEM_DIR.fullmatch(text)
                                            or is_root_target(text) for text in lowered):
@@ -328,7 +342,7 @@ def _history(invocation: Invocation) -> Iterator[Rule]:
 def _chmod(invocation: Invocation) -> Iterator[Rule]:
     recursive = _has(invocation.texts, "R", ("--recursive",))
     for word in operands(invocation.args):
-        lowered = word.text.lower()
+        lowered = normalized(word.text)
         if _FILE_SYSTEM_ROOT.fullmatch(lowered) or (recursive and _SYSTEM_DIR.fullmatch(lowered)):
             yield RECURSIVE_CHMOD_ROOT
             return
@@ -367,11 +381,16 @@ def _pfctl(invocation: Invocation) -> Iterator[Rule]:
         yield FIREWALL_CHANGE
 
 
+#: git's global options that take the next word as their value.
+_GIT_VALUED: Final = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix",
+                                "--config-env", "--list-cmds"})
+
+
 def _git(invocation: Invocation) -> Iterator[Rule]:
     texts = invocation.texts
     index = 0
     while index < len(texts) and texts[index].startswith("-"):
-        index += 2 if texts[index] in ("-C", "-c") else 1
+        index += 2 if texts[index] in _GIT_VALUED else 1
     if index >= len(texts):
         return
     sub, rest = texts[index], texts[index + 1:]
@@ -404,6 +423,11 @@ def _git_when(test: Callable[[list[str]], bool], rule: Rule) -> Callable[[list[s
     return check_git
 
 
+def _git_gc(rest: list[str]) -> bool:
+    """``git gc --prune=now``: unreachable commits (a dropped stash, a reset branch) are deleted at once."""
+    return any(t.partition("=")[2].lower() in ("now", "all") for t in rest if t.startswith("--prune="))
+
+
 _GIT: Final[dict[str, Callable[[list[str]], Iterator[Rule]]]] = {
     "reset": _git_when(lambda rest: "--hard" in rest, GIT_RESET_HARD),
     "clean": _git_clean,
@@ -418,6 +442,8 @@ _GIT: Final[dict[str, Callable[[list[str]], Iterator[Rule]]]] = {
     "filter-repo": _git_when(lambda rest: True, GIT_REWRITE_HISTORY),
     "reflog": _git_when(lambda rest: rest[:1] in (["expire"], ["delete"]), GIT_REWRITE_HISTORY),
     "update-ref": _git_when(lambda rest: "-d" in rest, GIT_REWRITE_HISTORY),
+    "gc": _git_when(_git_gc, GIT_REWRITE_HISTORY),
+    "prune": _git_when(lambda rest: not _has(rest, "n", ("--dry-run",)), GIT_REWRITE_HISTORY),
 }
 
 _CHECKS: Final[dict[str, Callable[[Invocation], Iterator[Rule]]]] = {

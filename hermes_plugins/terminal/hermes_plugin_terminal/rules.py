@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
-__all__ = ["RULES", "Level", "Rule"]
+__all__ = ["OPT_IN_RULES", "RULES", "Level", "Rule"]
 
 
 class Level(StrEnum):
@@ -82,6 +82,12 @@ GIT_DISCARD_CHANGES: Final = Rule("git_discard_changes", D,
 GIT_DELETE_BRANCH: Final = Rule("git_delete_branch", D,
                                 "force-deletes a branch and its unmerged commits (git branch -D)")
 GIT_REWRITE_HISTORY: Final = Rule("git_rewrite_history", D, "rewrites or expires local history")
+# dangerous only in the stricter readings a user opts into
+NOT_READ_ONLY: Final = Rule("not_read_only", D,
+                            "runs a program that is not on the read-only list, writes a file or sets a variable that "
+                            "changes what runs (approvals.mode: strict)")
+OUTSIDE_WORKSPACE: Final = Rule("outside_workspace", D,
+                                "reads or writes a path outside the workspace (terminal.workspace_only)")
 
 RULES: Final[tuple[Rule, ...]] = (
     DELETE_ROOT, FORMAT_DISK, WRITE_BLOCK_DEVICE, FORK_BOMB, KILL_ALL_PROCESSES, RECURSIVE_CHMOD_ROOT,
@@ -90,5 +96,7 @@ RULES: Final[tuple[Rule, ...]] = (
     CRONTAB_REMOVE, REMOTE_CODE_TO_SHELL, PAYLOAD_TO_SHELL, INTERPRETER_CODE, DYNAMIC_COMMAND, WRITTEN_SCRIPT,
     UNPARSABLE, TOO_LONG, HISTORY_TAMPER, CONTAINER_HOST_ACCESS, EDITOR_COMMAND,
     GIT_RESET_HARD, GIT_CLEAN, GIT_FORCE_PUSH, GIT_DISCARD_CHANGES, GIT_DELETE_BRANCH,
-    GIT_REWRITE_HISTORY,
+    GIT_REWRITE_HISTORY, NOT_READ_ONLY, OUTSIDE_WORKSPACE,
 )
+#: The rules of the stricter readings (:class:`.danger.Strictness`): never matched by default.
+OPT_IN_RULES: Final = frozenset({NOT_READ_ONLY, OUTSIDE_WORKSPACE})

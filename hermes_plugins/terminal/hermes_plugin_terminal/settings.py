@@ -23,6 +23,8 @@ class TerminalSettings(BaseModel):
     max_timeout: float = Field(3600.0, gt=0, description="Longest `timeout` (seconds) a call may use.")
     max_output_chars: int = Field(100_000, gt=0, description="Largest `max_output_chars` a call may use.")
     workdir: str | None = Field(None, description="Working directory of a new task (default: the workspace).")
+    input_timeout: float = Field(10.0, gt=0, description="Longest wait (seconds) for a background process to take "
+                                                         "what `process` write or submit sends it.")
 
 
 def load_settings() -> TerminalSettings:

@@ -7,7 +7,11 @@ pipelines, subshells, functions, loops, ``$(...)``, backticks and ``<(...)``. Te
 is never a command: ``echo "rm -rf /"`` is one command, ``echo``.
 
 Text the shell runs later (an ``sh -c`` script, ``eval`` words, a here-document fed to a shell) is a
-string here; :mod:`.danger` parses it again.
+string here; :mod:`.danger` parses it again. So is the body of an unquoted here-document, where the shell runs
+``$(...)`` and backticks before the command reads it (:meth:`Redirect.substituted`).
+
+Where tree-sitter's reading cannot be the shell's, the script says so (:attr:`Script.misread`): two words of a
+command with no space between them were one word to the shell.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import re
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Final
 
 import tree_sitter_bash
@@ -37,12 +42,16 @@ _DQUOTED_ESCAPE: Final = re.compile(r"\\([$`\"\\])")
 _GLOB: Final = frozenset("*?[{")
 _SUBSTITUTIONS: Final = frozenset({"command_substitution", "process_substitution"})
 _WRITE_OPERATORS: Final = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<>"})
+#: ``$IFS`` not followed by a name character: tree-sitter misreads ``rm$IFS-rf$IFS/`` (the braced form it reads).
+_BARE_IFS: Final = re.compile(r"\$IFS(?![A-Za-z0-9_])")
+#: What a backslash escapes in an unquoted here-document (a double-quoted string also escapes ``"``).
+_HEREDOC_ESCAPES: Final = frozenset("$`\\\n")
 
 
 def clean(text: str) -> str:
     """Fold Unicode look-alikes (NFKC) and drop escape sequences, control characters and line continuations."""
     text = unicodedata.normalize("NFKC", text).replace("\r\n", "\n").replace("\r", "\n")
-    return _ESCAPES.sub("", text).replace("\\\n", "")
+    return _BARE_IFS.sub("${IFS}", _ESCAPES.sub("", text).replace("\\\n", ""))
 
 
 @dataclass(frozen=True)
@@ -63,10 +72,30 @@ class Redirect:
     operator: str
     target: Word | None = None
     body: str | None = None
+    #: A here-document whose delimiter is unquoted: the shell expands its body (``$(...)``, backticks).
+    expands: bool = False
 
     @property
     def writes(self) -> bool:
         return self.operator in _WRITE_OPERATORS and self.target is not None and not self.target.text.isdigit()
+
+    def substituted(self) -> str | None:
+        """The body of an unquoted here-document as a double-quoted shell word (``: "..."``), for its
+        substitutions to be parsed as the shell runs them; None for any other redirection."""
+        if not self.expands or not self.body:
+            return None
+        out: list[str] = []
+        index = 0
+        body = self.body
+        while index < len(body):
+            char = body[index]
+            if char == "\\" and index + 1 < len(body) and body[index + 1] in _HEREDOC_ESCAPES:
+                out.append(body[index:index + 2])
+                index += 2
+                continue
+            out.append({"\\": "\\\\", '"': '\\"'}.get(char, char))
+            index += 1
+        return f': "{"".join(out)}"'
 
 
 @dataclass(eq=False)
@@ -77,6 +106,8 @@ class Command:
     redirects: list[Redirect] = field(default_factory=list)
     #: The commands of the previous pipeline stage, whose output is this command's input.
     upstream: tuple[Command, ...] = ()
+    #: The variables set for this command alone (``LD_PRELOAD=x ls``).
+    assignments: tuple[str, ...] = ()
 
 
 @dataclass
@@ -93,6 +124,8 @@ class Script:
     _by_node: dict[int, Command]
     #: ``(name, value)`` of each variable set (``X=1 cmd``, ``export X=1``) or unset (value None), anywhere.
     variables: list[tuple[str, str | None]] = field(default_factory=list)
+    #: A command's words were split where the shell would not split them: what runs is not what was read.
+    misread: bool = False
 
     def commands_in(self, node: Node) -> list[Command]:
         """The commands inside ``node`` (a substitution, a function body), in source order."""
@@ -103,9 +136,9 @@ def parse(text: str) -> Script:
     """Parse ``text`` (already :func:`clean`) into a :class:`Script`."""
     tree = _PARSER.parse(text.encode())
     nodes = list(_descendants(tree.root_node))
-    by_node = {node.id: Command(_words(node), [_redirect(c) for c in node.named_children if _is_redirect(c)])
-               for node in nodes if node.type == "command"}
+    by_node = {node.id: _command(node) for node in nodes if node.type == "command"}
     script = Script(list(by_node.values()), [], [], tree.root_node.has_error, by_node)
+    script.misread = any(_split_word(node) for node in nodes if node.type == "command")
     for node in nodes:
         if node.type == "redirected_statement":
             body = node.child_by_field_name("body")
@@ -128,6 +161,19 @@ def parse(text: str) -> Script:
     return script
 
 
+def _command(node: Node) -> Command:
+    assignments = tuple(_text(name) for child in node.named_children if child.type == "variable_assignment"
+                        if (name := child.child_by_field_name("name")) is not None)
+    return Command(_words(node), [_redirect(c) for c in node.named_children if _is_redirect(c)],
+                   assignments=assignments)
+
+
+def _split_word(command: Node) -> bool:
+    """Whether two of ``command``'s words touch (no space between): tree-sitter split one shell word."""
+    children = [c for c in command.named_children if not _is_redirect(c) and c.type != "comment"]
+    return any(a.end_byte == b.start_byte for a, b in pairwise(children))
+
+
 def _descendants(node: Node) -> Iterator[Node]:
     """``node`` and everything under it, in source order, without recursion (nesting can be deep)."""
     stack = [node]
@@ -148,7 +194,9 @@ def _is_redirect(node: Node) -> bool:
 def _redirect(node: Node) -> Redirect:
     if node.type == "heredoc_redirect":
         body = next((c for c in node.named_children if c.type == "heredoc_body"), None)
-        return Redirect("<<", body=_text(body) if body is not None else "")
+        start = next((c for c in node.named_children if c.type == "heredoc_start"), None)
+        quoted = start is None or any(quote in _text(start) for quote in "'\"\\")
+        return Redirect("<<", body=_text(body) if body is not None else "", expands=not quoted)
     operator = next((_text(c) for c in node.children if not c.is_named), "")
     if node.type == "herestring_redirect":
         target = node.named_children[-1] if node.named_children else None

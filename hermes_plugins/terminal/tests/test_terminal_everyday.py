@@ -92,6 +92,20 @@ EVERYDAY: list[str] = [
 ]
 
 
+#: Inline interpreter one-liners that only compute or print; inline code in languages other than Python still
+#: asks, as does Python that reaches ``sys`` or ``platform`` (the false positives that remain).
+INLINE_ONE_LINERS: list[str] = [
+    "python -c 'print(1)'", "python3 -c 'print(2 ** 64)'", "python3 -c 'import math; print(math.pi)'",
+    "python3 -c 'import json; print(json.dumps({\"a\": 1}, indent=2))'",
+    "python3 -c 'import datetime; print(datetime.date.today().isoformat())'",
+    "python3 -c 'import uuid; print(uuid.uuid4())'", "python3 -c 'import secrets; print(secrets.token_hex(16))'",
+    "python3 -c 'import hashlib; print(hashlib.sha256(b\"x\").hexdigest())'",
+    "python3 -c 'print(sum(range(100)))'", "python3 -c 'import base64; print(base64.b64encode(b\"hi\"))'",
+    "python3 -c 'import sys; print(sys.version)'", "python -c 'import platform; print(platform.system())'",
+    "node -e 'console.log(1)'", "perl -e 'print 1'", "ruby -e 'puts 1'",
+]
+
+
 def test_the_everyday_corpus_is_large_and_has_no_duplicates() -> None:
     assert len(EVERYDAY) >= 150
     assert len(EVERYDAY) == len(set(EVERYDAY))
@@ -101,3 +115,4 @@ def test_the_everyday_corpus_is_large_and_has_no_duplicates() -> None:
 def test_everyday_command_is_safe(command: str) -> None:
     verdict = classify(command)
     assert (verdict.level, [rule.key for rule in verdict.rules]) == (Level.SAFE, []), verdict.normalized
+

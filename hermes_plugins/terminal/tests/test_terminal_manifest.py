@@ -1,4 +1,4 @@
-"""The manifest: both tools declared in toolset `terminal`, lazily imported, not parallel-safe."""
+"""The manifest: the four tools declared in toolset `terminal`, lazily imported; commands not parallel-safe."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ def test_the_manifest_is_valid_and_declares_every_tool():
     assert manifest.unknown_fields == []
     assert manifest.declarative
     assert [(tool.name, tool.toolset, tool.parallel_safe) for tool in manifest.tools] == [
-        ("terminal", "terminal", False), ("process", "terminal", False)]
+        ("terminal", "terminal", False), ("process", "terminal", False), ("read_terminal", "terminal", True),
+        ("close_terminal", "terminal", True)]
 
 
 def test_every_handler_reference_resolves_to_a_callable():
@@ -28,11 +29,11 @@ def test_every_handler_reference_resolves_to_a_callable():
         assert callable(getattr(importlib.import_module(module), name))
 
 
-def test_the_runtime_offers_both_tools_without_importing_the_handlers(load_hermes_plugin, hermes_runtime,
+def test_the_runtime_offers_the_tools_without_importing_the_handlers(load_hermes_plugin, hermes_runtime,
                                                                        monkeypatch):
     monkeypatch.delitem(sys.modules, "hermes_plugin_terminal.handlers", raising=False)
     load_hermes_plugin("hermes_plugin_terminal", "terminal")
-    assert hermes_runtime.resolve_toolset("terminal") == ["terminal", "process"]
+    assert hermes_runtime.resolve_toolset("terminal") == ["terminal", "process", "read_terminal", "close_terminal"]
     assert hermes_runtime.registry.get_available_tool_names(["terminal", "process"]) == ["terminal", "process"]
     assert not hermes_runtime.registry.get("terminal").parallel_safe
     assert "hermes_plugin_terminal.handlers" not in sys.modules

@@ -1,10 +1,11 @@
-"""Fetching a model-chosen URL: every redirect hop guarded, one deadline, a byte limit, text only."""
+"""Fetching a model-chosen URL: every redirect hop guarded, one deadline, a byte limit, only the media types the
+caller reads (text for web_extract; other packs, e.g. vision, pass their own)."""
 
 from __future__ import annotations
 
 import contextlib
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import httpx
@@ -18,11 +19,7 @@ from .settings import WebSettings
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 TEXT_MEDIA_TYPES = frozenset({"application/json", "application/xml", "application/javascript"})
-HEADERS = {
-    "User-Agent": "hermes-tools-web/0.2",
-    "Accept": "text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.9,*/*;q=0.1",
-    "Accept-Encoding": ACCEPT_ENCODING,
-}
+HEADERS = {"User-Agent": "hermes-tools-web/0.2", "Accept-Encoding": ACCEPT_ENCODING}
 
 
 class FetchError(Exception):
@@ -48,15 +45,29 @@ def is_text(media_type: str) -> bool:
     )
 
 
+@dataclass(frozen=True)
+class Accepted:
+    """The media types a fetch reads: the test of a response's type, the ``Accept`` header sent, and the error for
+    another type (``{url}`` and ``{media_type}`` are filled in)."""
+
+    test: Callable[[str], bool]
+    header: str
+    refusal: str
+
+
+TEXT = Accepted(is_text, "text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.9,*/*;q=0.1",
+                "{url} is {media_type}, not text: web_extract reads HTML, plain text, JSON and XML only")
+
+
 def fetch(url: str, settings: WebSettings, *, resolver: Resolver = resolve_addresses,
-          judge: Judge = address_refusal) -> Page:
+          judge: Judge = address_refusal, accepted: Accepted = TEXT) -> Page:
     """GET ``url``, following redirects by hand so that the guard checks every hop before connecting.
 
     ``settings.timeout`` bounds the whole fetch, however slowly the server answers.
     """
     deadline = FetchDeadline(settings.timeout)
     try:
-        with deadline, httpx.Client(headers=HEADERS, follow_redirects=False) as client:
+        with deadline, httpx.Client(headers={**HEADERS, "Accept": accepted.header}, follow_redirects=False) as client:
             for _ in range(settings.max_redirects + 1):
                 addresses = check_url(url, allow_private=settings.allow_private_networks, resolver=resolver,
                                       judge=judge)
@@ -65,7 +76,7 @@ def fetch(url: str, settings: WebSettings, *, resolver: Resolver = resolve_addre
                     if response.status_code in REDIRECT_STATUSES and location:
                         url = str(httpx.URL(url).join(location).copy_with(fragment=None))
                         continue
-                    return _read(response, url, settings)
+                    return _read(response, url, settings, accepted)
     except URLRefusedError as exc:
         raise FetchError(str(exc)) from None
     except (TimeoutError, httpx.TimeoutException):
@@ -102,15 +113,13 @@ def _timed_out(settings: WebSettings, url: str) -> str:
     return f"timed out after {settings.timeout:g} s fetching {url}"
 
 
-def _read(response: httpx.Response, url: str, settings: WebSettings) -> Page:
+def _read(response: httpx.Response, url: str, settings: WebSettings, accepted: Accepted) -> Page:
     if response.is_error:
         raise FetchError(f"HTTP {response.status_code} {response.reason_phrase} from {url}")
     content_type = response.headers.get("content-type", "application/octet-stream")
     media_type = content_type.split(";", 1)[0].strip().lower()
-    if not is_text(media_type):
-        raise FetchError(
-            f"{url} is {media_type}, not text: web_extract reads HTML, plain text, JSON and XML only"
-        )
+    if not accepted.test(media_type):
+        raise FetchError(accepted.refusal.format(url=url, media_type=media_type))
     too_large = f"the response from {url} is larger than the {settings.max_bytes} byte limit"
     declared = response.headers.get("content-length", "")
     encoding = response.headers.get("content-encoding", "")

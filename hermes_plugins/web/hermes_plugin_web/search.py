@@ -21,7 +21,9 @@ if TYPE_CHECKING:
     import httpx
 
 DEFAULT_RESULTS = 5
-MAX_RESULTS = 20
+MAX_RESULTS = 100
+#: The most results the Brave Search API gives for one request.
+BRAVE_MAX_COUNT = 20
 PROVIDER_ENV = {"searxng": "SEARXNG_URL", "brave": "BRAVE_API_KEY"}
 NOT_CONFIGURED = (
     "no web search provider is configured: set SEARXNG_URL to a SearXNG instance "
@@ -90,7 +92,7 @@ class BraveSearch:
             client,
             self.label,
             f"{self.base_url.rstrip('/')}/res/v1/web/search",
-            params={"q": query, "count": count},
+            params={"q": query, "count": min(count, BRAVE_MAX_COUNT)},
             headers={"Accept": "application/json", "X-Subscription-Token": self.api_key},
             forbidden_hint="check BRAVE_API_KEY",
         )
@@ -192,7 +194,8 @@ def web_search(args: dict[str, Any], **kwargs: Any) -> str:
     query = str(args.get("query") or "").strip()
     if not query:
         return _error("query is required and must not be empty")
-    count = max(1, min(int(args.get("max_results") or DEFAULT_RESULTS), MAX_RESULTS))
+    wanted = args.get("limit", args.get("max_results"))  # Hermes Agent's name, then this project's
+    count = max(1, min(int(wanted or DEFAULT_RESULTS), MAX_RESULTS))
     try:
         settings = load_settings()
         chain = provider_chain(settings)

@@ -37,6 +37,9 @@ class WebSettings:
     search_provider: str | None = None
     #: Base URL of the Brave Search API (override it to use a proxy or a test server).
     brave_base_url: str = BRAVE_BASE_URL
+    #: Characters of each page web_extract sends back when the call gives no ``char_limit`` (else Hermes Agent's
+    #: ``web.extract_char_limit``).
+    extract_char_limit: int = 15_000
 
     def __post_init__(self) -> None:
         if self.timeout <= 0:
@@ -49,6 +52,8 @@ class WebSettings:
             raise SettingsError(f"convert_timeout must be a positive number of seconds, not {self.convert_timeout}")
         if self.max_convert_bytes <= 0:
             raise SettingsError(f"max_convert_bytes must be a positive number of bytes, not {self.max_convert_bytes}")
+        if self.extract_char_limit < 2000:
+            raise SettingsError(f"extract_char_limit must be at least 2000, not {self.extract_char_limit}")
 
 
 def load_settings() -> WebSettings:
@@ -70,6 +75,8 @@ def load_settings() -> WebSettings:
             search_provider=str(raw.get("search_provider") or web.get("search_backend") or web.get("backend")
                                 or "").strip().lower() or None,
             brave_base_url=str(raw.get("brave_base_url", defaults.brave_base_url)),
+            extract_char_limit=int(raw.get("extract_char_limit", web.get("extract_char_limit",
+                                                                         defaults.extract_char_limit))),
         )
     except (SettingsError, TypeError, ValueError) as exc:
         raise SettingsError(f"invalid plugins.entries.{PLUGIN_ID}.settings in config.yaml: {exc}") from None

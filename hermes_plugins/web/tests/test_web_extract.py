@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import socket
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -194,7 +195,57 @@ def test_other_schemes_are_refused(url, scheme, web_config, monkeypatch) -> None
 
 
 def test_missing_url_is_an_error(web_config) -> None:
-    assert "url is required" in json.loads(web_extract({}))["error"]
+    assert json.loads(web_extract({}))["error"] == (
+        "give `urls` (a list of up to 5 http or https URLs) or `url` (one URL)")
+
+
+def test_hermes_agents_urls_list_gives_one_result_per_url_with_its_error(local_server, web_config) -> None:
+    web_config(allow_private_networks=True)
+    first = local_server.add("/one", ARTICLE)
+    second = local_server.add("/two", "plain words", content_type="text/plain")
+
+    answer = json.loads(web_extract({"urls": [first, local_server.url("/missing"), second]}))
+
+    one, missing, two = answer["results"]
+    assert one["url"] == first and one["error"] is None and "# All About Foxes" in one["content"]
+    assert missing["url"] == local_server.url("/missing") and missing["content"] == ""
+    assert "404" in missing["error"]
+    assert two == {"url": second, "title": None, "content_type": "text/plain", "content": "plain words", "error": None}
+
+
+@pytest.mark.parametrize(("urls", "error"), [
+    ([], "urls must be a list of 1 to 5 http or https URLs"),
+    ("http://example.com/", "urls must be a list of 1 to 5 http or https URLs"),
+    (["http://example.com/"] * 6, "urls has 6 URLs; give at most 5 per call"),
+])
+def test_a_urls_argument_that_is_not_a_short_list_is_refused(urls, error, web_config, monkeypatch) -> None:
+    refuse_connections(monkeypatch)
+
+    assert json.loads(web_extract({"urls": urls}))["error"] == error
+
+
+def test_a_page_over_char_limit_shows_its_start_and_end_and_saves_the_whole_text(local_server, web_config,
+                                                                                   hermes_home) -> None:
+    web_config(allow_private_networks=True)
+    lines = [f"line {n:05d} " + "x" * 40 for n in range(1, 2001)]
+    url = local_server.add("/long.txt", "\n".join(lines), content_type="text/plain")
+
+    [page] = json.loads(web_extract({"urls": [url], "char_limit": 4000}))["results"]
+
+    content = page["content"]
+    assert content.startswith("line 00001 ") and "line 02000 " in content
+    assert "line 01000 " not in content
+    saved = content.rsplit("The full text is saved to ", 1)[1].split(";", 1)[0]
+    assert Path(saved).parent == hermes_home / "results"
+    assert Path(saved).read_text(encoding="utf-8") == "\n".join(lines)
+
+
+def test_char_limit_below_hermes_agents_minimum_is_refused(web_config, monkeypatch) -> None:
+    refuse_connections(monkeypatch)
+
+    error = json.loads(web_extract({"urls": ["http://example.com/"], "char_limit": 100}))["error"]
+
+    assert error == "char_limit must be at least 2000, not 100"
 
 
 def test_invalid_settings_are_reported(web_config) -> None:
@@ -203,3 +254,16 @@ def test_invalid_settings_are_reported(web_config) -> None:
     error = extract("https://example.com/")["error"]
 
     assert error.startswith("invalid plugins.entries.web.settings in config.yaml")
+
+
+def test_each_page_done_is_reported_as_progress(local_server, web_config, hermes_runtime, load_hermes_plugin) -> None:
+    web_config(allow_private_networks=True)
+    load_hermes_plugin("hermes_plugin_web", "web")
+    heard: list[Any] = []
+    hermes_runtime.set_progress_callback(heard.append)
+    urls = [local_server.add(f"/page-{n}", ARTICLE) for n in range(3)]
+
+    hermes_runtime.handle_function_call("web_extract", {"urls": urls}, tool_call_id="c1")
+
+    assert heard and heard[-1].done == 3 and heard[-1].total == 3 and heard[-1].tool_call_id == "c1"
+    assert all(progress.tool_name == "web_extract" and progress.message in urls for progress in heard)

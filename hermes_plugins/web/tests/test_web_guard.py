@@ -147,3 +147,9 @@ def test_private_networks_allowed_still_checks_resolved_names() -> None:
     # DNS that points a harmless-looking name at the metadata service is refused with the switch on.
     with pytest.raises(URLRefusedError, match=r"metadata\.example resolves to 169\.254\.169\.254.*metadata"):
         check_url("http://metadata.example/", allow_private=True, resolver=resolves_to("169.254.169.254"))
+
+
+@pytest.mark.parametrize("address", ["fd20:ce::254", "fd00:ec2::254%eth0", "192.0.0.8"])
+def test_gcp_ipv6_metadata_zoned_and_special_purpose_addresses_are_refused_with_private_networks(address: str) -> None:
+    with pytest.raises(URLRefusedError, match="never reachable"):
+        check_url("http://metadata.example/computeMetadata/v1/", allow_private=True, resolver=resolves_to(address))

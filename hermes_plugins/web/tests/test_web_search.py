@@ -101,6 +101,14 @@ def test_searxng_under_a_path_and_max_results(local_server, web_config, monkeypa
     assert [r["url"] for r in result["results"]] == ["https://example.org/hermes"]
 
 
+def test_hermes_agents_limit_is_the_number_of_results(local_server, web_config, monkeypatch) -> None:
+    local_server.add("/search", json.dumps(SEARXNG_ANSWER), content_type="application/json")
+    monkeypatch.setenv("SEARXNG_URL", local_server.url("/"))
+
+    assert len(search(query="hermes", limit=2)["results"]) == 2
+    assert len(search(query="hermes", limit=2, max_results=1)["results"]) == 2  # Hermes Agent's name wins
+
+
 def test_searxng_without_json_format_gets_a_hint(local_server, web_config, monkeypatch) -> None:
     local_server.add("/search", "Forbidden", status=403, content_type="text/html")
     monkeypatch.setenv("SEARXNG_URL", local_server.url())
