@@ -112,7 +112,7 @@ class Runtime(ToolApi):
         self.web_search_providers = self.contributions.web_search_providers
         self.approvals = Approvals(self.home.config, self.home.edit_config, observe=self.hooks.call)
         #: Who answers a call's questions to the user and to a model, and hears its progress.
-        self.asking = Asking(self._model_endpoint)
+        self.asking = Asking(self._model_endpoint, self._user_timeout)
         self._endpoint: tuple[Any, OpenAIEndpoint | str] | None = None
         self.contributions.backends["local"] = BackendContribution(
             "local", _local_backend, None, "Runs commands on this machine with bash, each in its own session.")
@@ -201,6 +201,13 @@ class Runtime(ToolApi):
         from .calls.subagents import settings_of
 
         return settings_of(self._config_data().get("delegation"))
+
+    def _user_timeout(self) -> float:
+        """How long a question waits for the user: ``agent.clarify_timeout`` (Hermes Agent's setting), bounded."""
+        from .calls.asking import user_timeout
+
+        agent = self._config_data().get("agent")
+        return user_timeout(agent.get("clarify_timeout") if isinstance(agent, dict) else None)
 
     def _model_endpoint(self) -> ModelCallback | str:
         """The endpoint ``delegation`` configures (one client per setting), or why there is none."""

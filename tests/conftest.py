@@ -112,7 +112,7 @@ def shared_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 class Venv:
     """A real virtual environment, with hermes-tools installed from its wheel unless asked otherwise."""
 
-    def __init__(self, path: Path, wheelhouse: Path) -> None:
+    def __init__(self, path: Path, wheelhouse: Path | None = None) -> None:
         self.path = path
         self.wheelhouse = wheelhouse
         self.python = str(path / "bin" / "python")
@@ -120,7 +120,8 @@ class Venv:
 
     def install(self, *requirements: str, extra: tuple[str, ...] = (), find_links: tuple[Path, ...] = ()) -> None:
         """pip install offline, from ``find_links`` (default: the session's wheelhouse)."""
-        links = [arg for folder in find_links or (self.wheelhouse,) for arg in ("--find-links", str(folder))]
+        folders = find_links or ((self.wheelhouse,) if self.wheelhouse is not None else ())
+        links = [arg for folder in folders for arg in ("--find-links", str(folder))]
         pip("install", "-q", "--no-index", *links, *extra, *requirements, python=self.python)
 
     def uninstall(self, *names: str) -> None:
@@ -201,37 +202,30 @@ _HERMES_AGENT_DUMP = """if True:
 
 
 @pytest.fixture(scope="session")
-def hermes_agent_reference(tmp_path_factory: pytest.TempPathFactory, shared_site: Path,
-                           package_index: str) -> dict[str, Any]:
-    """Hermes Agent 0.19's tool schemas and toolsets, read from its wheel (installed from the package index into a
-    venv of its own, once per session): ``{"schemas": {name: schema}, "toolsets": {...}, "core_tools": [...]}``."""
+def hermes_agent(tmp_path_factory: pytest.TempPathFactory, package_index: str) -> Venv:
+    """A venv holding Hermes Agent 0.19.0 with its own pinned dependencies, built once per session from the package
+    index (``HERMES_AGENT_PYTHON``, when it names the interpreter of one made before, as ``make
+    bench-vs-hermes-agent`` makes, is used instead). The one fixture every test that drives Hermes Agent uses."""
+    given = os.environ.get("HERMES_AGENT_PYTHON")
+    if given:
+        return Venv(Path(given).parent.parent)
     path = tmp_path_factory.mktemp("hermes-agent")
-    venv.EnvBuilder(with_pip=False, symlinks=True).create(path)
-    purelib = next((path / "lib").glob("python3*/site-packages"))
-    (purelib / "_hermes_shared.pth").write_text(str(shared_site) + "\n")  # its imports come from the test env
-    python = str(path / "bin" / "python")
-    pip("install", "-q", "--no-deps", "--index-url", package_index, "hermes-agent==0.19.0", python=python,
-        timeout=scaled_timeout(900))
-    home = tmp_path_factory.mktemp("hermes-agent-home")
-    result = subprocess.run([python, "-c", _HERMES_AGENT_DUMP], capture_output=True, text=True, cwd=home,
-                            env={**os.environ, "HERMES_HOME": str(home)}, timeout=scaled_timeout(300))
-    assert result.returncode == 0, result.stderr
-    reference: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
-    return reference
+    venv.EnvBuilder(with_pip=True, symlinks=True).create(path)
+    agent = Venv(path)
+    pip("install", "-q", "hermes-agent==0.19.0", python=agent.python, timeout=scaled_timeout(1200))
+    return agent
 
 
 @pytest.fixture(scope="session")
-def hermes_agent(tmp_path_factory: pytest.TempPathFactory, package_index: str) -> str:
-    """The interpreter of a venv holding Hermes Agent 0.19.0 with its own pinned dependencies (``HERMES_AGENT_PYTHON``
-    when it names one, as ``make bench-vs-hermes-agent`` makes; else installed from the package index once)."""
-    given = os.environ.get("HERMES_AGENT_PYTHON")
-    if given:
-        return given
-    path = tmp_path_factory.mktemp("hermes-agent")
-    venv.EnvBuilder(with_pip=True, symlinks=True).create(path)
-    python = str(path / "bin" / "python")
-    pip("install", "-q", "hermes-agent==0.19.0", python=python, timeout=scaled_timeout(1200))
-    return python
+def hermes_agent_reference(hermes_agent: Venv, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Hermes Agent 0.19's tool schemas and toolsets, read from its modules in the ``hermes_agent`` venv:
+    ``{"schemas": {name: schema}, "toolsets": {...}, "core_tools": [...]}``."""
+    home = tmp_path_factory.mktemp("hermes-agent-home")
+    result = hermes_agent.run(hermes_agent.python, "-c", _HERMES_AGENT_DUMP, cwd=home, env={"HERMES_HOME": str(home)},
+                              timeout=300)
+    assert result.returncode == 0, result.stderr
+    reference: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
+    return reference
 
 
 @pytest.fixture(autouse=True)

@@ -167,3 +167,58 @@ def test_a_reporter_counts_output_lines_drops_reports_too_close_and_never_goes_b
     reporter(10, 10, "done")  # reaching the total is always sent
     reporter(5, 10, "backwards")
     assert [(p.done, p.message) for p in heard] == [(1, "one"), (10, "done")]
+
+
+def test_a_parallel_batch_keeps_the_callers_callbacks_in_every_call(runtime):
+    heard: list[str] = []
+
+    def who_answers(args: dict[str, Any], **kwargs: Any) -> str:
+        return tool_context().ask_user("Which?").text
+
+    for name in ("first", "second"):
+        runtime.register_tool(name, "asking", {"description": "asks"}, who_answers, annotations={"read_only": True})
+    calls = [{"id": f"c{n}", "type": "function", "function": {"name": name, "arguments": "{}"}}
+             for n, name in enumerate(("first", "second"))]
+    with caller_callbacks(user=lambda question: heard.append(question.tool_name) or "from the caller"):
+        replies = runtime.answer_tool_calls(calls)  # read-only: the two run side by side, on two threads
+    assert [reply["content"] for reply in replies] == ["from the caller"] * 2
+    assert sorted(heard) == ["first", "second"]
+
+
+def test_the_wait_for_the_user_is_agent_clarify_timeout_bounded(runtime, isolated_home):
+    release = threading.Event()
+    seen: list[UserQuestion] = []
+
+    def hangs(question: UserQuestion) -> str:
+        seen.append(question)
+        release.wait(scaled_timeout(60))
+        return "late"
+
+    (isolated_home / "config.yaml").write_text("agent:\n  clarify_timeout: 0.2\n")
+    runtime.set_user_callback(hangs)
+    asking_tool(runtime, lambda ctx: ctx.ask_user("Which?"))
+    try:
+        assert runtime.handle_function_call("ask", {}) == "NoAnswer: the user did not answer within 0.2 s"
+    finally:
+        release.set()
+    assert seen[0].timeout == 0.2  # a callback that waits on its own (an MCP client) knows the bound
+
+
+@pytest.mark.parametrize(("setting", "wait"), [
+    (None, 3600.0), (30, 30.0), (0, 3600.0), (-5, 3600.0), (True, 3600.0), ("soon", 3600.0), (10**9, 86_400.0),
+])
+def test_clarify_timeout_is_hermes_agents_default_and_bounded(setting, wait):
+    from hermes_core.calls.asking import user_timeout
+
+    assert user_timeout(setting) == wait
+
+
+def test_an_approval_nobody_can_answer_is_refused_saying_why(runtime):
+    def asks(tool_name: str, **kwargs: Any) -> dict[str, str] | None:
+        return {"action": "approve", "message": "it needs a person", "rule_key": "k"} if tool_name == "ask" else None
+
+    runtime.context().register_hook("pre_tool_call", asks)
+    asking_tool(runtime, lambda ctx: "ran")
+    with caller_callbacks(approval="the caller has nobody to ask"):
+        refused = runtime.handle_function_call("ask", {})
+    assert "not approved: it needs a person Nobody was asked: the caller has nobody to ask." in refused

@@ -11,6 +11,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections import Counter
@@ -25,6 +26,8 @@ from click.testing import CliRunner
 
 from hermes_core.authoring.testing import scaled_timeout
 from hermes_core.cli import cli
+
+fakes = sys.modules["hermes_fake_provider"]  # loaded by conftest.py
 
 START = datetime(2026, 3, 2, 9, 0, 30, tzinfo=UTC)
 JOB_TOOLS = """\
@@ -179,6 +182,55 @@ def test_a_scheduled_call_that_needs_approval_is_refused_and_the_refusal_is_in_t
     assert "not approved" in (home.home / "cron" / "output" / job_id).glob("*.md").__next__().read_text()
 
 
+def test_a_prompt_job_runs_on_tick_its_model_calls_tools_and_an_approval_is_refused_in_the_output(home):
+    with fakes.fake_provider([("mark", {"label": "hello"}), ("mark", {"label": "ask"})]) as fake:
+        config = {"cron": {"output_retention": 0},
+                  "delegation": {"base_url": f"{fake.url}/v1", "model": "default-model"}}
+        (home.home / "config.yaml").write_text(yaml.safe_dump(config))
+        job_id = home.json("cron", "add", "every 1h", "Mark the day", "--toolsets", "jobtools",
+                           "--model", "job-model", "--deliver", "file:delivered.md")["id"]
+        home.set_time(START + timedelta(hours=1))
+        [report] = home.json("cron", "tick")
+    assert report["success"] is True and report["delivery_error"] is None, report
+    [first, second] = fake.bodies("/chat/completions")
+    assert first["model"] == "job-model"  # the job's model, not delegation.model
+    assert {tool["function"]["name"] for tool in first["tools"]} == {"mark", "block"}  # its toolsets only
+    assert "You are running as a scheduled cron job" in first["messages"][1]["content"]
+    results = [message["content"] for message in second["messages"] if message["role"] == "tool"]
+    assert '"label": "hello"' in results[0]
+    assert "not approved: mark ask needs a person" in results[1]
+    document = Path(report["output"]).read_text()
+    assert document.startswith("# Cron Job: Mark the day\n") and f"**Job ID:** {job_id}" in document
+    assert "## Prompt\n\n[IMPORTANT: You are running as a scheduled cron job." in document
+    response = document.split("## Response\n\n", 1)[1].split("\n## Refused Calls", 1)[0].strip()
+    assert response.startswith("Tool results:") and '"label": "hello"' in response
+    assert "## Refused Calls" in document and "- mark: mark ask needs a person" in document
+    assert (home.root / "delivered.md").read_text().strip() == response  # delivered as a tool job's result is
+
+
+def test_a_silent_prompt_job_saves_its_output_and_delivers_nothing(home):
+    with fakes.fake_provider([], text="[SILENT]") as fake:
+        config = {"delegation": {"base_url": f"{fake.url}/v1", "model": "default-model"}}
+        (home.home / "config.yaml").write_text(yaml.safe_dump(config))
+        home.json("cron", "add", "every 1h", "Anything new?", "--deliver", "file:delivered.md")
+        home.set_time(START + timedelta(hours=1))
+        [report] = home.json("cron", "tick")
+    assert report["success"] is True and "[SILENT]" in Path(report["output"]).read_text()
+    assert fake.bodies("/chat/completions")[0]["model"] == "default-model"  # delegation.model when the job has none
+    assert not (home.root / "delivered.md").exists()
+
+
+def test_a_prompt_job_whose_endpoint_fails_is_recorded_failed_with_the_reason(home):
+    config = {"delegation": {"base_url": "http://127.0.0.1:9/v1", "model": "m", "model_timeout": 30}}
+    (home.home / "config.yaml").write_text(yaml.safe_dump(config))
+    home.json("cron", "add", "every 1h", "Anything new?")
+    home.set_time(START + timedelta(hours=1))
+    [report] = home.json("cron", "tick")
+    assert report["success"] is False, report
+    assert "asking the model failed" in report["error"] or "the model did not answer" in report["error"]
+    assert "## Error" in Path(report["output"]).read_text()
+
+
 @pytest.mark.slow
 def test_two_serve_processes_and_a_tick_loop_run_every_due_run_exactly_once(home):
     jobs = [home.json("cron", "add", "* * * * *", "--tool", "mark", "--arguments", json.dumps({"label": f"job-{i}"}),
@@ -323,7 +375,7 @@ def test_every_schedule_form_gives_hermes_agents_next_run(hermes_agent, tmp_path
     # no daylight-saving change between now and the next runs: across one, Hermes Agent 0.19's croniter 6.0.0 puts
     # a run an hour off the wall clock (docs/cron.md), and Hermes (croniter 7) does not
     now = datetime(2026, 6, 15, 6, 30, tzinfo=UTC)
-    theirs = hermes_agent_cron(hermes_agent, tmp_path, now, "parse", FORMS, zone)
+    theirs = hermes_agent_cron(hermes_agent.python, tmp_path, now, "parse", FORMS, zone)
 
     class Fixed(Clock):
         def now(self) -> datetime:
@@ -343,7 +395,7 @@ def test_every_schedule_form_gives_hermes_agents_next_run(hermes_agent, tmp_path
 
 def test_a_jobs_file_hermes_agent_wrote_is_listed_with_its_schedules_and_next_runs(hermes_agent, home):
     schedules = ["30m", "every 2h", "0 9 * * *", "*/10 * * * * */30", "2026-06-01T09:00:00"]
-    ids = hermes_agent_cron(hermes_agent, home.home, START, "create", schedules)
+    ids = hermes_agent_cron(hermes_agent.python, home.home, START, "create", schedules)
     written = {job["id"]: job for job in json.loads((home.home / "cron" / "jobs.json").read_text())["jobs"]}
     listed = {job["id"]: job for job in home.json("cron", "list", "--all")}
     assert sorted(listed) == sorted(ids)
@@ -354,12 +406,27 @@ def test_a_jobs_file_hermes_agent_wrote_is_listed_with_its_schedules_and_next_ru
     assert all(written[job_id]["next_run_at"] in table for job_id in ids)
 
 
+def test_a_prompt_job_hermes_agent_wrote_runs_here_through_the_configured_endpoint(hermes_agent, home):
+    [job_id] = hermes_agent_cron(hermes_agent.python, home.home, START, "create", ["every 2h"])
+    with fakes.fake_provider([], text="Nothing to report but this.") as fake:
+        config = {"delegation": {"base_url": f"{fake.url}/v1", "model": "default-model"}}
+        (home.home / "config.yaml").write_text(yaml.safe_dump(config))
+        home.set_time(START + timedelta(hours=2))
+        [report] = home.json("cron", "tick")
+    assert report["job_id"] == job_id and report["success"] is True, report
+    assert fake.bodies("/chat/completions")[0]["messages"][1]["content"].endswith("say every 2h")
+    document = Path(report["output"]).read_text()
+    assert document.startswith("# Cron Job: every 2h\n") and "## Response\n\nNothing to report but this." in document
+    read = hermes_agent_cron(hermes_agent.python, home.home, START + timedelta(hours=2), "read", job_id)
+    assert read["job"]["last_status"] == "ok"  # Hermes Agent reads the run recorded here
+
+
 def test_a_job_made_with_the_cronjob_tool_is_read_and_run_by_hermes_agent(hermes_agent, home):
     answer = json.loads(home.hermes("tools", "call", "cronjob", json.dumps({
         "action": "create", "schedule": "0 9 * * *", "tool": "mark", "arguments": {"label": "both"},
         "name": "shared"})).stdout)
     job_id = answer["job_id"]
-    read = hermes_agent_cron(hermes_agent, home.home, datetime(2026, 3, 3, 9, 0, 10, tzinfo=UTC), "read", job_id)
+    read = hermes_agent_cron(hermes_agent.python, home.home, datetime(2026, 3, 3, 9, 0, 10, tzinfo=UTC), "read", job_id)
     job = read["job"]
     assert (job["name"], job["schedule"], job["next_run_at"]) == \
         ("shared", {"kind": "cron", "expr": "0 9 * * *", "display": "0 9 * * *"}, "2026-03-03T09:00:00+00:00")

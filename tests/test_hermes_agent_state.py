@@ -61,15 +61,6 @@ print(json.dumps({
 """
 
 
-@pytest.fixture(scope="module")
-def hermes_agent(make_venv: Any, package_index: str) -> Any:
-    venv = make_venv("hermes-agent-0.19", core=False)
-    installed = venv.run(venv.python, "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                         "hermes-agent==0.19.0", timeout=1200)
-    assert installed.returncode == 0, installed.stdout + installed.stderr
-    return venv
-
-
 def run_agent(venv: Any, code: str, home: Path) -> Any:
     done = venv.run(venv.python, "-c", code, env={"HERMES_HOME": str(home)}, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -115,6 +115,17 @@ def test_a_declined_question_is_an_error_saying_so(served):
     assert error and "the user declined to answer" in text
 
 
+def test_a_question_the_client_leaves_unanswered_ends_at_agent_clarify_timeout(served):
+    (served.home / "config.yaml").write_text("plugins:\n  enabled: [agent, terminal, file]\n"
+                                             "agent:\n  clarify_timeout: 1\n")
+
+    async def never(context: Any, params: Any) -> Any:
+        await anyio.sleep_forever()
+
+    error, text = served_call(served, "clarify", {"question": "Which?"}, elicitation_callback=never)
+    assert error and "did not answer" in text and "within 1 s" in text
+
+
 def test_without_elicitation_clarify_is_refused_with_the_reason(served):
     error, text = served_call(served, "clarify", {"question": "Which?", "choices": ["a", "b"]})
     assert error and "the MCP client did not declare the elicitation capability" in text
@@ -147,6 +158,19 @@ def test_a_denied_or_unanswerable_approval_blocks_the_command(served):
     error, text = served_call(served, "terminal", {"command": "rm -r kept"})  # no elicitation: refused as before
     assert error and "was not approved" in text
     assert (served.workspace / "kept").exists()
+
+
+def test_without_elicitation_an_approval_is_refused_saying_why_and_how_to_allow_it(served):
+    victims(served.workspace, "kept")
+    error, text = served_call(served, "terminal", {"command": "rm -r kept"})
+    assert error and "was not approved" in text
+    assert "the MCP client did not declare the elicitation capability, so its user cannot approve the call" in text
+    assert "command_allowlist" in text and "approvals.mode: approve" in text
+    assert (served.workspace / "kept").exists()
+    (served.home / "config.yaml").write_text("plugins:\n  enabled: [agent, terminal, file]\n"
+                                             "command_allowlist: [recursive_delete]\n")
+    error, text = served_call(served, "terminal", {"command": "rm -r kept"})  # as the refusal said
+    assert not error and not (served.workspace / "kept").exists(), text
 
 
 def test_an_approval_for_the_session_holds_for_that_connection_only(served):
@@ -250,3 +274,33 @@ def test_a_client_that_never_answers_an_approval_is_refused_within_approvals_tim
     error, text = served_call(served, "terminal", {"command": "rm -r kept"}, elicitation_callback=never)
     assert error and "was not approved" in text
     assert len(asked) == 1 and (served.workspace / "kept").exists()
+
+
+# -- the 2026 protocol --------------------------------------------------------------------------------------
+
+
+def test_a_2026_protocol_client_cannot_be_asked_mid_call_and_is_told_so(served):
+    """The 2026 protocol asks through multi-round-trip results, not requests in the middle of a call: Hermes
+    does not (yet) answer a call with "input required", so such a client's calls that need its user are refused,
+    saying why, at once."""
+    from mcp import Client, StdioServerParameters
+    from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+
+    victims(served.workspace, "kept")
+    command = [*support.hermes_command(), "mcp", "serve", "--workspace", str(served.workspace)]
+    params = StdioServerParameters(command=command[0], args=command[1:], env=served.env, cwd=served.workspace)
+
+    async def main() -> list[tuple[bool, str]]:
+        async with Client(params) as client:
+            assert client.protocol_version in MODERN_PROTOCOL_VERSIONS
+            results = []
+            for tool, arguments in (("clarify", {"question": "Which?"}), ("terminal", {"command": "rm -r kept"})):
+                with anyio.fail_after(WAIT):
+                    result = await client.call_tool(tool, arguments)
+                results.append((bool(result.is_error), "".join(block.text for block in result.content)))
+            return results
+
+    (clarify_error, clarify), (terminal_error, terminal) = anyio.run(main)
+    assert clarify_error and "in which Hermes cannot ask it for elicitation in the middle of a call" in clarify
+    assert terminal_error and "was not approved" in terminal and "cannot approve the call" in terminal
+    assert "command_allowlist" in terminal and (served.workspace / "kept").exists()

@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from contextlib import AsyncExitStack
 from pathlib import Path
 
@@ -139,6 +140,29 @@ def closed_within(connection: socket.socket, seconds: float) -> bool:
     except ConnectionResetError:
         pass
     return True
+
+
+def test_a_body_sent_a_byte_a_second_is_cut_off(home, workspace):
+    headers = (b"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+               b"Accept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n")
+    with support.replicas(home, workspace, 1, "--stateless", "--body-timeout", "2") as (replica,):
+        host, port = replica.address.rsplit(":", 1)
+        with socket.create_connection((host, int(port)), timeout=scaled(30)) as slow:
+            slow.sendall(headers)
+            sent, closed = 0, False
+            deadline = time.monotonic() + scaled(120)
+            while not closed and sent < 1000 and time.monotonic() < deadline:
+                try:
+                    slow.sendall(b" ")
+                    sent += 1
+                    slow.settimeout(1.0)  # a byte a second
+                    closed = slow.recv(65536) == b""
+                except TimeoutError:
+                    continue
+                except OSError:  # reset, or a broken pipe on the next byte
+                    closed = True
+        assert closed and sent < 1000  # cut off long before the body could end
+        assert httpx2.get(replica.base + "/healthz", timeout=scaled(10)).status_code == 200
 
 
 def test_half_sent_requests_and_idle_connections_are_closed(home, workspace):

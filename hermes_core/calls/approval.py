@@ -195,6 +195,19 @@ class Approvals:
             log.exception("could not remember the approval of %r", request.rule_key)
         return decision != "deny"
 
+    @property
+    def timeout(self) -> float:
+        """``approvals.timeout``: how long a question waits for its answer."""
+        return float(self._config().approvals.timeout)
+
+    def refusal_note(self) -> str:
+        """For the message of a refused call: why nobody was asked, when the caller has nobody to ask (an MCP
+        client without elicitation, a cron job), else ``""``."""
+        caller = CALLER.get().approval
+        if isinstance(caller, str) and self._config().approvals.mode in ("ask", "strict"):
+            return f" Nobody was asked: {caller}."
+        return ""
+
     def _observed(self, request: ApprovalRequest) -> dict[str, Any]:
         """The keywords of Hermes Agent's approval hooks, for ``request``."""
         command = (request.args or {}).get("command")

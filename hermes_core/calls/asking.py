@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import inspect
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -38,8 +39,11 @@ __all__ = [
     "caller_callbacks",
 ]
 
-#: How long a question waits for the user unless the asker says otherwise (a person may have to think).
-USER_TIMEOUT: Final = 600.0
+#: How long a question waits for the user unless ``agent.clarify_timeout`` (Hermes Agent's setting, and its
+#: default: people step away) or the asker says otherwise.
+USER_TIMEOUT: Final = 3600.0
+#: The longest wait for the user a setting or an asker may ask for (a day).
+MAX_USER_TIMEOUT: Final = 86_400.0
 #: How long one model request waits unless the asker says otherwise.
 MODEL_TIMEOUT: Final = 300.0
 #: Tokens a model reply may use unless the asker says otherwise (MCP sampling needs a number).
@@ -60,6 +64,16 @@ class UserQuestion:
     #: The tool that asks, and the session it asks for.
     tool_name: str | None = None
     session_id: str | None = None
+    #: Seconds the asker waits for the answer (set by :meth:`Asking.ask_user`; a callback may wait less).
+    timeout: float = USER_TIMEOUT
+
+
+def user_timeout(setting: Any) -> float:
+    """The wait ``agent.clarify_timeout`` asks for, within (0, :data:`MAX_USER_TIMEOUT`]; :data:`USER_TIMEOUT`
+    when it is unset or not a positive number."""
+    if isinstance(setting, bool) or not isinstance(setting, int | float) or not setting > 0:
+        return USER_TIMEOUT
+    return min(float(setting), MAX_USER_TIMEOUT)
 
 
 @dataclass(frozen=True)
@@ -225,9 +239,12 @@ class Asking:
     """One runtime's answerers: its user, model and progress callbacks (shared by its filtered views), and the
     configured model endpoint as the last resort for model requests."""
 
-    def __init__(self, endpoint: Callable[[], ModelCallback | str] | None = None) -> None:
+    def __init__(self, endpoint: Callable[[], ModelCallback | str] | None = None,
+                 user_timeout: Callable[[], float] | None = None) -> None:
         #: The configured endpoint's callback, or why there is none.
         self._endpoint = endpoint
+        #: The configured wait for the user's answers (``agent.clarify_timeout``).
+        self._user_timeout = user_timeout or (lambda: USER_TIMEOUT)
         self._user: UserCallback | None = None
         self._model: ModelCallback | None = None
         self._progress: ProgressCallback | None = None
@@ -274,16 +291,22 @@ class Asking:
         """Who hears the progress of a call made here (the caller's callback, else the runtime's)."""
         return CALLER.get().progress or self._progress
 
+    def host_progress_callback(self) -> ProgressCallback | None:
+        """The runtime's own progress callback (the host's), which outlives any one call."""
+        return self._progress
+
     # -- asking ----------------------------------------------------------------------------------
 
     def ask_user(self, question: UserQuestion, timeout: float | None = None) -> UserAnswer:
         """The user's answer to ``question``; :class:`NoAnswer` when nobody can answer, the user declined or did
-        not answer within ``timeout`` seconds (default :data:`USER_TIMEOUT`)."""
+        not answer within ``timeout`` seconds (default ``agent.clarify_timeout``; at most
+        :data:`MAX_USER_TIMEOUT`)."""
         callback = self.user_callback()
         if isinstance(callback, str):
             raise NoAnswer(callback)
-        return UserAnswer.of(answer(callback, question, USER_TIMEOUT if timeout is None else timeout, "the user"),
-                             question)
+        wait = min(self._user_timeout() if timeout is None else max(timeout, 0.0), MAX_USER_TIMEOUT)
+        question = dataclasses.replace(question, timeout=wait)
+        return UserAnswer.of(answer(callback, question, wait, "the user"), question)
 
     def ask_model(self, request: ModelRequest, timeout: float | None = None,
                   callback: ModelCallback | None = None) -> ModelReply:

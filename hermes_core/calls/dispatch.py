@@ -3,6 +3,7 @@ async twins, which never block the caller's event loop."""
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import logging
 import os
@@ -340,7 +341,9 @@ class Dispatcher:
 
             with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, len(parsed)),
                                     thread_name_prefix="hermes-tool") as pool:
-                return list(pool.map(run, parsed))
+                # each call in a copy of this thread's context (made here): its caller's callbacks, its depth
+                contexts = [contextvars.copy_context() for _ in parsed]
+                return list(pool.map(lambda context, call: context.run(run, call), contexts, parsed))
         return [run(call) for call in parsed]
 
     async def _arun(self, parsed: list[ToolCall], context: dict[str, Any]) -> list[str]:

@@ -240,7 +240,8 @@ class Plan:
             request = ApprovalRequest(message=decision.message, rule_key=decision.rule_key, tool_name=name,
                                       args=call.args, session_id=call.session_id)
             if not dispatcher.approvals.ask(request):
-                return self._blocked(call, f"Blocked: not approved: {request.message}")
+                return self._blocked(call, f"Blocked: not approved: {request.message}"
+                                           f"{dispatcher.approvals.refusal_note()}")
             approved.append(request)
             start = decision.resume
         for request in approved:
@@ -249,7 +250,8 @@ class Plan:
                 again = request._replace(message=f"{request.message}\n    (asked again: the arguments changed after "
                                                  f"the approval; the call is now {shown})", args=call.args)
                 if not dispatcher.approvals.ask(again):
-                    return self._blocked(call, f"Blocked: not approved once the arguments changed: {request.message}")
+                    return self._blocked(call, f"Blocked: not approved once the arguments changed: {request.message}"
+                                               f"{dispatcher.approvals.refusal_note()}")
         return None
 
     def approval(self, call: Call, given: list[str] | None = None) -> str | None:
@@ -268,7 +270,7 @@ class Plan:
         if not approvals.ask(request):
             return self._blocked(call, f"Blocked by the approval policy 'writes': tool {what} may change things and "
                                        "was not approved. Do not retry it; ask the user to approve it or to make the "
-                                       "change themselves.")
+                                       f"change themselves.{approvals.refusal_note()}")
         call.approved = whole
         return None
 

@@ -138,8 +138,9 @@ class ToolContext:
     def ask_user(self, question: str, choices: Sequence[str] = (), *, multi_select: bool = False,
                  free_text: bool = True, timeout: float | None = None) -> UserAnswer:
         """Ask the user ``question`` (a pick among ``choices``, or free text) and wait for the answer, at most
-        ``timeout`` seconds (default 600). Raises :class:`~hermes_core.errors.NoAnswer`, saying why, when nobody
-        can be asked here (no user callback, an MCP client without elicitation), the user declined or was late."""
+        ``timeout`` seconds (default ``agent.clarify_timeout``, 3600). Raises :class:`~hermes_core.errors.NoAnswer`,
+        saying why, when nobody can be asked here (no user callback, an MCP client without elicitation), the user
+        declined or was late."""
         call = CALL.get()
         return self._asking.ask_user(UserQuestion(question, tuple(choices), multi_select, free_text,
                                                   call.tool_name if call else None, self.session_id), timeout)
@@ -168,6 +169,17 @@ class ToolContext:
         listener = self._asking.progress_callback() if call is not None else None
         if call is None:
             return ProgressReporter(None)
+        return ProgressReporter(listener, call.tool_name, call.tool_call_id, call.session_id)
+
+    def background_reporter(self) -> ProgressReporter:
+        """A reporter for what the running call leaves behind (a background process's end, a watched line): the
+        host's progress callback (``Runtime.set_progress_callback``) hears it after the call ended, under the call's
+        tool name, id and session. Never the caller's own callback: its call is over by then (an MCP client's
+        progress token expires with its request). Falsy when the host set no callback."""
+        call = CALL.get() if CURRENT.get() is self else None
+        listener = self._asking.host_progress_callback()
+        if call is None:
+            return ProgressReporter(listener)
         return ProgressReporter(listener, call.tool_name, call.tool_call_id, call.session_id)
 
     # -- sub-agents ----------------------------------------------------------------------------

@@ -86,13 +86,15 @@ def show(job_id: str, as_json: bool) -> None:
 @click.option("--deliver", help="local (default), file:<path in the workspace>, or an http(s) webhook URL.")
 @click.option("--skill", "skills", multiple=True, help="A skill to load before the prompt (repeatable).")
 @click.option("--toolsets", help="A prompt job's toolsets, comma-separated.")
+@click.option("--model", help="The model a prompt job asks (default: delegation.model).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def add(schedule: str, prompt: str | None, tool: str | None, arguments: str | None, name: str | None,
-        repeat: int | None, deliver: str | None, skills: tuple[str, ...], toolsets: str | None, as_json: bool) -> None:
+        repeat: int | None, deliver: str | None, skills: tuple[str, ...], toolsets: str | None, model: str | None,
+        as_json: bool) -> None:
     """Schedule a job: SCHEDULE is '30m' (once), 'every 2h', a cron expression ('0 9 * * *') or an ISO time; the job
     runs PROMPT for a model, or calls --tool with --arguments."""
     job = _scheduler().create(schedule, prompt=prompt, tool=tool, arguments=arguments, name=name, repeat=repeat,
-                              deliver=deliver, skills=list(skills) or None,
+                              deliver=deliver, skills=list(skills) or None, model=model,
                               enabled_toolsets=toolsets.split(",") if toolsets else None)
     if as_json:
         echo_json(job)

@@ -102,9 +102,12 @@ def _claim_stdout() -> Any:
 @click.option("--header-timeout", type=click.FloatRange(0, min_open=True), default=10.0, show_default=True,
               metavar="SECONDS", help="HTTP: close a connection that has not sent a request's headers this long after "
                                       "connecting or starting its next request (idle kept-alive ones close after 5 s).")
+@click.option("--body-timeout", type=click.FloatRange(0, min_open=True), default=30.0, show_default=True,
+              metavar="SECONDS", help="HTTP: close a connection that has not sent a request's body this long after "
+                                      "its headers.")
 def serve(toolsets: tuple[str, ...], transport: str, host: str, port: int, workspace: Path | None,
           auth_token: str | None, read_only: bool, stateless: bool, workers: int, drain_grace: float,
-          drain_timeout: float, header_timeout: float) -> None:
+          drain_timeout: float, header_timeout: float, body_timeout: float) -> None:
     """Serve the installed tools to MCP clients (Claude Desktop, editors, other agents).
 
     Each tool is listed with its annotations (readOnlyHint, destructiveHint, ...). Calls run under
@@ -128,7 +131,8 @@ def serve(toolsets: tuple[str, ...], transport: str, host: str, port: int, works
 
         options = HttpOptions(workspace=folder, toolsets=tuple(_split(toolsets)), read_only=read_only, host=host,
                               port=port, token=auth_token, stateless=stateless, workers=workers,
-                              drain_grace=drain_grace, drain_timeout=drain_timeout, header_timeout=header_timeout)
+                              drain_grace=drain_grace, drain_timeout=drain_timeout, header_timeout=header_timeout,
+                              body_timeout=body_timeout)
         try:
             sock = bind(host, port)
         except OSError as exc:

@@ -25,7 +25,6 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from ..calls.asking import (
     MAX_TOKENS,
     MODEL_TIMEOUT,
-    USER_TIMEOUT,
     CallerCallbacks,
     ModelReply,
     ModelRequest,
@@ -48,12 +47,20 @@ ANSWER_CHARS: Final = 20_000
 _DECISIONS = {"once": "Allow once", "session": "Allow for this session", "always": "Always allow", "deny": "Deny"}
 
 
+#: How a server's operator lets calls that need approval run for clients that cannot be asked.
+ALLOW_HINT: Final = ("to let such calls run without asking, add their rule to command_allowlist (or set "
+                     "approvals.mode: approve) in the config.yaml of the served home, or use an MCP client that "
+                     "supports elicitation")
+
+
 class ClientAnswers:
     """One client connection's answerers: what it approved for its session, and the callbacks of its requests."""
 
-    def __init__(self) -> None:
+    def __init__(self, approval_timeout: Callable[[], float] = lambda: 60.0) -> None:
         self._approved: set[str] = set()
         self._lock = threading.Lock()
+        #: ``approvals.timeout``: how long an approval question waits for the client's user.
+        self._approval_timeout = approval_timeout
 
     def callbacks(self, ctx: Any, call_id: str) -> CallerCallbacks:
         """The callbacks of the call ``call_id`` that the request of ``ctx`` makes (from its handler, on the loop)."""
@@ -61,9 +68,10 @@ class ClientAnswers:
         meta = ctx.meta or {}
         wants_progress = meta.get("progress_token", meta.get("progressToken")) is not None
         why = request.why_not("elicitation")
-        # without elicitation, approvals stay with the runtime's callback (which refuses when nobody is at a terminal)
+        # without elicitation nobody is asked: never the server's own terminal, which is not the client's user
         return CallerCallbacks(user=why or request.ask_user, model=request.why_not("sampling") or request.ask_model,
-                               approval=None if why else (lambda question: self._approve(request, question)),
+                               approval=f"{why}, so its user cannot approve the call; {ALLOW_HINT}" if why
+                               else (lambda question: self._approve(request, question)),
                                progress=request.progress(call_id) if wants_progress else None)
 
     def _approve(self, request: _Request, question: Any) -> str:
@@ -72,7 +80,7 @@ class ClientAnswers:
         with self._lock:
             if rule and rule in self._approved:
                 return "once"
-        decision = request.approve(question)
+        decision = request.approve(question, self._approval_timeout())
         if decision == "session" and rule:
             with self._lock:
                 self._approved.add(rule)
@@ -131,7 +139,7 @@ class _Request:
             properties["answer"] = other
         schema = {"type": "object", "properties": properties,
                   "required": [] if question.choices else ["answer"]}
-        content = self._elicit(question.question, schema, USER_TIMEOUT)
+        content = self._elicit(question.question, schema, question.timeout)
         if content is None:
             return None
         typed = content.get("answer")
@@ -143,13 +151,13 @@ class _Request:
             raise NoAnswer("the user submitted an empty answer")
         return UserAnswer(", ".join(chosen), chosen)
 
-    def approve(self, question: Any) -> str:
+    def approve(self, question: Any, timeout: float) -> str:
         choices = [choice for choice in question.choices if choice in _DECISIONS]
         schema = {"type": "object", "required": ["decision"], "properties": {"decision": {
             "type": "string", "title": "Decision", "enum": choices,
             "enumNames": [_DECISIONS[choice] for choice in choices]}}}
         try:
-            content = self._elicit(f"{question.message}\n\nApprove?", schema, USER_TIMEOUT)
+            content = self._elicit(f"{question.message}\n\nApprove?", schema, timeout)
         except NoAnswer as exc:
             log.warning("approval of %r refused: %s", question.rule_key or question.tool_name, exc)
             return "deny"

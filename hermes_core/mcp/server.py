@@ -207,14 +207,17 @@ class HermesMcpServer:
             session = self._connection_sessions.setdefault(connection, self.session_id or new_session_id())
         return session
 
+    def _approval_timeout(self) -> float:
+        return self.runtime.dispatcher.approvals.timeout
+
     def _client(self, ctx: Any) -> ClientAnswers:
         """The answerers of the connection ``ctx`` came on (kept while the connection lives)."""
         connection = getattr(ctx.session, "_connection", None)
         if connection is None:
-            return ClientAnswers()
+            return ClientAnswers(self._approval_timeout)
         answers = self._answers.get(connection)
         if answers is None:
-            answers = self._answers[connection] = ClientAnswers()
+            answers = self._answers[connection] = ClientAnswers(self._approval_timeout)
             connection.exit_stack.callback(self._answers.pop, connection, None)
         return answers
 

@@ -7,8 +7,9 @@ seconds to finish (a call still running then is cancelled and logged), and the s
 ``Runtime.close()`` run before the process exits 0.
 
 Idle and half-sent connections are closed: a client has ``header_timeout`` seconds from connecting (or from the
-first byte of its next request) to send a request's headers, and a kept-alive connection that sends nothing is
-closed after :data:`KEEP_ALIVE_SECONDS` (uvicorn has the second deadline, this module adds the first).
+first byte of its next request) to send a request's headers, then ``body_timeout`` seconds to send its body (a
+body sent a byte at a time holds a connection no longer), and a kept-alive connection that sends nothing is
+closed after :data:`KEEP_ALIVE_SECONDS` (uvicorn has the last deadline, this module adds the first two).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ class HttpOptions:
     drain_grace: float = 5.0
     drain_timeout: float = 30.0
     header_timeout: float = 10.0
+    body_timeout: float = 30.0
 
 
 class Health:
@@ -148,43 +150,58 @@ def _uvicorn_server_class() -> Any:
     return DrainingServer
 
 
-def _header_deadline(header_timeout: float) -> type:
+def _request_deadlines(header_timeout: float, body_timeout: float) -> type:
     """uvicorn's HTTP protocol (h11, or httptools when installed), closing a connection whose request headers do
-    not arrive within ``header_timeout`` seconds of its start, or of the first byte of its next request."""
+    not arrive within ``header_timeout`` seconds of its start, or of the first byte of its next request, or whose
+    request body does not arrive within ``body_timeout`` seconds of its headers."""
     from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
-    class HeaderDeadline(AutoHTTPProtocol):  # type: ignore[misc,valid-type]
+    limits = {"headers": header_timeout, "body": body_timeout}
+
+    class RequestDeadlines(AutoHTTPProtocol):  # type: ignore[misc,valid-type]
         _deadline: asyncio.TimerHandle | None = None
+        #: What the client is due to send now: ``headers``, ``body``, or nothing (None).
+        _due: str | None = None
 
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
-            self._deadline = self.loop.call_later(header_timeout, self._too_slow)
+            self._follow()
 
         def data_received(self, data: bytes) -> None:
             super().data_received(data)
-            if self._awaiting_headers():
-                if self._deadline is None:  # the first bytes of the next request: its headers are due now
-                    self._deadline = self.loop.call_later(header_timeout, self._too_slow)
-            elif self._deadline is not None:
-                self._deadline.cancel()
-                self._deadline = None
+            self._follow()
 
         def connection_lost(self, exc: Exception | None) -> None:
+            self._arm(None)
+            super().connection_lost(exc)
+
+        def _awaited(self) -> str | None:
+            if self.cycle is None or self.cycle.response_complete:
+                return "headers"
+            return "body" if self.cycle.more_body else None
+
+        def _follow(self) -> None:
+            """Start the deadline of what is due now, when that changed (a phase's deadline is not reset by the
+            bytes that arrive within it)."""
+            due = self._awaited()
+            if due != self._due:
+                self._arm(due)
+
+        def _arm(self, due: str | None) -> None:
             if self._deadline is not None:
                 self._deadline.cancel()
                 self._deadline = None
-            super().connection_lost(exc)
+            self._due = due
+            if due is not None:
+                self._deadline = self.loop.call_later(limits[due], self._too_slow, due)
 
-        def _awaiting_headers(self) -> bool:
-            return self.cycle is None or self.cycle.response_complete
-
-        def _too_slow(self) -> None:
+        def _too_slow(self, due: str) -> None:
             self._deadline = None
-            if self._awaiting_headers() and not self.transport.is_closing():
-                log.info("closing a connection whose request headers did not arrive within %g s", header_timeout)
+            if self._awaited() == due and not self.transport.is_closing():
+                log.info("closing a connection whose request %s did not arrive within %g s", due, limits[due])
                 self.transport.close()
 
-    return HeaderDeadline
+    return RequestDeadlines
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -211,5 +228,6 @@ async def serve_app(app: Any, sock: socket.socket, options: HttpOptions, health:
 
     config = uvicorn.Config(HealthRoutes(app, health), log_level="warning", lifespan="on",
                             timeout_graceful_shutdown=max(1, round(options.drain_timeout)),
-                            http=_header_deadline(options.header_timeout), timeout_keep_alive=KEEP_ALIVE_SECONDS)
+                            http=_request_deadlines(options.header_timeout, options.body_timeout),
+                            timeout_keep_alive=KEEP_ALIVE_SECONDS)
     await _uvicorn_server_class()(config, health, options.drain_grace).serve(sockets=[sock])

@@ -46,14 +46,17 @@ def tool_outcome(job: dict[str, Any], when: datetime, result: str, error: str | 
 
 
 def prompt_outcome(job: dict[str, Any], when: datetime, prompt: str, response: str | None,
-                   error: str | None) -> Outcome:
-    """A prompt job's run, in Hermes Agent's layout (Prompt, then Response or Error)."""
+                   error: str | None, refused: tuple[str, ...] = ()) -> Outcome:
+    """A prompt job's run, in Hermes Agent's layout (Prompt, then Response or Error), then the calls refused for
+    want of a user to approve them, if any."""
+    notes = "".join(f"- {line}\n" for line in refused)
+    notes = f"\n## Refused Calls\n\nNobody can approve a call during a cron run; refused:\n\n{notes}" if notes else ""
     if error is None:
         answer = response or ""
         return Outcome(True, f"{header(job, when)}\n## Prompt\n\n{prompt}\n\n## Response\n\n"
-                             f"{answer or '(No response generated)'}\n", answer)
-    return Outcome(False, f"{header(job, when, True)}\n## Prompt\n\n{prompt}\n\n## Error\n\n```\n{error}\n```\n",
-                   "", error)
+                             f"{answer or '(No response generated)'}\n{notes}", answer)
+    return Outcome(False, f"{header(job, when, True)}\n## Prompt\n\n{prompt}\n\n## Error\n\n```\n{error}\n```\n"
+                          f"{notes}", "", error)
 
 
 def failed_outcome(job: dict[str, Any], when: datetime, error: str) -> Outcome:

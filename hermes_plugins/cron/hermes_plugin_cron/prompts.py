@@ -1,23 +1,27 @@
 """Prompt jobs: the prompt Hermes Agent assembles for a run (the cron guidance, the latest output of the jobs in
 ``context_from``, the job's skills, then its prompt), and the seam through which a model answers it.
 
-The model is reached through Hermes' sub-agent runner (a host's ``ask_model``, or the configured
-OpenAI-compatible endpoint), on a filtered view of the job's toolsets with nobody to ask; until that runner is
-part of Hermes, :func:`answer` refuses and the run is recorded as failed with the reason.
+The model is reached through Hermes' sub-agent runner (``ToolContext.delegate_batch``: the host's ``ask_model``,
+else the endpoint of ``delegation.base_url``), on a filtered view of the job's toolsets, with nobody to ask: a
+question to the user fails, a call that needs approval is refused and the refusal is kept for the output.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hermes_core.errors import SkillError
+from hermes_core.errors import DelegationError, NoAnswer, SkillError
 
 from .records import canonical_skills, is_safe_id
 
-__all__ = ["CRON_HINT", "PromptTask", "PromptUnavailable", "answer", "build_prompt"]
+if TYPE_CHECKING:
+    from hermes_core import SubAgentResult
+
+__all__ = ["CRON_HINT", "NO_USER", "PromptAnswer", "PromptTask", "PromptUnavailable", "answer", "build_prompt"]
 
 log = logging.getLogger(__name__)
 
@@ -31,10 +35,19 @@ CRON_HINT = ("[IMPORTANT: You are running as a scheduled cron job. DELIVERY: You
 MAX_CONTEXT_CHARS = 8000
 #: Tools a job's model is never offered: it has no user, and a job does not schedule jobs.
 BLOCKED_TOOLS = frozenset({"cronjob", "clarify", "send_message", "delegate_task"})
+#: What a job's tools hear when they ask the user (and why an approval is refused).
+NO_USER = "a cron job has no user to ask"
+
+#: Runs sub-agents (``ToolContext.delegate_batch``).
+Delegate = Callable[..., "list[SubAgentResult]"]
 
 
 class PromptUnavailable(RuntimeError):
-    """No model can answer a prompt job here; the message says what is missing."""
+    """The model gave no answer to a prompt job; the message says why, ``refused`` the calls refused meanwhile."""
+
+    def __init__(self, message: str, refused: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.refused = refused
 
 
 @dataclass(frozen=True)
@@ -45,6 +58,16 @@ class PromptTask:
     toolsets: list[str] | None
     model: str | None
     session_id: str
+    #: The most model turns it may take (``agent.max_turns``; ``delegation.max_iterations`` caps it).
+    max_iterations: int | None = None
+
+
+@dataclass(frozen=True)
+class PromptAnswer:
+    """The model's final answer, and the calls refused on the way (each: what needed approving)."""
+
+    text: str
+    refused: tuple[str, ...] = ()
 
 
 def build_prompt(job: dict[str, Any], output_dir: Path, skills: Any) -> str:
@@ -78,11 +101,27 @@ def build_prompt(job: dict[str, Any], output_dir: Path, skills: Any) -> str:
     return "\n".join(parts)
 
 
-def answer(task: PromptTask) -> str:
-    """The model's final answer to ``task`` (the seam to Hermes' sub-agent runner)."""
-    raise PromptUnavailable("prompt jobs need Hermes' sub-agent runner (a host's ask_model, or a configured "
-                            "OpenAI-compatible endpoint), which this version of Hermes does not have yet; a tool job "
-                            "(tool + arguments) runs without a model")
+def answer(task: PromptTask, delegate: Delegate) -> PromptAnswer:
+    """The model's final answer to ``task``: one sub-agent run by ``delegate`` with nobody to ask (questions fail,
+    approvals are refused and recorded); :class:`PromptUnavailable` when it gives none."""
+    from hermes_core import SubAgentTask, caller_callbacks
+
+    refused: list[str] = []
+
+    def refuse(request: Any) -> str:
+        refused.append(f"{request.tool_name or 'a call'}: {request.message}")
+        return "deny"
+
+    subtask = SubAgentTask(task.prompt, toolsets=None if task.toolsets is None else tuple(task.toolsets),
+                           model=task.model)
+    with caller_callbacks(user=NO_USER, approval=refuse):
+        try:
+            [result] = delegate([subtask], max_iterations=task.max_iterations, task_id=task.session_id)
+        except (DelegationError, NoAnswer) as exc:
+            raise PromptUnavailable(str(exc)) from exc
+    if result.status != "completed" or result.summary is None:
+        raise PromptUnavailable(result.error or f"the model's run ended with {result.exit_reason}", tuple(refused))
+    return PromptAnswer(result.summary, tuple(refused))
 
 
 def _latest_output(output_dir: Path, job_id: str) -> str:

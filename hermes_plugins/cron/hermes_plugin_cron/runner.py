@@ -17,7 +17,7 @@ from hermes_core.errors import CronError
 from .clock import Clock
 from .delivery import DeliveryRefused, deliver, targets
 from .output import Outcome, failed_outcome, prompt_outcome, save_output, tool_outcome
-from .prompts import BLOCKED_TOOLS, PromptTask, PromptUnavailable, answer, build_prompt
+from .prompts import BLOCKED_TOOLS, NO_USER, Delegate, PromptTask, PromptUnavailable, answer, build_prompt
 from .records import normalized
 from .store import Claim, JobStore
 
@@ -47,12 +47,15 @@ class RunReport:
 
 @dataclass(frozen=True)
 class Host:
-    """What runs need of the runtime: its tools, skills and workspace, and the settings of the moment."""
+    """What runs need of the runtime: its tools, sub-agents, skills and workspace, and the settings of the moment."""
 
     dispatch: Callable[..., str]
+    delegate: Delegate
     skills: Callable[[], Any]
     workspace: Path
     allow_private: Callable[[], bool]
+    #: ``agent.max_turns``: the most model turns a prompt job takes (None: ``delegation.max_iterations``).
+    max_turns: Callable[[], int | None]
 
 
 class Runner:
@@ -110,15 +113,21 @@ class Runner:
         return failed_outcome(job, started, "the run ended without a result")
 
     def _outcome(self, job: dict[str, Any], started: datetime) -> Outcome:
+        from hermes_core import caller_callbacks
+
         try:
-            if job.get("tool"):
-                return self._tool(job, started)
-            if job.get("script") or job.get("no_agent"):
-                return failed_outcome(job, started, SCRIPT_JOBS)
-            return self._prompt(job, started)
+            with caller_callbacks(user=NO_USER, approval=NO_USER):  # nobody waits for an answer
+                return self._run(job, started)
         except Exception as exc:  # containment: a job's fault is its run's failure, never the scheduler's
             log.exception("job %s failed", job["id"])
             return failed_outcome(job, started, f"{type(exc).__name__}: {exc}")
+
+    def _run(self, job: dict[str, Any], started: datetime) -> Outcome:
+        if job.get("tool"):
+            return self._tool(job, started)
+        if job.get("script") or job.get("no_agent"):
+            return failed_outcome(job, started, SCRIPT_JOBS)
+        return self._prompt(job, started)
 
     def _tool(self, job: dict[str, Any], started: datetime) -> Outcome:
         tool = str(job["tool"])
@@ -134,13 +143,15 @@ class Runner:
     def _prompt(self, job: dict[str, Any], started: datetime) -> Outcome:
         prompt = build_prompt(job, self.store.output_dir, self.host.skills())
         toolsets = job.get("enabled_toolsets")
+        model = job.get("model")
         task = PromptTask(prompt, list(toolsets) if isinstance(toolsets, list) else None,
-                          job.get("model") if isinstance(job.get("model"), str) else None, _session_id(job, started))
+                          model if isinstance(model, str) and model.strip() else None, _session_id(job, started),
+                          self.host.max_turns())
         try:
-            response = answer(task)
+            reply = answer(task, self.host.delegate)
         except PromptUnavailable as exc:
-            return prompt_outcome(job, started, prompt, None, str(exc))
-        return prompt_outcome(job, started, prompt, response, None)
+            return prompt_outcome(job, started, prompt, None, str(exc), exc.refused)
+        return prompt_outcome(job, started, prompt, reply.text, None, reply.refused)
 
     def _deliver(self, job: dict[str, Any], outcome: Outcome, started: datetime, output: str | None) -> str | None:
         try:

@@ -72,11 +72,16 @@ class Scheduler:
         self.clock = Clock.configured(self.environ, context.home.config_data().get("timezone"))
         self.store = JobStore(context.home.root / "cron", self.clock)
         self.settings = _settings(context.section("cron"), self.environ)
-        host = Host(context.dispatch, context.skills, context.workspace, self._allow_private)
+        host = Host(context.dispatch, context.delegate_batch, context.skills, context.workspace, self._allow_private,
+                    self._max_turns)
         self.runner = Runner(self.store, self.clock, host, self.settings.keep, self.settings.timeout)
 
     def _allow_private(self) -> bool:
         return bool(self.context.section("web").get("allow_private_networks"))
+
+    def _max_turns(self) -> int | None:
+        turns = self.context.section("agent").get("max_turns")
+        return turns if isinstance(turns, int) and not isinstance(turns, bool) and turns > 0 else None
 
     # -- jobs ---------------------------------------------------------------------------------------------------
 

@@ -157,7 +157,7 @@ def test_a_prompt_job_without_a_model_fails_with_the_reason_in_hermes_agents_lay
     job_id = cronjob("create", schedule="every 1m", prompt="What changed today?")["job_id"]
     clock.advance(minutes=1)
     [report] = runtime.cron.tick()
-    assert not report.success and "sub-agent runner" in report.error
+    assert not report.success and "no model endpoint is configured (delegation.base_url)" in report.error
     document = outputs(job_id)[0]
     assert document.startswith("# Cron Job: What changed today? (FAILED)")
     assert "**Schedule:** every 1m\n\n## Prompt\n\n[IMPORTANT: You are running as a scheduled cron job." in document

@@ -17,7 +17,7 @@ from hermes_core.backends import (
 )
 from hermes_core.plugin import tool_context, tool_error
 
-from .approvals import check_command
+from .approvals import check_command, check_input
 from .notifications import Watch
 from .processes import BackgroundProcess, ProcessTable
 from .settings import SettingsError, TerminalSettings, load_settings
@@ -181,6 +181,8 @@ def _start_background(backend: ExecutionBackend, command: str, cwd: str, task: s
         raise _UserError(str(exc)) from None
     except OSError as exc:
         raise _UserError(f"could not start the command in {cwd}: {exc.strerror or exc}") from None
+    if watch is not None:
+        watch.reporter = tool_context().background_reporter()
     entry = processes().add(command, cwd, task, process, backend=backend.name, pty=pty, watch=watch)
     reported = (" you will be told when it exits;" if watch and watch.notify_on_complete else
                 " you will be told when its output matches watch_patterns;" if watch else "")
@@ -249,12 +251,12 @@ def _kill(entry: BackgroundProcess, args: dict[str, Any], settings: TerminalSett
 
 def _write(entry: BackgroundProcess, args: dict[str, Any], settings: TerminalSettings) -> dict[str, Any]:
     """Send ``data`` to the process's input as it is (no newline)."""
-    return _send(entry, str(args.get("data") or ""), settings)
+    return _send(entry, str(args.get("data") or ""), settings, args)
 
 
 def _submit(entry: BackgroundProcess, args: dict[str, Any], settings: TerminalSettings) -> dict[str, Any]:
     """Send ``data`` and Enter, as a user answering a prompt."""
-    return _send(entry, f"{args.get('data') or ''}\n", settings)
+    return _send(entry, f"{args.get('data') or ''}\n", settings, args)
 
 
 def _close(entry: BackgroundProcess, args: dict[str, Any], settings: TerminalSettings) -> dict[str, Any]:
@@ -267,14 +269,20 @@ def _close(entry: BackgroundProcess, args: dict[str, Any], settings: TerminalSet
     return {"status": "ok", "session_id": entry.id, "message": done}
 
 
-def _send(entry: BackgroundProcess, data: str, settings: TerminalSettings) -> dict[str, Any]:
+def _send(entry: BackgroundProcess, data: str, settings: TerminalSettings, args: dict[str, Any]) -> dict[str, Any]:
     if len(data) > MAX_INPUT_CHARS:
         raise _UserError(f"data has {len(data)} characters; send at most {MAX_INPUT_CHARS} at a time")
     process = _interactive(entry)
+    # the line being typed so far and this data, judged as the command's input: a shell runs what it reads
+    line = entry.pending_input + data
+    refusal = check_input(entry.command, line, session_id=tool_context().session_id, args=args, cwd=entry.cwd)
+    if refusal is not None:
+        raise _UserError(refusal)
     try:
         written = process.write(data, settings.input_timeout)
     except BackendError as exc:
         raise _UserError(f"cannot write to {entry.id}: {exc}") from None
+    entry.pending_input = line.rpartition("\n")[2][-MAX_INPUT_CHARS:]
     return {"status": "ok", "session_id": entry.id, "bytes_written": written}
 
 

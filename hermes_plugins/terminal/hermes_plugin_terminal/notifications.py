@@ -3,7 +3,8 @@
 
 One watcher thread per process table scans the output of the processes that asked, while any do. A report goes
 to the session's agent loop (``ToolContext.inject_message``); without one it waits in the table and comes back
-with the task's next ``terminal`` or ``process`` result.
+with the task's next ``terminal`` or ``process`` result. The host's progress callback hears each report too
+(``ToolContext.background_reporter``), as progress of the call that started the process.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
+    from hermes_core.plugin import ProgressReporter
+
     from .processes import BackgroundProcess
 
 __all__ = ["Notifier", "Watch"]
@@ -49,6 +52,16 @@ class Watch:
     disabled: bool = False
     done: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    #: Hears each report as progress of the call that started the process (the host's progress callback).
+    reporter: ProgressReporter | None = field(default=None, repr=False)
+    reported: int = 0
+
+    def report_progress(self, report: str) -> None:
+        """Tell the reporter about ``report`` (the n-th report is progress n of n: it is never dropped as too
+        soon)."""
+        if self.reporter:
+            self.reported += 1
+            self.reporter(self.reported, self.reported, report)
 
 
 #: Hands one report (its text) on for one process's task; the notifier calls it from its own thread.

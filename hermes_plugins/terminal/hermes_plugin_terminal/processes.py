@@ -43,6 +43,8 @@ class BackgroundProcess:
     #: Its terminal as ``read_terminal`` last showed it, and whether ``close_terminal`` closed that view.
     screen: TerminalScreen | None = None
     terminal_closed: bool = False
+    #: What was written to its input since the last newline (the line being typed, checked whole).
+    pending_input: str = ""
 
     @property
     def status(self) -> str:
@@ -106,6 +108,8 @@ class ProcessTable:
         return entry
 
     def _deliver(self, entry: BackgroundProcess, report: str) -> None:
+        if entry.watch is not None:
+            entry.watch.report_progress(report)
         try:
             delivered = self._inject(report, "user")
         except Exception:  # the host's sink failed: the report still reaches the model with the next result

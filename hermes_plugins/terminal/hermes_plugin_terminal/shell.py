@@ -144,7 +144,14 @@ def parse(text: str) -> Script:
             body = node.child_by_field_name("body")
             redirects = [_redirect(c) for c in node.named_children if _is_redirect(c)]
             owner = by_node.get(body.id) if body is not None else None
-            (owner.redirects if owner is not None else script.redirects).extend(redirects)
+            if owner is not None:
+                owner.redirects.extend(redirects)
+                continue
+            script.redirects.extend(redirects)
+            # { bash; } <<< '...': the standard input of a compound command is each inner command's
+            stdin = [r for r in redirects if r.body is not None or r.operator == "<"]
+            for inner in script.commands_in(body) if body is not None and stdin else ():
+                inner.redirects.extend(stdin)
         elif node.type == "pipeline":
             _link(node, script)
         elif node.type == "variable_assignment":

@@ -174,3 +174,75 @@ def test_another_tasks_process_is_neither_read_nor_closed(call) -> None:
 
     assert "no background process" in call("read_terminal", task="other", session_id=process_id)["error"]
     assert "no background process" in call("close_terminal", task="other", process_id=process_id)["error"]
+
+
+# -- input to a shell is a command ----------------------------------------------------------------------------
+
+
+def test_a_dangerous_line_written_to_a_background_shell_is_asked_like_the_same_command(call, approvals,
+                                                                                    workspace) -> None:
+    (workspace / "victim" / "inner").mkdir(parents=True)
+    process_id = start(call, "bash")
+
+    refused = call("process", action="submit", session_id=process_id, data="rm -r victim")
+
+    assert "was not approved" in refused["error"] and approvals.asked == ["recursive_delete"]
+    assert "rm -r victim" in approvals.requests[0].message and "(written to the input of: bash)" in \
+        approvals.requests[0].message
+    assert call("terminal", command="rm -r victim")["error"].startswith(refused["error"].split(".")[0])
+    approvals.answers.append("once")
+    assert call("process", action="submit", session_id=process_id, data="rm -r victim")["status"] == "ok"
+    call("process", action="close", session_id=process_id)
+    call("process", action="wait", session_id=process_id, timeout=scaled_timeout(20))
+    assert not (workspace / "victim").exists()
+
+
+def test_a_line_split_over_several_writes_is_judged_whole_and_a_hardline_is_refused(call, approvals) -> None:
+    process_id = start(call, "sh")
+
+    assert call("process", action="write", session_id=process_id, data="r")["status"] == "ok"  # harmless alone
+    refused = call("process", action="submit", session_id=process_id, data="m -rf /")
+
+    assert refused["error"].startswith("Refused: this command") and "Hardline" in refused["error"]
+    assert approvals.asked == []  # refused without a question
+
+
+def test_an_answer_to_a_programs_prompt_or_a_safe_line_is_not_asked_about(call, approvals) -> None:
+    prompt = start(call, "printf 'sure? '; read answer; echo \"got $answer\"")  # bash -c: its input is data
+    shell = start(call, "bash")
+
+    assert call("process", action="submit", session_id=prompt, data="rm -rf ~")["status"] == "ok"
+    assert call("process", action="submit", session_id=shell, data="echo hi")["status"] == "ok"
+
+    assert approvals.asked == []
+    poll_until(call, shell, "hi")
+
+
+def test_input_to_an_interpreter_reading_its_stdin_is_code_and_asked_about(call, approvals) -> None:
+    process_id = start(call, "python3 -q -i")
+
+    refused = call("process", action="submit", session_id=process_id, data="import os; os.system('id')")
+
+    assert "was not approved" in refused["error"] and approvals.asked == ["interpreter_code"]
+
+
+# -- reports through the progress channel ---------------------------------------------------------------------
+
+
+def test_a_background_report_reaches_the_hosts_progress_callback_but_never_the_finished_callers(
+        call, hermes_runtime, messages) -> None:
+    from hermes_core import caller_callbacks
+
+    heard: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    callers: list[Any] = []
+    hermes_runtime.set_progress_callback(heard.put)
+    with caller_callbacks(progress=callers.append):
+        process_id = start(call, "sleep 0.3; echo built", notify_on_complete=True)
+
+    progress = heard.get(timeout=scaled_timeout(20))
+    messages.get(timeout=scaled_timeout(20))  # the agent loop got the report too
+
+    assert progress.tool_name == "terminal" and progress.session_id.startswith("session-")
+    assert (progress.done, progress.total) == (1, 1)
+    assert progress.message.startswith(f"[IMPORTANT: Background process {process_id} completed normally")
+    assert all(report.message is None or process_id not in report.message for report in callers)
