@@ -22,6 +22,7 @@ from .calls.toolcontext import CURRENT, ToolContext
 from .config.data import override_granted, plugin_settings
 from .config.home import HermesHome
 from .host.views import ToolApi
+from .plugins import compat
 from .plugins.cache import DiscoveryCache
 from .plugins.context import PluginContext, normalize_command_name
 from .plugins.contributions import Contributions
@@ -35,6 +36,7 @@ from .tools.policies import ToolScope, check_policy
 from .tools.registry import ToolRegistry
 from .tools.search import ToolSearchSettings
 from .tools.toolsets import Toolsets
+from .workers.interop import INTEROP
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
@@ -99,7 +101,7 @@ class Runtime(ToolApi):
         self.cwd = cwd
         self.workspace = Path(workspace or self.environ.get("HERMES_WORKSPACE") or os.getcwd()).expanduser().absolute()
         self._entry_points = None if entry_points is None else list(entry_points)
-        self.registry = ToolRegistry(check_timeout=self._load_timeout(), contexts=self.tool_context)
+        self.registry = ToolRegistry(check_timeout=self._load_timeout(), tool_contexts=self.tool_context)
         self.toolsets = Toolsets(self.registry)
         self.hooks = HookRunner(lambda: self._config_data()["plugins"]["hook_timeout"],
                                 lambda: self._config_data()["plugins"]["post_hooks"] == "background",
@@ -152,7 +154,8 @@ class Runtime(ToolApi):
                 config = self._config_data()
                 kind = _traced_dispatcher() if config["observability"]["otel"] else Dispatcher
                 made = kind(self.registry, self.hooks, self.middleware, self.budget, self.approvals,
-                            self.tool_context, self.scope, self.why_missing)
+                            self.tool_context, self.scope, self.why_missing,
+                            lambda: self._config_data()["tools"]["call_timeout"])
                 made.recorder = self.agent_state.record_calls
                 # read once, as the policy is: off, no step of any plan asks about checkpoints
                 made.checkpoints = self.checkpoints if config["checkpoints"]["enabled"] else None
@@ -323,6 +326,7 @@ class Runtime(ToolApi):
         return record
 
     def _load(self, candidate: PluginCandidate, timeout: float | None) -> LoadResult:
+        compat.install()  # plugins written for Hermes Agent find its internals they import (the shims)
         context = self.context(candidate.id, candidate)
         # Kept as long as the runtime: the compatibility shims act for a plugin through its context.
         self._plugin_contexts.append(context)
@@ -529,9 +533,7 @@ class Runtime(ToolApi):
             result = command.handler(raw_args)
             return run_sync(result) if hasattr(result, "__await__") else result
         except ImportError as exc:  # a Hermes Agent internal the command imports: named as a load names it
-            from .plugins.compat import explain
-
-            raise ImportError(explain(exc), name=exc.name) from exc
+            raise ImportError(INTEROP.layer.explain(exc), name=exc.name) from exc
 
 
 def _traced_dispatcher() -> type[Dispatcher]:

@@ -4,9 +4,10 @@ file and the functions over 50 lines.
     python scripts/structure.py              # the working tree
     python scripts/structure.py ca27164 HEAD # each git ref, side by side (read with ``git archive``)
 
-A part is a subpackage of ``hermes_core`` or a module at its top (as in tests/test_architecture.py); an arrow is
-one part importing another anywhere (inside functions and under ``TYPE_CHECKING`` too); the floors are the
-longest chain of arrows, counted in parts.
+A part is a subpackage of ``hermes_core`` or a module at its top, and an arrow one part importing another anywhere
+(inside functions, under ``TYPE_CHECKING``, or by name in ``sys.modules``), as tests/test_architecture.py reads them
+(its functions count here too); the floors are the longest chain of arrows, counted in parts (parts in a cycle
+count as one floor, and the cycle is named).
 """
 
 from __future__ import annotations
@@ -14,12 +15,15 @@ from __future__ import annotations
 import ast
 import functools
 import io
+import runpy
 import subprocess
 import sys
 import tarfile
 import tempfile
+import types
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 LONG_FUNCTION = 50
@@ -29,57 +33,41 @@ LONG_FUNCTION = 50
 class Structure:
     parts: int
     floors: int
+    cycles: tuple[str, ...]
     arrows: int
     largest_file: tuple[str, int]
     long_functions: int
     lines: int
 
 
-def module_name(package: Path, path: Path) -> str:
-    parts = path.relative_to(package.parent).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def part(module: str) -> str:
-    parts = module.split(".")
-    return parts[1] if len(parts) > 1 else "__init__"
-
-
-def imports_of(package: Path, path: Path, tree: ast.Module) -> set[str]:
-    """Every ``hermes_core`` module or name ``path`` imports, wherever the statement stands."""
-    name = module_name(package, path)
-    here = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names if alias.name.startswith("hermes_core")}
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = here.split(".")[: len(here.split(".")) - node.level + 1]
-                target = ".".join([*base, node.module] if node.module else base)
-            else:
-                target = node.module or ""
-            if target.startswith("hermes_core"):
-                found.add(target)
-                found |= {f"{target}.{alias.name}" for alias in node.names}
-    return found
+def _architecture() -> Any:
+    """tests/test_architecture.py: how the layering test reads a module's imports and names its parts."""
+    return types.SimpleNamespace(**runpy.run_path(str(ROOT / "tests" / "test_architecture.py")))
 
 
 def measure(package: Path) -> Structure:
+    architecture = _architecture()
+    part = architecture.part
     trees = {path: ast.parse(path.read_text(encoding="utf-8")) for path in sorted(package.rglob("*.py"))}
-    modules = {module_name(package, path) for path in trees}
+    modules = {architecture.module_name(path, package) for path in trees}
     arrows: set[tuple[str, str]] = set()
-    for path, tree in trees.items():
-        source = part(module_name(package, path))
-        arrows |= {(source, part(target)) for target in imports_of(package, path, tree)
+    for path in trees:
+        source = part(architecture.module_name(path, package))
+        arrows |= {(source, part(target)) for target in architecture.imports_of(path, package=package)
                    if target in modules and part(target) != source}
     below: dict[str, set[str]] = {}
     for source, target in arrows:
         below.setdefault(source, set()).add(target)
+    reach = {name: architecture.reachable(below, name) for name in below}
+    # parts that reach each other are one floor (a cycle: the layers do not hold there)
+    together = {name: frozenset({name} | {other for other in reach.get(name, ()) if name in reach.get(other, ())})
+                for name in {part(module) for module in modules}}
+    cycles = sorted({" <-> ".join(sorted(group)) for group in together.values() if len(group) > 1})
 
     @functools.cache
-    def floor(name: str) -> int:
-        return 1 + max((floor(target) for target in below.get(name, ())), default=0)
+    def floor(group: frozenset[str]) -> int:
+        return 1 + max((floor(together[target]) for name in group for target in below.get(name, ())
+                        if together[target] != group), default=0)
 
     sizes = {str(path.relative_to(package.parent)): len(path.read_text(encoding="utf-8").splitlines())
              for path in trees}
@@ -88,8 +76,9 @@ def measure(package: Path) -> Structure:
                          and (node.end_lineno or node.lineno) - node.lineno + 1 > LONG_FUNCTION)
     largest = max(sizes.items(), key=lambda item: item[1])
     parts = {part(name) for name in modules}
-    return Structure(parts=len(parts), floors=max(map(floor, parts)), arrows=len(arrows), largest_file=largest,
-                     long_functions=long_functions, lines=sum(sizes.values()))
+    return Structure(parts=len(parts), floors=max(floor(together[name]) for name in parts), cycles=tuple(cycles),
+                     arrows=len(arrows), largest_file=largest, long_functions=long_functions,
+                     lines=sum(sizes.values()))
 
 
 def at_ref(ref: str) -> Structure:
@@ -106,6 +95,7 @@ def main(refs: list[str]) -> None:
     rows = {
         "parts": lambda s: str(s.parts),
         "floors": lambda s: str(s.floors),
+        "cycles between parts": lambda s: ", ".join(s.cycles) or "none",
         "import arrows between parts": lambda s: str(s.arrows),
         "largest file": lambda s: f"{s.largest_file[0]} ({s.largest_file[1]} lines)",
         f"functions over {LONG_FUNCTION} lines": lambda s: str(s.long_functions),

@@ -1,6 +1,6 @@
-"""The shape of the core: the import graph of ``hermes_core`` has no cycle (``TYPE_CHECKING`` imports and
-imports inside functions counted), and its subpackages are layered: each may import only the parts below it
-(design §8, docs/contributing.md)."""
+"""The shape of the core: the import graph of ``hermes_core`` has no cycle (``TYPE_CHECKING`` imports, imports
+inside functions, and modules looked up by name in ``sys.modules`` or with ``import_module`` counted), and its
+subpackages are layered: each may import only the parts below it (docs/contributing.md)."""
 
 from __future__ import annotations
 
@@ -54,17 +54,20 @@ def part(module: str) -> str:
     return parts[1] if len(parts) > 1 else "__init__"
 
 
-def module_name(path: Path) -> str:
-    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+def module_name(path: Path, package: Path = PACKAGE) -> str:
+    """The dotted name of the module at ``path`` in ``package`` (a copy of ``hermes_core`` elsewhere, too)."""
+    parts = path.relative_to(package.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imports_of(path: Path) -> set[str]:
-    """Every ``hermes_core`` module ``path`` imports, wherever the import statement stands."""
-    name = module_name(path)
+def imports_of(path: Path, source: str | None = None, package: Path = PACKAGE) -> set[str]:
+    """Every ``hermes_core`` module ``path`` imports, wherever the import statement stands, or looks up by name
+    (:func:`looked_up`); ``source`` instead of the file's text. (scripts/structure.py counts with it too.)"""
+    name = module_name(path, package)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8") if source is None else source)
+    found = looked_up(tree)
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names if alias.name.startswith("hermes_core")}
         elif isinstance(node, ast.ImportFrom):
@@ -77,6 +80,38 @@ def imports_of(path: Path) -> set[str]:
             if target.startswith("hermes_core"):
                 found.add(target)
                 found |= {f"{target}.{alias.name}" for alias in node.names}
+    return found
+
+
+def looked_up(tree: ast.Module) -> set[str]:
+    """The ``hermes_core`` modules a module reaches by name rather than by an import statement: ``sys.modules[name]``,
+    ``sys.modules.get(name)``, ``name in sys.modules`` and ``import_module(name)``, the name a string or a
+    module-level constant holding one. (A peek at a module above is an import the layers would not allow.)"""
+    constants = {target.id: node.value.value for node in tree.body if isinstance(node, ast.Assign)
+                 and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+                 for target in node.targets if isinstance(target, ast.Name)}
+
+    def is_sys_modules(node: ast.AST) -> bool:
+        return isinstance(node, ast.Attribute) and node.attr == "modules" and isinstance(node.value, ast.Name) \
+            and node.value.id == "sys"
+
+    found = set()
+    for node in ast.walk(tree):
+        named: ast.AST | None = None
+        if isinstance(node, ast.Subscript) and is_sys_modules(node.value):
+            named = node.slice
+        elif isinstance(node, ast.Call) and node.args:
+            function = node.func
+            if (isinstance(function, ast.Attribute) and (is_sys_modules(function.value)
+                                                        or function.attr == "import_module")) \
+                    or (isinstance(function, ast.Name) and function.id in ("import_module", "__import__")):
+                named = node.args[0]
+        elif isinstance(node, ast.Compare) and any(is_sys_modules(side) for side in node.comparators):
+            named = node.left
+        value = named.value if isinstance(named, ast.Constant) else \
+            constants.get(named.id) if isinstance(named, ast.Name) else None
+        if isinstance(value, str) and value.startswith("hermes_core."):
+            found.add(value)
     return found
 
 
@@ -109,11 +144,34 @@ def test_every_part_of_the_core_has_a_place_in_the_layers(graph):
     assert {part(name) for name in graph} - LAYERS.keys() == set()
 
 
+def upward(graph: dict[str, set[str]], layer: str) -> set[str]:
+    """The imports of ``layer``'s modules that reach a part it may not import."""
+    return {f"{name} -> {target}" for name, targets in graph.items() if part(name) == layer
+            for target in targets if part(target) not in LAYERS[layer] | {layer}}
+
+
 @pytest.mark.parametrize("layer", sorted(LAYERS))
 def test_each_part_imports_only_the_parts_below_it(graph, layer):
-    reached = {f"{name} -> {target}" for name, targets in graph.items() if part(name) == layer
-               for target in targets if part(target) not in LAYERS[layer] | {layer}}
-    assert reached == set()
+    assert upward(graph, layer) == set()
+
+
+@pytest.mark.parametrize("peek", [
+    'compat = sys.modules.get("hermes_core.plugins.compat")',
+    'compat = sys.modules["hermes_core.plugins.compat"]',
+    'loaded = "hermes_core.plugins.compat" in sys.modules',
+    'COMPAT = "hermes_core.plugins.compat"\ncompat = sys.modules.get(COMPAT)',
+    'compat = importlib.import_module("hermes_core.plugins.compat")',
+])
+def test_a_module_looked_up_by_name_counts_as_an_import(graph, peek):
+    """A part that peeks at a module above it in ``sys.modules`` breaks the layers as an import would."""
+    planted = PACKAGE / "calls" / "dispatch.py"
+    source = planted.read_text(encoding="utf-8") + f"\n\ndef _peek():\n    {peek.replace(chr(10), chr(10) + '    ')}\n"
+    if peek.startswith("COMPAT"):  # a module-level constant
+        source = planted.read_text(encoding="utf-8") + f"\n\n{peek}\n"
+    peeked = {**graph, "hermes_core.calls.dispatch": graph["hermes_core.calls.dispatch"] | {
+        target for target in imports_of(planted, source) if target in graph}}
+
+    assert upward(peeked, "calls") == {"hermes_core.calls.dispatch -> hermes_core.plugins.compat"}
 
 
 def test_the_layers_have_no_cycle():

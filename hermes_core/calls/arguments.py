@@ -7,7 +7,7 @@ from typing import Any
 
 from ..errors import ArgumentError
 
-__all__ = ["ArgumentError", "ArgumentValidator", "parse_arguments", "without_absent"]
+__all__ = ["ArgumentError", "ArgumentValidator", "frozen_copy", "parse_arguments", "without_absent"]
 
 
 def parse_arguments(raw: Any) -> dict[str, Any]:
@@ -30,6 +30,37 @@ def parse_arguments(raw: Any) -> dict[str, Any]:
             return value
         raise ArgumentError([f"arguments must be a JSON object, got {_json_type(value)}"])
     raise ArgumentError([f"arguments must be a JSON object, got {type(raw).__name__}"])
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def frozen_copy(value: Any) -> Any:
+    """A copy of JSON data (dicts with string keys, lists or tuples, and scalars) that shares nothing with ``value``:
+    whoever holds the original (a hook's own thread) cannot change the copy. Anything else raises
+    :class:`ArgumentError`."""
+    try:
+        return _copy(value)
+    except RecursionError:
+        raise ArgumentError(["arguments are nested too deeply"]) from None
+    except RuntimeError:  # a dict or list changed size while it was read
+        raise ArgumentError(["the arguments were being changed while they were read"]) from None
+
+
+def _copy(value: Any) -> Any:
+    kind = type(value)
+    if kind is dict:
+        copied = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                raise ArgumentError([f"argument names must be strings, not {type(key).__name__}"])
+            copied[key] = item if type(item) in _SCALARS else _copy(item)
+        return copied
+    if kind is list or kind is tuple:
+        return [item if type(item) in _SCALARS else _copy(item) for item in value]
+    if kind in _SCALARS:
+        return value
+    raise ArgumentError([f"arguments must be JSON data, not a {kind.__name__}"])
 
 
 _PY_TYPES: dict[str, tuple[type, ...]] = {

@@ -23,7 +23,7 @@ import operator
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,16 +32,15 @@ import pluggy
 from ..errors import HermesError, HookImplementationError, PluginFault
 from ..workers.executor import Batch, Job, Workers, run_inline
 from ..workers.exitguard import sigints, user_interrupted
+from .middleware import MIDDLEWARE_KINDS
 
 __all__ = [
-    "ANSWERS",
     "KNOWN_HOOKS",
     "HermesHookSpecs",
     "HookImpl",
     "HookImplementationError",
     "HookPhase",
     "HookRunner",
-    "answer_problem",
     "hookimpl",
     "hookspec",
 ]
@@ -107,57 +106,24 @@ class HookImpl:
     #: takes them all that way (as pluggy calls implementations: the cheapest call).
     call: Callable[[dict[str, Any]], Any] = field(repr=False)
 
+    @property
+    def label(self) -> str:
+        """``pre_tool_call hook`` or ``tool_request middleware``: what it is, for messages."""
+        return f"{self.hook} {'middleware' if self.hook in MIDDLEWARE_KINDS else 'hook'}"
+
     @classmethod
     def of(cls, plugin: str, hook: str, function: Callable[..., Any]) -> HookImpl:
         accepts, positional = _parameters(function)
         return cls(plugin, hook, function, accepts, _caller(function, accepts, positional))
 
 
+#: How a phase calls one implementation: with the keywords of the phase it accepts.
+_Call = Callable[[dict[str, Any]], Any]
+
 #: A phase's implementations in calling order (those of switched-off plugins left out), their ``call`` functions,
 #: the first implementation of a switched-off plugin, if any (a fail-closed phase refuses to run without it), and
 #: whether one of them is ``firstresult``.
 _Phase = tuple[tuple[HookImpl, ...], tuple[Callable[[dict[str, Any]], Any], ...], HookImpl | None, bool]
-
-
-#: A ``pre_tool_call`` answer's documented shapes: the keys each action may have, and the types of their values.
-ANSWERS: dict[str, dict[str, tuple[type, ...]]] = {
-    "block": {"action": (str,), "message": (str,)},
-    "approve": {"action": (str,), "message": (str,), "rule_key": (str, type(None))},
-    "modify": {"action": (str,), "args": (dict,)},
-}
-#: Characters of a bad hook answer an error quotes.
-QUOTED_ANSWER_CHARS = 200
-
-
-def answer_problem(answer: Any) -> str | None:
-    """Why ``answer`` is not a valid ``pre_tool_call`` answer (None when it is: ``None`` or a documented shape,
-    exactly: no other action, key, spelling or type)."""
-    if answer is None:
-        return None
-    if type(answer) is not dict:
-        return f"a {type(answer).__name__}, not a dict or None"
-    action = answer.get("action")
-    shape = ANSWERS.get(action) if type(action) is str else None
-    if shape is None:
-        return f"no action {', '.join(map(repr, ANSWERS))}"
-    for key, value in answer.items():
-        types = shape.get(key) if type(key) is str else None
-        if types is None:
-            return f"a key {quoted(key, 40)} that a {action!r} answer does not have"
-        if type(value) not in types:
-            return f"{key!r} is a {type(value).__name__}"
-    if action == "modify" and "args" not in answer:
-        return "a 'modify' answer without 'args'"
-    return None
-
-
-def quoted(value: Any, limit: int = QUOTED_ANSWER_CHARS) -> str:
-    """``repr(value)`` cut to ``limit`` characters (and never raising)."""
-    try:
-        text = repr(value)
-    except Exception:
-        text = f"<a {type(value).__name__} that cannot be shown>"
-    return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit} more characters)"
 
 
 class HookPhase:
@@ -320,6 +286,8 @@ class HookRunner:
         self.switched_off: dict[str, str] = {}
         #: Per plugin: the last ``pre_tool_call`` answer that blocked a call because it was not a valid answer.
         self.bad_answers: dict[str, str] = {}
+        #: Middleware callbacks as implementations, by kind and the callbacks' identities.
+        self._callbacks: dict[tuple[Any, ...], tuple[tuple[HookImpl, ...], tuple[_Call, ...]]] = {}
         _runners.add(self)
 
     def add_callback(self, plugin: str, hook: str, function: Callable[..., Any]) -> Callable[[], None]:
@@ -403,6 +371,23 @@ class HookRunner:
                                                any(impl.hook in _FIRSTRESULT for impl in on))
         return phase
 
+    def callbacks_phase(self, kind: str, callbacks: Sequence[tuple[str, Callable[..., Any]]]) -> _Phase:
+        """Middleware ``callbacks`` of ``kind`` as a phase (each called with the keywords it takes, as hooks are)."""
+        key = (kind, *((plugin, id(function)) for plugin, function in callbacks))
+        known = self._callbacks.get(key)
+        if known is None:  # (a cached implementation keeps its function, so its id is not reused meanwhile)
+            impls = tuple(HookImpl.of(plugin, kind, function) for plugin, function in callbacks)
+            if len(self._callbacks) >= 64:
+                self._callbacks.clear()
+            known = self._callbacks[key] = (impls, tuple(impl.call for impl in impls))
+        impls, calls = known
+        if self.switched_off and any(impl.plugin in self.switched_off for impl in impls):
+            on = tuple(impl for impl in impls if impl.plugin not in self.switched_off)
+            off = next(impl for impl in impls if impl.plugin in self.switched_off)
+            return on, tuple(impl.call for impl in on), off, False
+        return impls, calls, None, False
+
+
     def call(self, hook: str, **kwargs: Any) -> list[tuple[HookImpl, Any]]:
         """Call the implementations in order; exceptions and timeouts are logged with the plugin's name and
         skipped. For a ``firstresult`` hookspec the calls stop at the first result that is not ``None``."""
@@ -413,7 +398,7 @@ class HookRunner:
 
     def run(self, hooks: tuple[str, ...], kwargs: dict[str, Any], *,
             stop: Callable[[HookImpl, Any], bool] | None = None, fail_closed: bool = False,
-            start: int = 0, state: _State | None = None) -> HookPhase:
+            start: int = 0, state: _State | None = None, phase: _Phase | None = None) -> HookPhase:
         """One phase: the implementations of each of ``hooks`` in turn, given ``kwargs``, in one hand-off to a
         worker, under one deadline.
 
@@ -423,22 +408,22 @@ class HookRunner:
         ``Exception`` is logged and skipped; anything else a plugin raises ends the phase (``fault``). A missed
         deadline is logged and the rest runs on a fresh worker, or, with ``fail_closed``, ends the phase with
         ``missed`` set; a fail-closed phase with an implementation of a switched-off plugin does not run.
-        ``start`` resumes a stopped phase; ``state`` is the published state to use (default: the current one).
-        """
+        ``start`` resumes a stopped phase; ``state`` is the published state to use (default: the current one);
+        ``phase`` the implementations to run instead of those of ``hooks`` (middleware)."""
         if self._lane.posted is not None:
             self._wait_for_posted()  # (which may switch a plugin off)
-        impls, calls, off, firstresult = self._phase(hooks, None if self.switched_off else state)
-        phase = HookPhase(start)
+        impls, calls, off, firstresult = phase or self._phase(hooks, None if self.switched_off else state)
+        outcome = HookPhase(start)
         if fail_closed and off is not None:
-            phase.missed, phase.switched_off = off, True
-            return phase
+            outcome.missed, outcome.switched_off = off, True
+            return outcome
         if start >= len(impls):
-            return phase
+            return outcome
 
         def check(index: int, value: Any) -> bool:
             impl = impls[index]
             if stop is not None and stop(impl, value):
-                phase.stopped = True
+                outcome.stopped = True
                 return True
             return value is not None and impl.hook in _FIRSTRESULT
 
@@ -451,26 +436,26 @@ class HookRunner:
                 run_inline(calls, kwargs, start, after)
             for index, ok, value in job.outcomes:
                 if ok:
-                    phase.results.append((impls[index], value))
+                    outcome.results.append((impls[index], value))
                 elif isinstance(value, Exception):
                     _log_raised(impls[index], value)
                 elif not timeout and user_interrupted(value, since):
                     raise value
                 else:
                     impl = impls[index]
-                    phase.fault = PluginFault(impl.plugin, f"the {impl.hook} hook", value)
-                    return phase
-            phase.end = start = job.end
+                    outcome.fault = PluginFault(impl.plugin, f"the {impl.label}", value)
+                    return outcome
+            outcome.end = start = job.end
             if job.missed is None:
-                return phase
+                return outcome
             impl = impls[job.missed]
             if fail_closed:
-                phase.missed = impl
-                return phase
+                outcome.missed = impl
+                return outcome
             _log_late(impl, timeout or 0)
             start = job.missed + 1
             if start >= len(impls):
-                return phase
+                return outcome
 
     def _job(self, impls: tuple[HookImpl, ...], calls: tuple[Callable[[dict[str, Any]], Any], ...],
              kwargs: dict[str, Any], timeout: float, start: int = 0, after: Callable[[int, Any], bool] | None = None,
@@ -617,11 +602,11 @@ class HookRunner:
 
 
 def _log_raised(impl: HookImpl, exc: BaseException) -> None:
-    log.error("%s hook of plugin %r raised; skipped", impl.hook, impl.plugin, exc_info=exc)
+    log.error("%s of plugin %r raised; skipped", impl.label, impl.plugin, exc_info=exc)
 
 
 def _log_late(impl: HookImpl, timeout: float) -> None:
-    log.warning("%s hook of plugin %r did not finish within %g s; abandoned and skipped", impl.hook, impl.plugin,
+    log.warning("%s of plugin %r did not finish within %g s; abandoned and skipped", impl.label, impl.plugin,
                 timeout)
 
 

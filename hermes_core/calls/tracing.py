@@ -113,8 +113,8 @@ def telemetry() -> Telemetry:
 
 
 class TracedDispatcher(Dispatcher):
-    """The dispatcher, each call in an ``execute_tool`` span: every plan gains a step after the handler that
-    tells the span what the hooks did, and approvals report into the span."""
+    """The dispatcher, each call in an ``execute_tool`` span: every plan closes with a step that tells the span what
+    the hooks did (before ``post_tool_call``), and approvals report into the span."""
 
     def __init__(self, registry: Any, hooks: Any, middleware: Any, budget: Any, approvals: Approvals,
                  *args: Any, **kwargs: Any) -> None:
@@ -124,13 +124,21 @@ class TracedDispatcher(Dispatcher):
         super().__init__(registry, hooks, middleware, budget, approvals, *args, **kwargs)
         self.telemetry = telemetry()
 
-    def _plan(self, name: Any) -> Any:
-        plan = super()._plan(name)
-        if not isinstance(plan, str):
-            # before post_tool_call, which answers the call (the steps after an answer do not run)
-            at = plan.steps.index(plan.handle) + 1 if plan.handle in plan.steps else len(plan.steps)
-            plan.steps = (*plan.steps[:at], _report_hooks, *plan.steps[at:])
-        return plan
+    @staticmethod
+    def report(step_call: Any) -> None:
+        """A closing step: the arguments the ``pre_tool_call`` hooks changed and a block, as events of the span."""
+        call = _CURRENT.get()
+        if call is None:
+            return None
+        for step in getattr(step_call, "trace", ()):  # only calls with hooks or middleware keep a trace
+            plugin, _, stage = step.rpartition(":")
+            if stage == "pre_tool_call":
+                call.span.add_event("hermes.hook.modify", {"hermes.plugin": plugin})
+        if step_call.status == "blocked":
+            call.span.add_event("hermes.call.blocked", {"hermes.reason": str(step_call.error_message)})
+        if step_call.status != "ok" and step_call.error_type:
+            call.error_type = str(step_call.error_type)
+        return None
 
     def handle_function_call(self, function_name: str, function_args: Any, task_id: str | None = None,
                              tool_call_id: str | None = None, session_id: str | None = None,
@@ -150,22 +158,6 @@ class TracedDispatcher(Dispatcher):
                                                          session_id, user_task, enabled_tools)
             call.error_type = call.error_type or _error_type(result)
             return result
-
-
-def _report_hooks(step_call: Any) -> None:
-    """A plan step: the arguments the ``pre_tool_call`` hooks changed and a block, as events of the span."""
-    call = _CURRENT.get()
-    if call is None:
-        return None
-    for step in getattr(step_call, "trace", ()):  # only calls with hooks or middleware keep a trace
-        plugin, _, stage = step.rpartition(":")
-        if stage == "pre_tool_call":
-            call.span.add_event("hermes.hook.modify", {"hermes.plugin": plugin})
-    if step_call.status == "blocked":
-        call.span.add_event("hermes.call.blocked", {"hermes.reason": str(step_call.error_message)})
-    if step_call.status != "ok" and step_call.error_type:
-        call.error_type = str(step_call.error_type)
-    return None
 
 
 class _ObservedApprovals:

@@ -144,16 +144,58 @@ def _wants_json(argv: list[str] | None) -> bool:
 
 
 def _leave(code: int) -> NoReturn:
-    """Exit with ``code``; a thread a plugin started and left running does not keep the command alive."""
+    """Exit with ``code``; a thread a plugin started and left running, or an exit handler a plugin registered that
+    does not return, does not keep the command alive."""
     runtime = sys.modules.get("hermes_core.runtime")
-    if runtime is not None:  # MCP sessions and their child processes end here, not at interpreter exit
+    finished = True
+    if runtime is not None:  # plugins may have run: MCP sessions and their child processes end here
+        timeout = _exit_timeout()
         runtime.reset_default_runtime()
+        finished = _run_exit_handlers(timeout)
     # The process ends: the cycle collector's passes over every object at interpreter exit (thousands of tools'
     # definitions) would only cost time; objects are still freed as their references go.
     gc.freeze()
     main_thread = threading.main_thread()
-    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not main_thread):
+    if not finished or any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not main_thread):
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
     sys.exit(code)
+
+
+def _exit_timeout() -> float:
+    """``plugins.exit_timeout`` of the home's config (its default when the config cannot be read)."""
+    from ..config.home import HermesHome
+
+    try:
+        return float(HermesHome.from_env().config_data()["plugins"]["exit_timeout"])
+    except Exception:
+        return EXIT_TIMEOUT
+
+
+#: Seconds the exit handlers (``atexit``) of Hermes and its plugins may take, when the config does not say.
+EXIT_TIMEOUT = 10.0
+
+
+def _run_exit_handlers(timeout: float) -> bool:
+    """Run the interpreter's exit handlers now, on a daemon thread, within ``timeout`` seconds; False when they did
+    not finish (the process then leaves without waiting for them)."""
+    import atexit
+
+    run = getattr(atexit, "_run_exitfuncs", None)  # (CPython's and PyPy's; elsewhere they run at exit, unbounded)
+    if run is None:
+        return True
+    done = threading.Event()
+
+    def handlers() -> None:
+        try:
+            run()
+        finally:
+            done.set()
+
+    threading.Thread(target=handlers, name="hermes-exit-handlers", daemon=True).start()
+    if done.wait(timeout):
+        return True
+    sys.stderr.write(f"hermes: the exit handlers did not finish within {timeout:g} s (plugins.exit_timeout): a "
+                     "plugin's atexit function may hang; exiting without them\n")
+    return False

@@ -1,13 +1,36 @@
-"""Files replaced atomically: the home's caches (discovery, config, MCP listings) as JSON, and any text file."""
+"""Files replaced atomically: the home's caches (discovery, config, skills, MCP listings) as JSON, keyed on the code
+that wrote them, and any text file."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import zlib
 from pathlib import Path
 from typing import Any
 
-__all__ = ["write_atomically", "write_json"]
+from .._version import __version__
+
+__all__ = ["code_key", "write_atomically", "write_json"]
+
+_PACKAGE = Path(__file__).resolve().parent.parent
+
+
+@functools.cache
+def code_key(*modules: str) -> str:
+    """What every cache file is keyed on besides its own content: the package version and a checksum of the source of
+    ``modules`` (paths under ``hermes_core/``), the code that decides what the cache stores and how it is read. A
+    file another release or another edit of that code wrote is never read as this code's, so no format number has
+    to be changed by hand when what a cache holds changes (a new config key, a new manifest field). Read once per
+    process; where the source is not installed (compiled files only) the version alone tells them apart."""
+    checksum = 0
+    for module in modules:
+        try:
+            checksum = zlib.crc32((_PACKAGE / module).read_bytes(), checksum)
+        except OSError:
+            checksum = zlib.crc32(module.encode(), checksum)
+    return f"{__version__}-{checksum:08x}"
 
 
 def write_json(path: Path, data: Any) -> None:

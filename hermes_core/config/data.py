@@ -5,7 +5,8 @@ building those costs more than everything else such a command does. The first re
 validates it with :class:`~hermes_core.config.model.HermesConfig` and stores the result (defaults filled in)
 as JSON in ``cache/config-<checksum>.json``, beside the text it was validated from; later reads of the
 same text load that file. An invalid file is never cached, so it is reported every time; a cache file
-of any other shape, or of another text, is ignored and rewritten.
+of any other shape, of another text, or written by other code (another release, or models that changed since: a
+new key, a new default) is ignored and rewritten.
 
 The checksum (a CRC-32: ``zlib`` loads in a fraction of the time ``hashlib`` takes) only names the file;
 a hit compares the stored text with the file's whole, so two texts sharing a checksum cannot be mistaken
@@ -20,17 +21,17 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from .._version import __version__
 from ..errors import ConfigError
-from .cachefile import write_json
+from .cachefile import code_key, write_json
 from .untrusted import TEXT_LIMIT, read_untrusted_bytes
 
 __all__ = ["ENTRY_KEYS", "config_data", "override_granted", "plugin_settings"]
 
 log = logging.getLogger(__name__)
 
-FORMAT = 8
 _PREFIX = "config-"
+#: The code whose change makes a cached content stale: the models (their keys, defaults and validators) and this.
+_CODE = ("config/model.py", "config/data.py")
 #: The keys of a ``plugins.entries.<id>`` mapping that are Hermes's own (the fields of ``PluginEntryConfig``).
 ENTRY_KEYS = frozenset({"allow_tool_override", "settings"})
 
@@ -85,7 +86,7 @@ def _read(config_file: Path, cache_dir: Path) -> dict[str, Any]:
         document = text.decode("utf-8") if text is not None else None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{config_file}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    key = [FORMAT, __version__, document]  # what a cache file of this content holds beside the data
+    key = [code_key(*_CODE), document]  # what a cache file of this content holds beside the data
     path = cache_dir / f"{_PREFIX}{zlib.crc32(json.dumps(key).encode()):08x}.json"
     try:
         stored = json.loads(read_untrusted_bytes(path, TEXT_LIMIT))

@@ -60,6 +60,9 @@ class PluginsConfig(_Section):
                                                           "runtime (its pre_tool_call then blocks every call).")
     load_timeout: float = Field(30.0, ge=0, description="Seconds a plugin's import and register(), or one run "
                                                         "of a tool's check_fn, may take; 0 = no limit.")
+    exit_timeout: float = Field(10.0, gt=0, description="Seconds the exit handlers (`atexit`) of Hermes and its "
+                                                         "plugins may take when `hermes` exits; past it, it exits "
+                                                         "without them.")
     post_hooks: Literal["wait", "background"] = Field(
         "wait", description="`background`: a call returns without waiting for its post_tool_call observers, which "
                             "the calling thread's next hook call waits for (and close and exit); not while a "
@@ -101,6 +104,24 @@ class DelegationConfig(BaseModel):
 
 class ObservabilityConfig(_Section):
     otel: bool = Field(False, description="Trace every tool call with OpenTelemetry (needs `hermes-tools[otel]`).")
+
+
+class ToolsConfig(BaseModel):
+    """``tools``: how tool calls run (Hermes Agent keeps its ``tool_search`` settings here too)."""
+
+    model_config = ConfigDict(extra="allow", defer_build=True)
+
+    call_timeout: float = Field(3600.0, ge=0, description="Seconds the handler of a plugin's tool may take; past it "
+                                                          "the call answers with a timeout error, a synchronous "
+                                                          "handler's thread is abandoned and an async one cancelled "
+                                                          "(a tool's manifest may set its own `call_timeout`); 0 "
+                                                          "for no deadline.")
+    tool_search: bool | str | dict[str, Any] | None = Field(
+        None, description="Tool search: `true`/`false` or `{enabled: auto|on|off, threshold_pct: 10, "
+                          "search_default_limit: 5, max_search_limit: 20}` (Hermes Agent's). Active, it puts the "
+                          "tools outside Hermes Agent's core set behind tool_search, tool_describe and tool_call; "
+                          "`auto` (the default) only when their definitions would take threshold_pct of the "
+                          "model's context (model.context_length; unknown: 20 000 tokens).")
 
 
 class ToolOutputConfig(_Section):
@@ -231,19 +252,6 @@ class McpServerConfig(_Section):
         return self.type or ("http" if self.url else "stdio")
 
 
-class ToolsConfig(BaseModel):
-    """``tools:``: Hermes Agent's section (its other keys are kept)."""
-
-    model_config = ConfigDict(extra="allow", defer_build=True)
-
-    tool_search: bool | str | dict[str, Any] | None = Field(
-        None, description="Tool search: `true`/`false` or `{enabled: auto|on|off, threshold_pct: 10, "
-                          "search_default_limit: 5, max_search_limit: 20}` (Hermes Agent's). Active, it puts the "
-                          "tools outside Hermes Agent's core set behind tool_search, tool_describe and tool_call; "
-                          "`auto` (the default) only when their definitions would take threshold_pct of the "
-                          "model's context (model.context_length; unknown: 20 000 tokens).")
-
-
 class HermesConfig(BaseModel):
     """The whole of ``config.yaml``; unknown top-level keys are kept for plugins."""
 
@@ -257,6 +265,7 @@ class HermesConfig(BaseModel):
                                           "synonym so that their configuration can be pasted as it is.")
     command_allowlist: list[str] = Field(default_factory=list)
     approvals: ApprovalsConfig = Field(default_factory=ApprovalsConfig)
+    tools: ToolsConfig = Field(default_factory=ToolsConfig)
     tool_output: ToolOutputConfig = Field(default_factory=ToolOutputConfig)
     web: WebConfig = Field(default_factory=WebConfig)
     index: IndexConfig = Field(default_factory=IndexConfig)
@@ -266,7 +275,6 @@ class HermesConfig(BaseModel):
     sessions: SessionsConfig = Field(default_factory=SessionsConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     delegation: DelegationConfig = Field(default_factory=DelegationConfig)
-    tools: ToolsConfig = Field(default_factory=ToolsConfig)
 
     @model_validator(mode="after")
     def _claude_spelling(self) -> HermesConfig:

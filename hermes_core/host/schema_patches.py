@@ -1,4 +1,5 @@
-"""After filtering, make tool descriptions mention only tools that survived (design §4.3)."""
+"""After filtering, make tool descriptions mention only tools that survived: a sentence that names a tool the scope
+left out is dropped, and ``execute_code``'s description lists the tools a script may call."""
 
 from __future__ import annotations
 

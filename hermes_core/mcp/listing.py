@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..config.cachefile import write_json
+from ..config.cachefile import code_key, write_json
 from ..config.untrusted import TEXT_LIMIT, read_untrusted_bytes
 from .naming import sanitize
 
@@ -29,7 +29,8 @@ __all__ = ["FAILURE_BACKOFF", "ListingCache", "config_digest"]
 
 log = logging.getLogger(__name__)
 
-FORMAT = 1
+#: The code whose change makes a stored listing stale: what a listed tool holds (the client) and this.
+_CODE = ("mcp/listing.py", "mcp/client.py")
 #: Seconds a failed first connection of a server never listed is not retried by listings (``hermes mcp list``
 #: and a call of one of its tools still connect).
 FAILURE_BACKOFF = 300.0
@@ -49,12 +50,19 @@ class ListingCache:
     def path(self, server: str) -> Path:
         return self.folder / f"mcp-{sanitize(server)}.json"
 
+    @staticmethod
+    def _stamp(server: str, config: Mapping[str, Any]) -> dict[str, str]:
+        """What a record is valid for: this code, the server and its configuration."""
+        return {"format": code_key(*_CODE), "server": server, "config": config_digest(config)}
+
+    def _ours(self, stored: Any, server: str, config: Mapping[str, Any]) -> bool:
+        return isinstance(stored, dict) and self._stamp(server, config).items() <= stored.items()
+
     def load(self, server: str, config: Mapping[str, Any]) -> list[dict[str, Any]] | None:
         """The tools of ``server``'s last listing under ``config``, or None (never listed, or stale)."""
         try:
             stored = json.loads(read_untrusted_bytes(self.path(server), TEXT_LIMIT))
-            if stored["format"] == FORMAT and stored["server"] == server and stored["config"] == config_digest(config) \
-                    and isinstance(stored["tools"], list) \
+            if self._ours(stored, server, config) and isinstance(stored["tools"], list) \
                     and all(isinstance(tool, dict) and isinstance(tool.get("name"), str) for tool in stored["tools"]):
                 return stored["tools"]
         except FileNotFoundError:
@@ -68,8 +76,8 @@ class ListingCache:
         is under :data:`FAILURE_BACKOFF`; else None."""
         try:
             stored = json.loads(self.path(server).read_bytes())
-            if stored["format"] == FORMAT and stored["server"] == server and stored["config"] == config_digest(config) \
-                    and isinstance(stored["error"], str) and isinstance(stored["failed_at"], (int, float)):
+            if self._ours(stored, server, config) and isinstance(stored["error"], str) \
+                    and isinstance(stored["failed_at"], (int, float)):
                 age = time.time() - stored["failed_at"]
                 return (stored["error"], age) if 0 <= age < FAILURE_BACKOFF else None
         except FileNotFoundError:
@@ -81,15 +89,13 @@ class ListingCache:
     def store_failure(self, server: str, config: Mapping[str, Any], error: str) -> None:
         """Record that ``server`` (never listed) failed its first connection with ``error``."""
         try:
-            write_json(self.path(server), {"format": FORMAT, "server": server, "config": config_digest(config),
-                                           "failed_at": time.time(), "error": error})
+            write_json(self.path(server), {**self._stamp(server, config), "failed_at": time.time(), "error": error})
         except OSError as exc:
             log.debug("MCP failure record of %r not written: %s", server, exc)
 
     def store(self, server: str, config: Mapping[str, Any], tools: list[dict[str, Any]]) -> None:
         """Keep ``tools`` as ``server``'s last listing (failures to write are logged, never raised)."""
         try:
-            write_json(self.path(server), {"format": FORMAT, "server": server, "config": config_digest(config),
-                                           "listed_at": time.time(), "tools": tools})
+            write_json(self.path(server), {**self._stamp(server, config), "listed_at": time.time(), "tools": tools})
         except OSError as exc:
             log.debug("MCP listing cache of %r not written: %s", server, exc)

@@ -30,8 +30,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._version import __version__
-from ..config.cachefile import write_atomically
+from ..config.cachefile import code_key, write_atomically
 from ..config.untrusted import TEXT_LIMIT, read_untrusted_text
 from .discovery import PluginCandidate, Source, discover
 
@@ -42,7 +41,8 @@ __all__ = ["DiscoveryCache"]
 
 log = logging.getLogger(__name__)
 
-FORMAT = 9
+#: The code whose change makes cached candidates stale: what they hold (discovery, the plain manifest) and this.
+_CODE = ("plugins/cache.py", "plugins/discovery.py", "plugins/manifest.py")
 #: A cache of thousands of plugins outgrows the limit of other untrusted files.
 CACHE_LIMIT = 16 * TEXT_LIMIT
 
@@ -61,7 +61,7 @@ class DiscoveryCache:
         ``source_key`` identifies the entry-point source (``"installed"``, or the injected entry points).
         """
         roots = [str(root) for root, _ in folders]
-        key = json.dumps([FORMAT, __version__, sys.executable, sys.path, roots, source_key], default=str)
+        key = json.dumps([code_key(*_CODE), sys.executable, sys.path, roots, source_key], default=str)
         path = self.folder / f"discovery-{zlib.crc32(key.encode()):08x}.json"
         cached = _load(path, key)
         if cached is not None:
@@ -69,7 +69,7 @@ class DiscoveryCache:
         eps = entry_points()
         candidates = discover(folders, eps)
         watched = _watched(candidates, roots, eps if source_key != "installed" else None)
-        header = {"format": FORMAT, "key": key, "stamps": _stamps(watched), "watched": watched,
+        header = {"key": key, "stamps": _stamps(watched), "watched": watched,
                   "records": [_plain(candidate) for candidate in candidates]}
         _write(path, [json.dumps(header), *(json.dumps(candidate.manifest_data) for candidate in candidates)])
         return candidates
@@ -118,7 +118,7 @@ def _load(path: Path, key: str) -> list[PluginCandidate] | None:
     except (OSError, UnicodeDecodeError, ValueError):
         return None
     try:
-        if stored["format"] != FORMAT or stored["key"] != key or not isinstance(stored["watched"], list) \
+        if stored["key"] != key or not isinstance(stored["watched"], list) \
                 or stored["stamps"] != _stamps([str(p) for p in stored["watched"]]) \
                 or len(lines) != len(stored["records"]) + 1:
             return None

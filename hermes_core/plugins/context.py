@@ -148,7 +148,8 @@ class PluginContext:
                       is_async: bool = False, description: str = "", emoji: str = "",
                       max_result_size_chars: ResultLimit = None, override: bool = False,
                       parallel_safe: bool | None = None, path_args: list[str] | tuple[str, ...] = (),
-                      annotations: ToolAnnotations | Mapping[str, Any] | None = None) -> bool:
+                      annotations: ToolAnnotations | Mapping[str, Any] | None = None,
+                      call_timeout: float | None = None) -> bool:
         """Add a tool. Returns False if the conflict policy refused it.
 
         Either a function decorated with ``@hermes_core.plugin.tool`` alone, ``register_tool(fn)`` (keywords given
@@ -156,7 +157,8 @@ class PluginContext:
         ``handler(args: dict, **kwargs) -> str``. While a variable of ``requires_env`` is unset the tool is
         unavailable, naming it, unless ``check_fn`` says it is available. ``annotations`` say what the tool may
         do: ``{"read_only": True}``, or ``destructive``, ``idempotent``, ``open_world`` (MCP's ``readOnlyHint``
-        names work too); ``parallel_safe`` defaults to ``read_only``.
+        names work too); ``parallel_safe`` defaults to ``read_only``. ``call_timeout``: seconds a call's handler may
+        take, instead of ``tools.call_timeout`` (0, for the host program's tools only: no deadline).
         """
         spec = tool_spec(name) if callable(name) else tool_spec(handler)
         if callable(name) and spec is None:
@@ -187,7 +189,8 @@ class PluginContext:
                            description=schema.get("description") or description, parameters=schema.get("parameters"),
                            check_fn=check_fn, requires_env=requires_env or (), is_async=is_async, emoji=emoji,
                            max_result_size_chars=max_result_size_chars, plugin=self.plugin_id,
-                           parallel_safe=parallel_safe, path_args=path_args, annotations=declared)
+                           parallel_safe=parallel_safe, path_args=path_args, annotations=declared,
+                           call_timeout=_call_timeout(name, call_timeout, self.plugin_id))
         return self.add_entry(entry, override=override)
 
     def add_entry(self, entry: ToolEntry, override: bool = False) -> bool:
@@ -405,3 +408,13 @@ class PluginContext:
                 self._undo.pop()()
             except Exception:
                 log.exception("rollback step of plugin %r failed", self.plugin_id)
+
+
+def _call_timeout(tool: str, seconds: float | None, plugin_id: str | None) -> float | None:
+    """A tool's ``call_timeout``, checked: a number of seconds; 0 (no deadline) only for the host program's tools."""
+    if seconds is None:
+        return None
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds != seconds or seconds < 0 \
+            or (seconds == 0 and plugin_id is not None):
+        raise ValueError(f"tool {tool!r}: call_timeout must be a number of seconds above 0, not {seconds!r}")
+    return float(seconds)

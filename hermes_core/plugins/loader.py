@@ -26,8 +26,8 @@ from ..tools.registry import UNLIMITED, DeclaredEntry, Requirements, ToolEntry, 
 from ..tools.toolsets import Toolset
 from ..workers.executor import DeadlineExceeded, call_with_deadline
 from ..workers.exitguard import refusing_exit
+from ..workers.interop import INTEROP
 from ..workers.streams import kept_streams
-from .compat import HERMES_AGENT_INTERNALS, adopt_patches, claim, import_problem, install_shims, loading
 from .discovery import PluginCandidate, core_satisfies
 from .loadoutput import capturing
 
@@ -37,8 +37,8 @@ if TYPE_CHECKING:
     from .context import PluginContext
     from .contributions import Contributions
 
-__all__ = ["HERMES_AGENT_INTERNALS", "NAMESPACE", "LoadResult", "declared_entry", "importable_package",
-           "load_plugin", "mount_directory_plugin", "reference_problems"]
+__all__ = ["NAMESPACE", "LoadResult", "declared_entry", "importable_package", "load_plugin",
+           "mount_directory_plugin", "reference_problems"]
 
 #: The ``@tool`` module: looked up in ``sys.modules``, never imported here (it costs pydantic).
 _TOOL_MODULE = f"{__package__}.tool"
@@ -139,8 +139,8 @@ def load_plugin(candidate: PluginCandidate, contributions: Contributions, contex
                          else core_satisfies(required)):
         return LoadResult("error", f"requires hermes-tools {required}, but this is {__version__}", candidate.module)
     module = candidate.module if candidate.source == "pip" else mount_directory_plugin(candidate, contributions)
-    install_shims()
-    claim(_code_prefix(candidate, module), context)
+    interop = INTEROP.layer  # a compatibility layer the runtime installed, if any (its shims act for this context)
+    interop.adopt(_code_prefix(candidate, module), context)
     timings: dict[str, float] = {}
     said: list[str] = []  # what its import and register() logged, warned or wrote to stderr
     try:
@@ -154,7 +154,7 @@ def load_plugin(candidate: PluginCandidate, contributions: Contributions, contex
                 register_declared_skills(context, candidate)
         # not all declared (PluginManifest.declarative), or the package has a register() to run
         if manifest is None or manifest["tools"] is None or manifest["provides_hooks"] or candidate.defines_register:
-            with loading(context), capturing() as output:
+            with interop.loading(context), capturing() as output:
                 try:
                     _import_and_register(contributions, context, candidate, module, timings, timeout)
                 finally:
@@ -217,7 +217,7 @@ def declared_entry(tool: dict[str, Any], candidate: PluginCandidate, package: st
         is_async=tool["is_async"], emoji=tool["emoji"],
         max_result_size_chars=UNLIMITED if limit == "unlimited" else limit,
         plugin=candidate.id, parallel_safe=tool["parallel_safe"], path_args=tool["path_args"],
-        annotations=tool["annotations"],
+        call_timeout=tool["call_timeout"], annotations=tool["annotations"],
     )
 
 
@@ -310,7 +310,8 @@ def _run_plugin_code(contributions: Contributions, context: PluginContext, candi
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise _LoadError(import_problem(exc, prefix, root) or _import_message(module_name, exc)) from None
+        raise _LoadError(INTEROP.layer.import_problem(exc, prefix, root) or _import_message(module_name, exc)) \
+            from None
     except BaseException as exc:  # a plugin's import may raise anything, SystemExit included
         where = f" ({exc.filename}:{exc.lineno})" if isinstance(exc, SyntaxError) else ""
         raise _LoadError(f"import of {module_name!r} failed: {type(exc).__name__}: {exc}{where}") from None
@@ -333,18 +334,18 @@ def _run_plugin_code(contributions: Contributions, context: PluginContext, candi
     try:
         register(context)
     except ImportError as exc:
-        problem = import_problem(exc, prefix, root)
+        problem = INTEROP.layer.import_problem(exc, prefix, root)
         if problem is None and not isinstance(exc, ModuleNotFoundError):
             problem = f"register() raised ImportError: {exc}"
         raise _LoadError(problem or _import_message(module_name, exc)) from None
     except BaseException as exc:  # on this thread, even KeyboardInterrupt is the plugin's own doing
         cause = exc.__cause__ or exc.__context__  # a plugin that turns a missing internal into its own error
-        internal = import_problem(cause, prefix, root) if isinstance(cause, ImportError) else None
+        internal = INTEROP.layer.import_problem(cause, prefix, root) if isinstance(cause, ImportError) else None
         raise _LoadError(f"register() raised {type(exc).__name__}: {exc}"
                          + (f", because it {internal}" if internal else "")) from None
     finally:
         timings["register_ms"] = (time.perf_counter() - started) * 1000
-    adopt_patches(context)  # a Hermes Agent internal the plugin patched (as in Hermes Agent) acts in its runtime
+    INTEROP.layer.registered(context)  # Hermes Agent internals the plugin patched act in its runtime, as there
 
 
 def misplaced_module(module: types.ModuleType, candidate: PluginCandidate) -> str | None:

@@ -146,6 +146,9 @@ class ToolDeclaration(_Model):
     parallel_safe: bool | None = Field(None, description="May run beside other calls; absent = "
                                                          "`annotations.read_only`.")
     path_args: list[str] = Field(default_factory=list, description="Arguments that name files, for overlap checks.")
+    call_timeout: float | None = Field(None, gt=0, description="Seconds a call's handler may take before the call "
+                                                               "answers with a timeout error; absent = "
+                                                               "`tools.call_timeout` of config.yaml.")
     annotations: ToolAnnotationsDeclaration | None = Field(
         None, description="What the tool may do: `read_only`, `destructive`, `idempotent`, `open_world`. Served to "
                           "MCP clients as their hints, and what `approvals.policy` and read-only views go by.")

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ..config.cachefile import write_json
+from ..config.cachefile import code_key, write_json
 from .document import SKILL_DOCUMENT, listed_description, read_front_matter
 
 __all__ = ["FoundSkill", "SkillSource", "platform_matches", "scan_root"]
@@ -29,7 +29,8 @@ SkillSource = Literal["user", "project", "plugin"]
 #: How deep below a root a skill may sit (category folders), and how many folders one scan visits at most.
 MAX_DEPTH = 6
 MAX_FOLDERS = 5000
-CACHE_FORMAT = 4
+#: The code whose change makes a cached scan stale: the scan, and the reading of front matter.
+_CODE = ("skills/sources.py", "skills/document.py")
 #: ``platforms:`` names of Hermes Agent and the ``sys.platform`` prefix each stands for.
 PLATFORMS = {"macos": "darwin", "linux": "linux", "windows": "win32"}
 
@@ -61,14 +62,14 @@ def scan_root(root: Path, cache_dir: Path | None = None) -> list[FoundSkill]:
     """
     if cache_dir is None:
         return _scan(root)[0]
-    key = json.dumps([CACHE_FORMAT, str(root)])
+    key = json.dumps([code_key(*_CODE), str(root)])
     path = cache_dir / f"skills-{zlib.crc32(key.encode()):08x}.json"
     cached, known = _load(path, key)
     if cached is not None:
         return cached
     skills, watched = _scan(root, known)
     try:
-        write_json(path, {"format": CACHE_FORMAT, "key": key, "watched": watched, "stamps": _stamps(watched),
+        write_json(path, {"key": key, "watched": watched, "stamps": _stamps(watched),
                           "skills": [skill.__dict__ for skill in skills]})
     except OSError as exc:
         log.debug("skills cache not written: %s", exc)
@@ -143,7 +144,7 @@ def _load(path: Path, key: str) -> tuple[list[FoundSkill] | None, dict[str, tupl
     holds by ``SKILL.md`` with their stamps (what a new scan need not read again)."""
     try:
         stored = json.loads(path.read_text(encoding="utf-8"))
-        if stored["format"] != CACHE_FORMAT or stored["key"] != key:
+        if stored["key"] != key:
             return None, {}
         skills = [FoundSkill(**{**data, "platforms": tuple(data["platforms"])}) for data in stored["skills"]]
         if stored["stamps"] == _stamps([str(p) for p in stored["watched"]]):

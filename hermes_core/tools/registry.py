@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, Protocol
 from ..checks import Availability
 from ..workers.executor import DeadlineExceeded, call_with_deadline
 from ..workers.exitguard import refusing_exit
+from ..workers.interop import INTEROP
 from .references import LazyReference
 from .toolnames import BRIDGE_TOOL_NAMES, check_tool_name, skeleton
 
@@ -240,7 +241,7 @@ class ToolEntry:
                  requires_env: list[Any] | None = None, is_async: bool = False, description: str = "",
                  emoji: str = "", max_result_size_chars: ResultLimit = None, plugin: str | None = None,
                  parallel_safe: bool = False, path_args: tuple[str, ...] = (),
-                 annotations: ToolAnnotations = NO_ANNOTATIONS) -> None:
+                 annotations: ToolAnnotations = NO_ANNOTATIONS, call_timeout: float | None = None) -> None:
         self.name = name
         self.toolset = toolset
         #: ``{"name", "description", "parameters"}``, as the model sees it.
@@ -259,6 +260,9 @@ class ToolEntry:
         self.parallel_safe = parallel_safe
         self.path_args = path_args
         self.annotations = annotations
+        #: Seconds a call's handler may take (None: ``tools.call_timeout`` for a plugin's tool, no deadline for the
+        #: host program's own; 0: no deadline).
+        self.call_timeout = call_timeout
 
     def __repr__(self) -> str:
         return f"ToolEntry(name={self.name!r}, toolset={self.toolset!r}, plugin={self.plugin!r})"
@@ -372,7 +376,8 @@ def tool_entry(name: str, toolset: str, handler: Callable[..., Any], *, descript
                requirements: Requirements | None = None, requires_env: Iterable[Any] = (), is_async: bool = False,
                emoji: str = "", max_result_size_chars: ResultLimit = None, plugin: str | None = None,
                parallel_safe: bool | None = None, path_args: Iterable[str] = (),
-               annotations: ToolAnnotations | Mapping[str, Any] | None = None) -> ToolEntry:
+               annotations: ToolAnnotations | Mapping[str, Any] | None = None,
+               call_timeout: float | None = None) -> ToolEntry:
     """The one way to make a :class:`ToolEntry`: the schema is built here, with the same defaults for every source.
 
     ``annotations`` may be a mapping (``{"read_only": True}``, or MCP's ``readOnlyHint`` names); ``parallel_safe``
@@ -394,11 +399,12 @@ def tool_entry(name: str, toolset: str, handler: Callable[..., Any], *, descript
                      handler=handler, check_fn=check_fn, requirements=requirements or Requirements(),
                      requires_env=list(requires_env), is_async=is_async, description=description, emoji=emoji,
                      max_result_size_chars=max_result_size_chars, plugin=plugin, parallel_safe=parallel_safe,
-                     path_args=tuple(path_args), annotations=annotations)
+                     path_args=tuple(path_args), annotations=annotations, call_timeout=call_timeout)
 
 
 class HandlerContext(Protocol):
-    """What a plugin's checks run inside: its :class:`~hermes_core.plugin.ToolContext`, made current while they run."""
+    """What a plugin's checks run inside: its tool context (:class:`~hermes_core.plugin.ToolContext`), made current
+    while they run."""
 
     def activate(self) -> contextlib.AbstractContextManager[Any]: ...
 
@@ -418,9 +424,9 @@ class ToolRegistry:
     """Tools by name; thread-safe; ``generation`` changes whenever the set of tools does."""
 
     def __init__(self, check_ttl: float = 30.0, check_timeout: float | None = None,
-                 contexts: Callable[[str | None], HandlerContext] | None = None) -> None:
-        #: The handler context of a plugin; its checks run inside it, as its handlers do.
-        self.contexts = contexts
+                 tool_contexts: Callable[[str | None], HandlerContext] | None = None) -> None:
+        #: The tool context of a plugin; its checks run inside it, as its handlers do.
+        self.tool_contexts = tool_contexts
         self._tools: dict[str, ToolEntry] = {}
         self._lock = threading.RLock()
         self._checks: dict[str, tuple[float, Availability]] = {}
@@ -602,19 +608,19 @@ class ToolRegistry:
         if entry.check_fn is None:
             return Availability(False, "; ".join(unset)) if unset else Availability(True)
         # A check_fn has the last word: a plugin may know another way to its credentials.
-        activation = self.contexts(entry.plugin).activate() if self.contexts is not None else contextlib.nullcontext()
+        activation = self.tool_contexts(entry.plugin).activate() if self.tool_contexts is not None \
+            else contextlib.nullcontext()
         # on a worker thread (with a deadline) anything the check raises is its own doing, KeyboardInterrupt too
         caught = BaseException if timeout else Exception
-        # the compatibility shims note what a plugin written for Hermes Agent looked for and Hermes lacks
-        compat = sys.modules.get("hermes_core.plugins.compat")
-        noting = compat.noting() if compat is not None else contextlib.nullcontext([])
+        # a compatibility layer notes what a plugin written for another host looked for and Hermes lacks
+        interop = INTEROP.layer
         try:
-            with activation, noting as notes:
+            with activation, interop.noting() as notes:
                 ok = call_with_deadline(_checked, timeout, entry.check_fn)
         except DeadlineExceeded:
             return Availability(False, f"its check did not answer within {timeout:g} s (plugins.load_timeout)")
         except caught as exc:
-            reason = compat.explain(exc) if compat is not None else str(exc)
+            reason = interop.explain(exc)
             return Availability(False, reason or f"check raised {type(exc).__name__}")
         if ok:  # a check may answer with a note (a string) that doctor shows
             return Availability(True, ok if isinstance(ok, str) else "")

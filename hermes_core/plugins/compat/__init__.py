@@ -6,6 +6,9 @@ hook answers those imports with shims that talk to the runtime loading or callin
 at the end of ``sys.meta_path`` (so a real module always wins) and answers only imports made by plugin
 code (a module under a loaded plugin's package). Everything else a plugin imports from Hermes Agent
 fails as usual; :func:`import_problem` turns that failure into a reason naming the import, file and line.
+
+The core learns of this layer only through the slot it owns (``hermes_core.workers.interop``): :func:`install`,
+which the runtime calls before it loads plugins, puts the shim finder on ``sys.meta_path`` and fills the slot.
 """
 
 from __future__ import annotations
@@ -24,14 +27,15 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ...calls.toolcontext import CURRENT
 from ...config.untrusted import TEXT_LIMIT, read_untrusted_bytes
+from ...workers.interop import INTEROP
 
 if TYPE_CHECKING:
     import importlib.abc
 
     from ..context import PluginContext
 
-__all__ = ["HERMES_AGENT_INTERNALS", "SHIMS", "adopt_patches", "claim", "explain", "host", "host_runtime",
-           "import_problem", "install_shims", "loading", "note", "noting"]
+__all__ = ["HERMES_AGENT_INTERNALS", "SHIMS", "HermesAgentInterop", "adopt_patches", "claim", "explain", "host",
+           "host_runtime", "import_problem", "install", "loading", "note", "noting"]
 
 #: Top-level modules of Hermes Agent itself; plugins that import them rely on internals, not the contract.
 HERMES_AGENT_INTERNALS = frozenset({"tools", "hermes_cli", "agent", "gateway", "run_agent", "model_tools",
@@ -227,10 +231,38 @@ def adopt_patches(context: PluginContext) -> None:
             adopt(module, context, lambda module_name: _owner(module_name) is context)
 
 
-def install_shims() -> None:
-    """Put the shim finder at the end of ``sys.meta_path`` (once)."""
+class HermesAgentInterop:
+    """This layer as the core's interop slot sees it (``hermes_core.workers.interop.Interop``)."""
+
+    def explain(self, exc: BaseException) -> str:
+        return explain(exc)
+
+    def noting(self) -> contextlib.AbstractContextManager[list[str]]:
+        return noting()
+
+    def adopt(self, prefix: str, context: object) -> None:
+        claim(prefix, cast("PluginContext", context))
+
+    def loading(self, context: object) -> contextlib.AbstractContextManager[None]:
+        return loading(cast("PluginContext", context))
+
+    def import_problem(self, exc: ImportError, prefix: str, root: str | None) -> str | None:
+        return import_problem(exc, prefix, root)
+
+    def registered(self, context: object) -> None:
+        adopt_patches(cast("PluginContext", context))
+
+
+_interop = HermesAgentInterop()
+
+
+def install() -> None:
+    """Serve the shims to plugin code (the shim finder at the end of ``sys.meta_path``) and fill the core's interop
+    slot with this layer (once)."""
     if _finder not in sys.meta_path:
         sys.meta_path.append(_finder)
+    if INTEROP.layer is not _interop:
+        INTEROP.fill(_interop)
 
 
 # -- why a plugin's import failed -----------------------------------------------------------------

@@ -58,7 +58,7 @@ class PluginManagerView:
                 for _, p in sorted(self._plugins.items())]
 
     def has_hook(self, hook_name: str) -> bool:
-        return host_runtime().hooks.has(hook_name)
+        return hook_name in host_runtime().hooks.active
 
     def invoke_hook(self, hook_name: str, **kwargs: Any) -> list[Any]:
         return [value for _impl, value in host_runtime().hooks.call(hook_name, **kwargs) if value is not None]
