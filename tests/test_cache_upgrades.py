@@ -78,8 +78,9 @@ def test_a_manifest_field_added_since_plugins_were_discovered_is_read_from_that_
     older = older_core(tmp_path, "plugins/manifest.py", field)
     run_older(older, isolated_home, "from hermes_core import Runtime\nRuntime(entry_points=()).discover()\n")
     [cached] = (isolated_home / "cache").glob("discovery-*.json")
-    [record] = json.loads(cached.read_text())["records"]
-    assert "call_timeout" not in record["manifest_data"]["tools"][0]  # what the older code stored
+    header, stored_manifest = cached.read_text().split("\n")  # (the candidates' outlines, then each manifest)
+    assert len(json.loads(header)["records"]) == 1
+    assert "call_timeout" not in json.loads(stored_manifest)["tools"][0]  # what the older code stored
     if not cache:
         cached.unlink()
 
