@@ -197,6 +197,19 @@ class McpSamplingConfig(_Section):
     log_level: str = Field("info", description="Accepted for Hermes Agent's configurations.")
 
 
+class McpOAuthConfig(_Section):
+    """``mcp_servers.<name>.oauth``: Hermes Agent's keys for an OAuth 2.1 server (all optional)."""
+
+    client_id: str | None = Field(None, description="A client registered beforehand (skips dynamic registration).")
+    client_secret: str | None = Field(None, description="For a confidential client; `${ENV}` references work.")
+    scope: str | None = None
+    redirect_port: int = Field(0, ge=0, le=65535, description="The local port of the redirect (0: any free one).")
+    redirect_uri: str | None = None
+    redirect_host: str = "127.0.0.1"
+    client_name: str = "Hermes"
+    timeout: float = Field(300.0, gt=0, description="Seconds `hermes mcp login` waits for the browser.")
+
+
 class McpServerConfig(_Section):
     """One ``mcp_servers`` entry; Claude Desktop's, Claude Code's and VS Code's entries are valid as they are."""
 
@@ -219,6 +232,10 @@ class McpServerConfig(_Section):
     sampling: Literal["allow", "off"] | McpSamplingConfig = Field(
         "off", description="`allow`: the server may ask the model (MCP sampling), each request logged; `off`: "
                            "refused. Hermes Agent's mapping (`enabled`, `max_tokens_cap`, ...) counts as `allow`.")
+    auth: Literal["oauth", "none"] | None = Field(
+        None, description="`oauth`: sign in with OAuth 2.1 (`hermes mcp login NAME`); tokens live in "
+                          "$HERMES_HOME/mcp-tokens, never in config.yaml.")
+    oauth: McpOAuthConfig | None = None
 
     @property
     def sampling_settings(self) -> McpSamplingConfig | None:
@@ -226,6 +243,11 @@ class McpServerConfig(_Section):
         if isinstance(self.sampling, McpSamplingConfig):
             return self.sampling if self.sampling.enabled else None
         return McpSamplingConfig() if self.sampling == "allow" else None
+
+    @property
+    def uses_oauth(self) -> bool:
+        return self.auth == "oauth" or (self.auth is None and self.oauth is not None)
+
     @property
     def transport(self) -> Literal["stdio", "http", "sse"]:
         return self.type or ("http" if self.url else "stdio")

@@ -193,14 +193,15 @@ class McpManager:
 
     ``servers`` are the ``mcp_servers`` entries (models, or their plain data with defaults filled in);
     ``cache_dir`` keeps each server's last listing (None: no listing is kept); ``asking``: who answers the
-    servers' questions (the runtime's user and model; None: nobody).
+    servers' questions (the runtime's user and model; None: nobody); ``token_dir``: where OAuth tokens live.
     """
 
     def __init__(self, registry: ToolRegistry, toolsets: Toolsets,
                  servers: Mapping[str, McpServerConfig | Mapping[str, Any]], log_dir: Path,
-                 cache_dir: Path | None = None, asking: Asking | None = None) -> None:
+                 cache_dir: Path | None = None, asking: Asking | None = None, token_dir: Path | None = None) -> None:
         self.registry = registry
         self.asking = asking
+        self.token_dir = token_dir
         #: The tools' callers may answer questions though the runtime has no user callback (``hermes mcp serve``
         #: asks each call's client): servers connected from now on are told the user can be asked.
         self.relays_questions = False
@@ -300,7 +301,8 @@ class McpManager:
                 continue
             server.connection = ServerConnection(server.name, McpServerConfig.model_validate(server.config),
                                                  self.log_dir / log_file_name(server.name), self,
-                                                 partial(Caller, self.asking), elicitation=self.can_ask_user())
+                                                 partial(Caller, self.asking), elicitation=self.can_ask_user(),
+                                                 token_dir=self.token_dir)
         return [s for s in servers if s.connection is not None]
 
     def can_ask_user(self) -> bool:

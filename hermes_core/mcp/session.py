@@ -28,10 +28,11 @@ from mcp.shared.exceptions import MCPError
 
 from .._version import __version__
 from ..config.model import McpServerConfig
-from ..errors import McpCallError
+from ..errors import McpCallError, McpLoginNeeded
 from ..media import Media, ToolResult
 from .answering import ServerQuestions
 from .callers import Caller
+from .oauth import connection_auth
 from .tolerant import screen_tool_listing
 
 __all__ = ["DEPTH_VARIABLE", "McpCallError", "ServerConnection", "result_of", "result_text"]
@@ -166,10 +167,13 @@ class ServerConnection:
     that the user can be asked (sampling is declared when the user allowed it for this server)."""
 
     def __init__(self, name: str, config: McpServerConfig, log_path: Path, listener: Listener,
-                 caller: Callable[[], Caller] = lambda: Caller(None), *, elicitation: bool = False) -> None:
+                 caller: Callable[[], Caller] = lambda: Caller(None), *, elicitation: bool = False,
+                 token_dir: Path | None = None) -> None:
         self.name = name
         self.config = config
         self.log_path = log_path
+        #: Where the OAuth tokens of ``auth: oauth`` servers live.
+        self.token_dir = token_dir
         self.listener = listener
         self.elicitation = elicitation
         #: The answerers of the calls in progress, the latest last: a server's question goes to the latest.
@@ -310,11 +314,13 @@ class ServerConnection:
             url = expand_env(config.url)
             self._note(f"connecting to {url} ({config.transport})", errlog)
             headers = {key: expand_env(value) for key, value in config.headers.items()}
+            auth = self._oauth(url)
             if config.transport == "sse":
                 return await stack.enter_async_context(
-                    sse_client(url, headers=headers, timeout=30.0, sse_read_timeout=config.timeout + 30.0))
+                    sse_client(url, headers=headers, timeout=30.0, sse_read_timeout=config.timeout + 30.0, auth=auth))
             client = await stack.enter_async_context(
-                httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=config.timeout + 30.0)))
+                httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=config.timeout + 30.0),
+                                   auth=auth))
             return await stack.enter_async_context(streamable_http_client(url, http_client=client))
         depth = nesting_depth() + 1
         env = {key: expand_env(value) for key, value in config.env.items()}
@@ -324,6 +330,15 @@ class ServerConnection:
             cwd=os.path.expanduser(expand_env(config.cwd)) if config.cwd else None)
         self._note(f"starting {params.command} {' '.join(params.args)}".rstrip(), errlog)
         return await stack.enter_async_context(stdio_client(params, errlog=errlog))
+
+    def _oauth(self, url: str) -> httpx2.Auth | None:
+        """The OAuth of an ``auth: oauth`` server: its stored tokens, refreshed by the SDK (``LoginNeeded`` when
+        there are none), else None."""
+        if not self.config.uses_oauth:
+            return None
+        if self.token_dir is None:
+            raise ValueError("OAuth needs Hermes' home for its tokens; this connection has none")
+        return connection_auth(self.name, url, self.config.oauth, self.token_dir, expand_env)
 
     # -- tools --------------------------------------------------------------------------------
 
@@ -456,6 +471,8 @@ class ServerConnection:
 
     def _explain(self, exc: BaseException) -> str:
         exc = _leaf(exc)
+        if isinstance(exc, McpLoginNeeded):
+            return str(exc)
         if isinstance(exc, FileNotFoundError) and self.transport == "stdio":
             return f"cannot start {self.config.command!r}: command not found"
         if isinstance(exc, MCPError):
