@@ -29,6 +29,7 @@ __all__ = [
     "LlmEndpointError",
     "ManifestError",
     "McpCallError",
+    "McpLoginNeeded",
     "MediaError",
     "MissingDirectory",
     "NoAnswer",
@@ -246,6 +247,13 @@ class InteropError(HermesError):
 
 class McpCallError(HermesError):
     """A remote tool call failed: the tool reported an error, the server refused, timed out or went away."""
+
+
+class McpLoginNeeded(HermesError, RuntimeError):
+    """An OAuth MCP server wants a (new) sign-in, which only ``hermes mcp login NAME`` does (the message says so)."""
+
+    def __init__(self, server: str, why: str) -> None:
+        super().__init__(f"MCP server '{server}' {why}: run hermes mcp login {server}")
 
 
 class MediaError(HermesError, ValueError):

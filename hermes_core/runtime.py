@@ -438,7 +438,7 @@ class Runtime(ToolApi):
 
             self.mcp = McpManager(self.registry, self.toolsets, self._config_data()["mcp_servers"],
                                   self.home.logs_dir, None if truthy(self.environ.get("HERMES_NO_CACHE"))
-                                  else self.home.cache_dir)
+                                  else self.home.cache_dir, self.asking, self.home.mcp_tokens_dir)
             self.mcp.load()
         if connect:
             self.mcp.start()

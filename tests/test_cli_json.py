@@ -29,6 +29,8 @@ NOT_LISTINGS = {
     "hermes mcp remove": "an action: edits config.yaml",
     "hermes mcp import": "an action: edits config.yaml",
     "hermes mcp install-claude": "an action: edits Claude Desktop's configuration",
+    "hermes mcp login": "an action: signs in through the browser and stores tokens",
+    "hermes mcp logout": "an action: removes stored tokens",
     "hermes index fetch": "an action: writes index entry files",
     "hermes sessions export": "writes JSON Lines itself (one session per line), to stdout or --output",
     "hermes memory edit": "an action: opens $EDITOR on a memory file",

@@ -1,5 +1,5 @@
-"""``hermes mcp list|add|remove|import|serve|install-claude``: MCP servers' tools in Hermes, and Hermes' tools
-for MCP clients."""
+"""``hermes mcp list|add|remove|import|login|logout|serve|install-claude``: MCP servers' tools in Hermes, and
+Hermes' tools for MCP clients."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from ..config.model import add_to_mapping, remove_from_mapping
+from ..config.model import McpServerConfig, add_to_mapping, remove_from_mapping
 from ..config.yamlmodel import round_trip_node
 from ._common import UserError, echo_json, home, require_extra, runtime
 from .completion import mcp_server_names, toolset_lists
@@ -344,6 +344,68 @@ def remove(name: str) -> None:
     if not removed:
         raise UserError(f"no MCP server {name!r} in {config}; `hermes mcp list` shows the configured ones")
     click.echo(f"Removed MCP server {name} from {config}.")
+
+
+@mcp.command("login", short_help="Sign in to an OAuth MCP server.")
+@click.argument("name", shell_complete=mcp_server_names)
+@click.option("--no-browser", is_flag=True, help="Only print the address to open; do not start a browser.")
+def login(name: str, no_browser: bool) -> None:
+    """Sign in to MCP server NAME (`auth: oauth`) with OAuth 2.1: its authorization page opens in the browser, the
+    redirect comes back to 127.0.0.1, and the tokens are kept in $HERMES_HOME/mcp-tokens (files of mode 0600,
+    never config.yaml). Connections refresh them; run this again when the server asks for a new sign-in."""
+    require_extra("hermes_core.mcp.oauth", "mcp", "mcp login")
+    from ..mcp.oauth import sign_in
+    from ..mcp.session import expand_env
+
+    where = home()
+    config = _oauth_server(name)
+    assert config.url is not None
+    headers = {key: expand_env(value) for key, value in config.headers.items()}
+
+    def show(address: str) -> None:
+        click.echo(f"Open this address to sign in to MCP server {name}:\n  {address}", err=True)
+
+    try:
+        tools = sign_in(name, config, where.mcp_tokens_dir, expand_env(config.url), headers, show, not no_browser,
+                        expand_env)
+    except Exception as exc:
+        raise UserError(f"signing in to MCP server {name!r} failed: {_leaf_text(exc)}") from None
+    click.echo(f"Signed in to MCP server {name} ({tools} tool{'s' if tools != 1 else ''}); the tokens are in "
+               f"{where.mcp_tokens_dir}.")
+
+
+@mcp.command("logout", short_help="Forget the OAuth tokens of an MCP server.")
+@click.argument("name", shell_complete=mcp_server_names)
+def logout(name: str) -> None:
+    """Forget the OAuth tokens and the registered client of MCP server NAME (kept in $HERMES_HOME/mcp-tokens)."""
+    require_extra("hermes_core.mcp.oauth", "mcp", "mcp logout")
+    from ..mcp.oauth import TokenFiles
+
+    folder = home().mcp_tokens_dir
+    if TokenFiles(folder, name).remove():
+        click.echo(f"Signed out of MCP server {name}: its tokens are removed from {folder}.")
+    else:
+        click.echo(f"No sign-in of MCP server {name} is stored in {folder}.")
+
+
+def _oauth_server(name: str) -> McpServerConfig:
+    """Server ``name``'s entry, which must be a remote server with ``auth: oauth``."""
+    servers = home().config().mcp_servers
+    if name not in servers:
+        raise UserError(f"no MCP server {name!r} in {home().config_file}; `hermes mcp list` shows the configured ones")
+    config = servers[name]
+    if not config.url:
+        raise UserError(f"MCP server {name!r} is a local (stdio) server: OAuth is for servers reached by URL")
+    if not config.uses_oauth:
+        raise UserError(f"MCP server {name!r} does not use OAuth: add `auth: oauth` to its entry in "
+                        f"{home().config_file}")
+    return config
+
+
+def _leaf_text(exc: BaseException) -> str:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return str(exc) or type(exc).__name__
 
 
 @mcp.command("import", short_help="Add the MCP servers of a Claude or VS Code configuration.")

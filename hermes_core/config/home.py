@@ -60,6 +60,11 @@ class HermesHome:
     def logs_dir(self) -> Path:
         return self.root / "logs"
 
+    @property
+    def mcp_tokens_dir(self) -> Path:
+        """OAuth tokens of MCP servers (Hermes Agent's layout; files 0600, never in config.yaml)."""
+        return self.root / "mcp-tokens"
+
     def config(self) -> HermesConfig:
         """``config.yaml`` validated (defaults when it is missing; re-read when it changes)."""
         from .model import load_config

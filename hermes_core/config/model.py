@@ -227,6 +227,34 @@ class McpToolFilter(_Section):
     exclude: list[str] = Field(default_factory=list)
 
 
+class McpSamplingConfig(_Section):
+    """``mcp_servers.<name>.sampling`` as Hermes Agent writes it: a mapping (its presence is the user's consent
+    unless ``enabled: false``)."""
+
+    enabled: bool = True
+    model: str | None = Field(None, description="The model asked for, instead of the server's preferences.")
+    max_tokens_cap: int = Field(4096, gt=0, description="The most tokens one reply may use, whatever the server "
+                                                        "asks.")
+    timeout: float = Field(300.0, gt=0, description="Seconds one sampling request may take.")
+    max_rpm: int = Field(10, gt=0, description="Sampling requests per minute; more are refused.")
+    allowed_models: list[str] = Field(default_factory=list, description="Model hints passed on (empty: any).")
+    max_tool_rounds: int = Field(5, ge=0, description="Accepted for Hermes Agent's configurations.")
+    log_level: str = Field("info", description="Accepted for Hermes Agent's configurations.")
+
+
+class McpOAuthConfig(_Section):
+    """``mcp_servers.<name>.oauth``: Hermes Agent's keys for an OAuth 2.1 server (all optional)."""
+
+    client_id: str | None = Field(None, description="A client registered beforehand (skips dynamic registration).")
+    client_secret: str | None = Field(None, description="For a confidential client; `${ENV}` references work.")
+    scope: str | None = None
+    redirect_port: int = Field(0, ge=0, le=65535, description="The local port of the redirect (0: any free one).")
+    redirect_uri: str | None = None
+    redirect_host: str = "127.0.0.1"
+    client_name: str = "Hermes"
+    timeout: float = Field(300.0, gt=0, description="Seconds `hermes mcp login` waits for the browser.")
+
+
 class McpServerConfig(_Section):
     """One ``mcp_servers`` entry; Claude Desktop's, Claude Code's and VS Code's entries are valid as they are."""
 
@@ -246,6 +274,24 @@ class McpServerConfig(_Section):
     trust_annotations: bool = Field(
         True, description="Take the server's tool annotations (readOnlyHint, ...) as its tools' annotations; false: "
                           "its tools count as unannotated (not read-only).")
+    sampling: Literal["allow", "off"] | McpSamplingConfig = Field(
+        "off", description="`allow`: the server may ask the model (MCP sampling), each request logged; `off`: "
+                           "refused. Hermes Agent's mapping (`enabled`, `max_tokens_cap`, ...) counts as `allow`.")
+    auth: Literal["oauth", "none"] | None = Field(
+        None, description="`oauth`: sign in with OAuth 2.1 (`hermes mcp login NAME`); tokens live in "
+                          "$HERMES_HOME/mcp-tokens, never in config.yaml.")
+    oauth: McpOAuthConfig | None = None
+
+    @property
+    def sampling_settings(self) -> McpSamplingConfig | None:
+        """The sampling limits when the user allowed sampling, else None."""
+        if isinstance(self.sampling, McpSamplingConfig):
+            return self.sampling if self.sampling.enabled else None
+        return McpSamplingConfig() if self.sampling == "allow" else None
+
+    @property
+    def uses_oauth(self) -> bool:
+        return self.auth == "oauth" or (self.auth is None and self.oauth is not None)
 
     @property
     def transport(self) -> Literal["stdio", "http", "sse"]:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..tools.registry import ToolAnnotations, ToolEntry, ToolRegistry, tool_entry
 from ..tools.toolsets import ALL_NAMES, HERMES_AGENT_TOOLSETS, LEGACY_TOOLSETS, PRESETS, Toolsets
+from .callers import Caller
 from .listing import ListingCache
 from .naming import ToolNames, log_file_name, toolset_name
 
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
     from pathlib import Path
 
+    from ..calls.asking import Asking
     from ..config.model import McpServerConfig
     from ..media import ToolResult
     from .session import ServerConnection
@@ -133,11 +135,11 @@ class _RemoteTool:
         self.original = original
 
     def __call__(self, args: dict[str, Any], **_context: Any) -> str | ToolResult:
-        return self.manager.call(self.server, self.original, args)
+        return self.manager.call(self.server, self.original, args, Caller.here(self.manager.asking))
 
     async def acall(self, args: dict[str, Any], **_context: Any) -> str | ToolResult:
         """The call from a coroutine (the async dispatch path awaits it without a thread)."""
-        return await self.manager.acall(self.server, self.original, args)
+        return await self.manager.acall(self.server, self.original, args, Caller.here(self.manager.asking))
 
 
 class _Pending:
@@ -190,13 +192,19 @@ class McpManager:
     """Owns the event-loop thread, one connection per enabled server, and their tools in the registry.
 
     ``servers`` are the ``mcp_servers`` entries (models, or their plain data with defaults filled in);
-    ``cache_dir`` keeps each server's last listing (None: no listing is kept).
+    ``cache_dir`` keeps each server's last listing (None: no listing is kept); ``asking``: who answers the
+    servers' questions (the runtime's user and model; None: nobody); ``token_dir``: where OAuth tokens live.
     """
 
     def __init__(self, registry: ToolRegistry, toolsets: Toolsets,
                  servers: Mapping[str, McpServerConfig | Mapping[str, Any]], log_dir: Path,
-                 cache_dir: Path | None = None) -> None:
+                 cache_dir: Path | None = None, asking: Asking | None = None, token_dir: Path | None = None) -> None:
         self.registry = registry
+        self.asking = asking
+        self.token_dir = token_dir
+        #: The tools' callers may answer questions though the runtime has no user callback (``hermes mcp serve``
+        #: asks each call's client): servers connected from now on are told the user can be asked.
+        self.relays_questions = False
         self.toolsets = toolsets
         self.configured = {name: _plain(config) for name, config in servers.items()}
         self.log_dir = log_dir
@@ -292,8 +300,14 @@ class McpManager:
                 server.off_state = "not-started"
                 continue
             server.connection = ServerConnection(server.name, McpServerConfig.model_validate(server.config),
-                                                 self.log_dir / log_file_name(server.name), self)
+                                                 self.log_dir / log_file_name(server.name), self,
+                                                 partial(Caller, self.asking), elicitation=self.can_ask_user(),
+                                                 token_dir=self.token_dir)
         return [s for s in servers if s.connection is not None]
+
+    def can_ask_user(self) -> bool:
+        """Whether a server's questions can reach a user (checked when it connects: its capability)."""
+        return self.relays_questions or Caller.here(self.asking).who_answers_user() is None
 
     def _start_loop(self) -> None:
         if self._loop is not None:
@@ -416,9 +430,11 @@ class McpManager:
             self.wait_for(lambda: connection.state != "connecting", connection.config.connect_timeout + _SYNC_GRACE)
         return connection, loop
 
-    def call(self, name: str, tool: str, arguments: dict[str, Any]) -> str | ToolResult:
+    def call(self, name: str, tool: str, arguments: dict[str, Any], caller: Caller | None = None
+             ) -> str | ToolResult:
         """Call ``tool`` (the server's own name) of server ``name`` from any thread but the loop's; a server
-        not connected yet is connected first (waiting at most its ``connect_timeout``)."""
+        not connected yet is connected first (waiting at most its ``connect_timeout``). ``caller`` answers the
+        server's questions during the call and hears its progress."""
         if threading.current_thread() is self._thread:
             raise RuntimeError("an MCP tool cannot be called from the MCP event-loop thread itself")
         connection, loop = self._connected(name, wait=True)
@@ -427,7 +443,7 @@ class McpManager:
         pending = _Pending()
         self._pending.add(pending)
         try:
-            loop.call_soon_threadsafe(pending.start, loop, connection.call(tool, arguments))
+            loop.call_soon_threadsafe(pending.start, loop, connection.call(tool, arguments, caller))
         except RuntimeError:  # the loop closed under us
             self._pending.discard(pending)
             raise RuntimeError(f"MCP server '{name}' is not connected") from None
@@ -440,7 +456,8 @@ class McpManager:
             self._pending.discard(pending)
         return pending.outcome()
 
-    async def acall(self, name: str, tool: str, arguments: dict[str, Any]) -> str | ToolResult:
+    async def acall(self, name: str, tool: str, arguments: dict[str, Any], caller: Caller | None = None
+                    ) -> str | ToolResult:
         """:meth:`call` from a coroutine on any event loop: the call runs on the manager's loop and is awaited
         without blocking the caller's; cancelling the awaiting task cancels the call. A server not connected
         yet is connected first, off the caller's loop (that imports ``mcp`` and waits for the handshake)."""
@@ -453,8 +470,8 @@ class McpManager:
         else:
             connection, loop = self._connected(name, wait=False)
         if asyncio.get_running_loop() is loop:
-            return await connection.call(tool, arguments)
-        future = asyncio.run_coroutine_threadsafe(connection.call(tool, arguments), loop)
+            return await connection.call(tool, arguments, caller)
+        future = asyncio.run_coroutine_threadsafe(connection.call(tool, arguments, caller), loop)
         self._awaited.add(future)
         limit = connection.config.timeout + _SYNC_GRACE
         try:

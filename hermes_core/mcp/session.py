@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import anyio
+import anyio.to_thread
 import httpx2
 import mcp.types as types
 from mcp import ClientSession, StdioServerParameters
@@ -27,8 +28,11 @@ from mcp.shared.exceptions import MCPError
 
 from .._version import __version__
 from ..config.model import McpServerConfig
-from ..errors import McpCallError
+from ..errors import McpCallError, McpLoginNeeded
 from ..media import Media, ToolResult
+from .answering import ServerQuestions
+from .callers import Caller
+from .oauth import connection_auth
 from .tolerant import screen_tool_listing
 
 __all__ = ["DEPTH_VARIABLE", "McpCallError", "ServerConnection", "result_of", "result_text"]
@@ -111,14 +115,71 @@ class _WatchedReadStream:
         return getattr(self._inner, name)
 
 
-class ServerConnection:
-    """Keeps one server connected: connect, list tools, serve calls, re-list on change, reconnect on loss."""
+class _HermesClientSession(ClientSession):
+    """A client session that declares elicitation and sampling only when told to. Its callbacks are always set
+    (the SDK would declare both then), so a server that asks without the capability still gets a decline or a
+    reason, never "not supported" nor a hang."""
 
-    def __init__(self, name: str, config: McpServerConfig, log_path: Path, listener: Listener) -> None:
+    def __init__(self, *args: Any, elicitation: bool, sampling: bool, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._declared = {"elicitation": elicitation, "sampling": sampling}
+
+    def _build_capabilities(self, version: str) -> types.ClientCapabilities:
+        capabilities = super()._build_capabilities(version)
+        return capabilities.model_copy(update={key: None for key, declared in self._declared.items() if not declared})
+
+
+class _ProgressRelay:
+    """Passes a call's progress notifications on to its reporter, in order (the SDK runs each in its own task),
+    from a worker thread (a listener may block); the call waits for those in flight before it returns."""
+
+    #: The longest a finished call waits for its last progress reports.
+    DRAIN = 5.0
+
+    def __init__(self, reporter: Callable[[float, float | None, str | None], None]) -> None:
+        self.reporter = reporter
+        self.lock = anyio.Lock()
+        self.running = 0
+        self.idle = anyio.Event()
+        self.idle.set()
+
+    async def report(self, progress: float, total: float | None, message: str | None) -> None:
+        self.running += 1
+        if self.idle.is_set():
+            self.idle = anyio.Event()
+        try:
+            async with self.lock:
+                await anyio.to_thread.run_sync(self.reporter, progress, total, message, abandon_on_cancel=True)
+        finally:
+            self.running -= 1
+            if not self.running:
+                self.idle.set()
+
+    async def drain(self) -> None:
+        with anyio.move_on_after(self.DRAIN):
+            await self.idle.wait()
+
+
+class ServerConnection:
+    """Keeps one server connected: connect, list tools, serve calls, re-list on change, reconnect on loss.
+
+    ``caller`` gives the answerers of what the server asks outside a call (the runtime's); ``elicitation``: declare
+    that the user can be asked (sampling is declared when the user allowed it for this server)."""
+
+    def __init__(self, name: str, config: McpServerConfig, log_path: Path, listener: Listener,
+                 caller: Callable[[], Caller] = lambda: Caller(None), *, elicitation: bool = False,
+                 token_dir: Path | None = None) -> None:
         self.name = name
         self.config = config
         self.log_path = log_path
+        #: Where the OAuth tokens of ``auth: oauth`` servers live.
+        self.token_dir = token_dir
         self.listener = listener
+        self.elicitation = elicitation
+        #: The answerers of the calls in progress, the latest last: a server's question goes to the latest.
+        self.callers: list[Caller] = []
+        self._caller = caller
+        self.questions = ServerQuestions(name, config, self._asker, self._note)
         self.transport = config.transport
         self.state = "connecting"
         self.last_error: str | None = None
@@ -214,9 +275,12 @@ class ServerConnection:
         async with contextlib.AsyncExitStack() as stack:
             read, write = await self._open_transport(stack)
             watched = _WatchedReadStream(read, lambda: self.lost(self._closed_reason()), self._rejecting)
-            session = await stack.enter_async_context(ClientSession(
+            session = await stack.enter_async_context(_HermesClientSession(
                 watched, write, message_handler=self._on_message,
-                client_info=types.Implementation(name="hermes", version=__version__)))
+                client_info=types.Implementation(name="hermes", version=__version__),
+                elicitation_callback=self.questions.elicit, sampling_callback=self.questions.sample,
+                sampling_capabilities=types.SamplingCapability(tools=types.SamplingToolsCapability()),
+                elicitation=self.elicitation, sampling=self.config.sampling_settings is not None))
             watched.version = lambda: session.protocol_version
             timeout = self.config.connect_timeout
             try:
@@ -250,11 +314,13 @@ class ServerConnection:
             url = expand_env(config.url)
             self._note(f"connecting to {url} ({config.transport})", errlog)
             headers = {key: expand_env(value) for key, value in config.headers.items()}
+            auth = self._oauth(url)
             if config.transport == "sse":
                 return await stack.enter_async_context(
-                    sse_client(url, headers=headers, timeout=30.0, sse_read_timeout=config.timeout + 30.0))
+                    sse_client(url, headers=headers, timeout=30.0, sse_read_timeout=config.timeout + 30.0, auth=auth))
             client = await stack.enter_async_context(
-                httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=config.timeout + 30.0)))
+                httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=config.timeout + 30.0),
+                                   auth=auth))
             return await stack.enter_async_context(streamable_http_client(url, http_client=client))
         depth = nesting_depth() + 1
         env = {key: expand_env(value) for key, value in config.env.items()}
@@ -264,6 +330,15 @@ class ServerConnection:
             cwd=os.path.expanduser(expand_env(config.cwd)) if config.cwd else None)
         self._note(f"starting {params.command} {' '.join(params.args)}".rstrip(), errlog)
         return await stack.enter_async_context(stdio_client(params, errlog=errlog))
+
+    def _oauth(self, url: str) -> httpx2.Auth | None:
+        """The OAuth of an ``auth: oauth`` server: its stored tokens, refreshed by the SDK (``LoginNeeded`` when
+        there are none), else None."""
+        if not self.config.uses_oauth:
+            return None
+        if self.token_dir is None:
+            raise ValueError("OAuth needs Hermes' home for its tokens; this connection has none")
+        return connection_auth(self.name, url, self.config.oauth, self.token_dir, expand_env)
 
     # -- tools --------------------------------------------------------------------------------
 
@@ -309,15 +384,26 @@ class ServerConnection:
 
     # -- calls --------------------------------------------------------------------------------
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> str | ToolResult:
+    def _asker(self) -> Caller:
+        """Who answers what the server asks now: the latest call in progress, else the runtime."""
+        return self.callers[-1] if self.callers else self._caller()
+
+    async def call(self, tool: str, arguments: dict[str, Any], caller: Caller | None = None) -> str | ToolResult:
         """Call ``tool`` (the server's own name); the result as text, with its images and sounds as media (saved
-        by the dispatch), or ``McpCallError``."""
+        by the dispatch), or ``McpCallError``. ``caller``: who answers the server's questions during the call and
+        hears its progress."""
         session = self.session
         if session is None or self.state != "ready":
             raise McpCallError(f"MCP server '{self.name}' is {self.state}: {self.last_error or 'not connected'}")
         timeout = self.config.timeout
+        relay = _ProgressRelay(caller.progress) if caller is not None and caller.progress else None
+        if caller is not None:
+            self.callers.append(caller)
         try:
-            result = await session.call_tool(tool, arguments, read_timeout_seconds=timeout)
+            result = await session.call_tool(tool, arguments, read_timeout_seconds=timeout,
+                                             progress_callback=relay.report if relay else None)
+            if relay is not None:
+                await relay.drain()
         except MCPError as exc:
             if exc.code == types.REQUEST_TIMEOUT:
                 raise McpCallError(f"MCP server '{self.name}' did not answer within {timeout:g} s") from None
@@ -332,6 +418,9 @@ class ServerConnection:
             raise McpCallError(f"MCP server '{self.name}' could not be reached: {reason}") from None
         except RuntimeError as exc:  # e.g. structured content that does not match the tool's output schema
             raise McpCallError(f"MCP server '{self.name}' returned an invalid result: {exc}") from None
+        finally:
+            if caller is not None:
+                self.callers.remove(caller)
         if result.is_error:
             raise McpCallError(_error_message(result_text(result))
                                or f"MCP tool '{tool}' reported an error without a message")
@@ -382,6 +471,8 @@ class ServerConnection:
 
     def _explain(self, exc: BaseException) -> str:
         exc = _leaf(exc)
+        if isinstance(exc, McpLoginNeeded):
+            return str(exc)
         if isinstance(exc, FileNotFoundError) and self.transport == "stdio":
             return f"cannot start {self.config.command!r}: command not found"
         if isinstance(exc, MCPError):
