@@ -171,7 +171,9 @@ class _Plan:
 
     def available(self, call: _Call) -> str | None:
         availability = self.dispatcher.registry.check(self.entry.name)
-        return None if availability.available else _unavailable(self.entry.name, availability)
+        # a tool missing only its plugin's requires_env variables: its handler gives the plugin's own set-up hint
+        return None if availability.available or availability.handler_decides else _unavailable(
+            self.entry.name, availability)
 
     def parse(self, call: _Call) -> str | None:
         raw = call.raw
