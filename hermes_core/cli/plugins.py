@@ -14,6 +14,7 @@ from ..plugins.contributions import NO_GATEWAY
 from ..plugins.selection import truthy
 from ._common import LazyGroup, UserError, echo_json, home, runtime
 from .completion import enabled_plugin_ids, index_ids, installed_plugin_ids, plugin_ids, switched_off_plugin_ids
+from .installation import downgraded_dependencies, other_hermes_scripts
 from .table import Column, echo_table, state_colour
 
 if TYPE_CHECKING:
@@ -671,9 +672,12 @@ def doctor(strict: bool, as_json: bool) -> None:
             config_problem = (f"terminal.backend: no loaded plugin provides the backend {selected!r} "
                               f"(known: {known})")
     command = hermes_command()
+    installation = [*(f"{owner} also installs a `hermes` command: whichever was installed last is the one on "
+                      "PATH; `hermes-tools` always runs this one" for owner in other_hermes_scripts()),
+                    *downgraded_dependencies()]
     if as_json:
         echo_json({"plugins": report, "config_error": config_problem, "config_fallback": fallback,
-                   "hermes_command": command})
+                   "hermes_command": command, "installation": installation})
     else:
         if config_problem:
             click.echo(f"config: {config_problem}")
@@ -683,6 +687,8 @@ def doctor(strict: bool, as_json: bool) -> None:
             click.echo(f"[!!] hermes command: {command['problem']}")
         elif command["note"]:
             click.echo(f"     note: {command['note']}")
+        for problem in installation:
+            click.echo(f"[!!] installation: {problem}")
         for row in report:
             took = (row["import_ms"] or 0) + (row["register_ms"] or 0)
             timing = f", import+register {took:.1f} ms" if row["imported"] else ""
@@ -694,7 +700,7 @@ def doctor(strict: bool, as_json: bool) -> None:
                 click.echo(f"       note: {note}")
         if not report:
             click.echo("No plugins found.")
-    if strict and (config_problem or command["problem"] or any(row["problems"] for row in report)):
+    if strict and (config_problem or command["problem"] or installation or any(row["problems"] for row in report)):
         raise click.exceptions.Exit(1)
 
 
