@@ -1,0 +1,97 @@
+"""Published plugins configured as their READMEs say (#46): psy-core-hermes's and agentmetrics-hermes's
+``plugins.<id>:`` blocks, and yandex-mail without credentials giving its own set-up hint. Each is installed from the
+package index at a pinned version into a venv of its own (made once per session), beside hermes-tools."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.network
+
+#: Not in scripts/compat.py's PINNED (that list has measured index records): the plugins these tests configure.
+VERSIONS = {"psy": "psy-core-hermes==0.1.4", "agentmetrics": "agentmetrics-hermes==0.2.2",
+            "yandex_mail": "hermes-yandex-mail==0.4.2"}
+
+
+@pytest.fixture(scope="session")
+def configured_plugin(make_venv: Any, package_index: Any) -> Any:
+    venvs: dict[str, Any] = {}
+
+    def get(plugin_id: str) -> Any:
+        if plugin_id not in venvs:
+            venv = make_venv(f"settings-{plugin_id}")
+            installed = venv.run(venv.python, "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                                 VERSIONS[plugin_id], timeout=900)
+            assert installed.returncode == 0, installed.stdout + installed.stderr
+            venvs[plugin_id] = venv
+        return venvs[plugin_id]
+
+    return get
+
+
+PROBE = '''
+import json
+import hermes_core
+from hermes_core.cli import cli
+from click.testing import CliRunner
+
+rt = hermes_core.Runtime()
+rt.load_plugins()
+r = rt.plugin(PLUGIN)
+out = {"state": r.state, "reason": r.reason, "hooks": r.hooks, "warnings": r.warnings,
+       "listed": CliRunner().invoke(cli, ["plugins", "list"]).exit_code}
+'''
+
+
+def probe(venv: Any, plugin_id: str, code: str = "", **env: str) -> dict:
+    return venv.json(f"PLUGIN = {plugin_id!r}\n" + PROBE + code + "\nprint(json.dumps(out, default=str))\n",
+                     env=env, timeout=300)
+
+
+def test_psy_configured_as_its_readme_says_registers_its_hooks(configured_plugin, isolated_home, tmp_path):
+    fake_psy = tmp_path / "psy"  # psy_binary: the audit engine it spawns (npx otherwise), here a local stand-in
+    fake_psy.write_text("#!/bin/sh\ncat > /dev/null\n")
+    fake_psy.chmod(0o755)
+    (isolated_home / "config.yaml").write_text(
+        f"plugins:\n  enabled:\n    - psy\n  psy:\n    actor_id: you@example.com\n    psy_binary: {fake_psy}\n")
+    out = probe(configured_plugin("psy"), "psy")
+    assert (out["state"], out["reason"], out["listed"]) == ("loaded", "", 0)
+    assert out["hooks"] == ["post_tool_call", "pre_tool_call"]
+    assert not any("actor_id is required" in warning for warning in out["warnings"])
+
+
+AGENTMETRICS = '''
+from agentmetrics_hermes.config import AgentMetricsConfig
+loaded = AgentMetricsConfig.load()
+out["config"] = [loaded.api_key, loaded.endpoint]
+'''
+
+
+def test_agentmetrics_reads_its_plugins_block(configured_plugin, isolated_home, monkeypatch):
+    monkeypatch.delenv("AGENTMETRICS_API_KEY", raising=False)
+    (isolated_home / "config.yaml").write_text(
+        "plugins:\n  agentmetrics:\n    api_key: test-key\n    endpoint: http://127.0.0.1:9/ingest\n")
+    out = probe(configured_plugin("agentmetrics"), "agentmetrics", AGENTMETRICS)
+    assert out["config"] == ["test-key", "http://127.0.0.1:9/ingest"]
+    assert out["state"] == "loaded" and out["hooks"]  # with a key it wires its hooks
+    assert not any("no API key configured" in warning for warning in out["warnings"])
+
+
+YANDEX = '''
+out["call"] = json.loads(rt.handle_function_call("yandex_mail_list_folders", {}))
+out["reason"] = rt.registry.check("yandex_mail_list_folders").reason
+'''
+
+
+def test_yandex_mail_without_credentials_returns_its_own_hint(configured_plugin, isolated_home, monkeypatch):
+    for name in ("YANDEX_MAIL_LOGIN", "YANDEX_MAIL_APP_PASSWORD"):
+        monkeypatch.delenv(name, raising=False)
+    out = probe(configured_plugin("yandex_mail"), "yandex_mail", YANDEX)
+    assert out["state"] == "loaded"
+    assert "environment variable YANDEX_MAIL_LOGIN is not set" in out["reason"]  # listed as needing it
+    error = json.dumps(out["call"])
+    assert "YANDEX_MAIL_LOGIN and YANDEX_MAIL_APP_PASSWORD must be set" in error
+    assert "https://id.yandex.ru/security/app-passwords" in error  # the plugin's own hint, not Hermes' refusal
