@@ -95,3 +95,48 @@ def test_yandex_mail_without_credentials_returns_its_own_hint(configured_plugin,
     error = json.dumps(out["call"])
     assert "YANDEX_MAIL_LOGIN and YANDEX_MAIL_APP_PASSWORD must be set" in error
     assert "https://id.yandex.ru/security/app-passwords" in error  # the plugin's own hint, not Hermes' refusal
+
+
+EVOLVE = '''
+import time
+folder = os.path.join(os.environ["HERMES_HOME"], "plugins", "mine")
+
+def write(answer):
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, "__init__.py")
+    with open(path, "w") as f:
+        f.write("def register(ctx):\\n    ctx.register_tool(name='mine_tool', toolset='mine', "
+                "schema={'name': 'mine_tool', 'parameters': {}}, handler=lambda args, **kw: %r)\\n" % answer)
+    later = time.time() + 5
+    os.utime(path, (later, later))
+
+write("v1")
+rt = hermes_core.Runtime()
+rt.load_plugins()
+out["before"] = rt.handle_function_call("mine_tool", {})
+write("v2")
+out["now"] = rt.run_command("evolve", "now")
+out["after"] = rt.handle_function_call("mine_tool", {})
+'''
+
+
+def test_evolve_now_reloads_the_plugins_that_changed(published_plugin, isolated_home):
+    venv = published_plugin("evolve")
+    out = venv.json("import json, os\nimport hermes_core\nout = {}\n" + EVOLVE + "\nprint(json.dumps(out))\n",
+                    timeout=300)
+    assert out["before"] == "v1" and out["after"] == "v2"
+    assert "plugins re-discovered + re-registered" in out["now"] and "plugin rediscovery:" not in out["now"]
+
+
+def test_the_skills_docs_example_installs_from_the_bundled_index(isolated_home, package_index):
+    """docs/skills.md's `hermes skills install html-to-markdown`: the bundled index has the entry (no index fetched),
+    the wheel comes from the package index, its skills are copied out, the plugin is not installed."""
+    from click.testing import CliRunner
+
+    from hermes_core.cli import cli
+
+    result = CliRunner().invoke(cli, ["skills", "install", "html-to-markdown"])
+    assert result.exit_code == 0, result.output
+    installed = sorted(path.name for path in (isolated_home / "skills").iterdir())
+    assert "html-to-markdown" in installed and len(installed) == 6
+    assert (isolated_home / "skills" / "html-to-markdown" / "SKILL.md").is_file()
