@@ -17,19 +17,8 @@ VERSIONS = {"psy": "psy-core-hermes==0.1.4", "agentmetrics": "agentmetrics-herme
 
 
 @pytest.fixture(scope="session")
-def configured_plugin(make_venv: Any, package_index: Any) -> Any:
-    venvs: dict[str, Any] = {}
-
-    def get(plugin_id: str) -> Any:
-        if plugin_id not in venvs:
-            venv = make_venv(f"settings-{plugin_id}")
-            installed = venv.run(venv.python, "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                                 VERSIONS[plugin_id], timeout=900)
-            assert installed.returncode == 0, installed.stdout + installed.stderr
-            venvs[plugin_id] = venv
-        return venvs[plugin_id]
-
-    return get
+def configured_plugin(published_plugin: Any) -> Any:
+    return lambda plugin_id: published_plugin(plugin_id, requirement=VERSIONS[plugin_id])
 
 
 PROBE = '''
