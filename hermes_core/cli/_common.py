@@ -73,7 +73,7 @@ def not_answered(names: list[str], timeout: float) -> None:
     if names:
         click.echo(f"no answer yet from MCP server{'s' * (len(names) > 1)} {', '.join(repr(n) for n in names)} "
                    f"within {timeout:g} s (mcp.list_timeout): listed without {'their' if len(names) > 1 else 'its'} "
-                   "tools, which appear once listed", err=True)
+                   "tools; `hermes mcp list` waits for them, and a call of one of them connects", err=True)
 
 
 class LazyGroup(click.Group):

@@ -14,7 +14,6 @@ from ..plugins.contributions import NO_GATEWAY
 from ..plugins.selection import truthy
 from ._common import LazyGroup, UserError, echo_json, home, runtime
 from .completion import enabled_plugin_ids, index_ids, installed_plugin_ids, plugin_ids, switched_off_plugin_ids
-from .installation import downgraded_dependencies, other_hermes_scripts
 from .table import Column, echo_table, state_colour
 
 if TYPE_CHECKING:
@@ -671,6 +670,8 @@ def doctor(strict: bool, as_json: bool) -> None:
             known = ", ".join(sorted(rt.contributions.backends))
             config_problem = (f"terminal.backend: no loaded plugin provides the backend {selected!r} "
                               f"(known: {known})")
+    from .installation import downgraded_dependencies, other_hermes_scripts  # (importlib.metadata: not at start-up)
+
     command = hermes_command()
     installation = [*(f"{owner} also installs a `hermes` command: whichever was installed last is the one on "
                       "PATH; `hermes-tools` always runs this one" for owner in other_hermes_scripts()),

@@ -238,7 +238,8 @@ class McpManager:
         ``connect_timeout``, all by ``timeout`` when given: ``mcp.list_timeout``): once per server, so later calls
         do not wait. ``waiting`` is told the names first. A server whose first attempt fails is not tried again
         by this for ``FAILURE_BACKOFF`` seconds, in this process or the next; one still connecting when
-        ``timeout`` runs out goes on in the background (its listing is cached when it lands). Returns those."""
+        ``timeout`` runs out goes on in the background (its listing is cached when it lands) and backs off as a
+        failure does. Returns those."""
         self.load()
         fresh = [s for s in self._servers.values()
                  if s.disabled is None and not s.cached and s.backoff is None and s.future is None]
@@ -250,9 +251,9 @@ class McpManager:
         pending = [s.name for s in fresh if s.connection is not None and not s.first_attempt.is_set()]
         for server in fresh:
             connection = server.connection
-            if self.listings is not None and connection is not None and connection.state != "ready" \
-                    and server.name not in pending:
-                error = connection.last_error or f"no answer within {server.config['connect_timeout']} s"
+            if self.listings is not None and connection is not None and connection.state != "ready":
+                error = (f"no answer within {timeout:g} s (mcp.list_timeout)" if server.name in pending else
+                         connection.last_error or f"no answer within {server.config['connect_timeout']} s")
                 self.listings.store_failure(server.name, server.config, error)
         return pending
 
