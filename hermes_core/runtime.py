@@ -131,6 +131,7 @@ class Runtime(ToolApi):
         self._watching_sessions = False
         self._sessions_lock = threading.Lock()
         self._plugin_contexts: list[PluginContext] = []
+        self._fingerprints: dict[str, tuple[object, ...]] = {}
         tool_output = self._config_data()["tool_output"]
         self.budget = ResultBudget(self.home.results_dir, tool_output["max_result_size_chars"],
                                    tool_output["turn_budget_chars"], tool_output["max_media_bytes"])
@@ -285,6 +286,48 @@ class Runtime(ToolApi):
         for selection in later:
             self._add_record(selection, self._load(selection.candidate, timeout))
 
+    def reload_plugins(self) -> dict[str, list[str]]:
+        """Discover the plugins again: load the new ones and those whose code or manifest changed (their old
+        registrations undone first), unload those gone or no longer selected, keep the others as they are.
+        Returns the ids ``loaded``, ``reloaded``, ``unloaded`` and ``kept``. A plugin whose new load fails is
+        left out whole (its record says why), never half-registered."""
+        from .plugins.reload import fingerprint, forget_modules
+
+        if not self._loaded:
+            return {"loaded": [r.id for r in self.load_plugins() if r.active], "reloaded": [], "unloaded": [],
+                    "kept": []}
+        with self._load_lock:
+            config = self._config_data()
+            selections = select(self.discover(), SelectionPolicy.of(config, self.environ))
+            chosen = {s.candidate.id: s for s in selections if s.verdict == "selected"}
+            report: dict[str, list[str]] = {"loaded": [], "reloaded": [], "unloaded": [], "kept": []}
+            for record in list(self.plugins):
+                selection = chosen.get(record.id)
+                if selection is not None and record.load is not None and \
+                        self._fingerprints.get(record.id) == fingerprint(selection.candidate):
+                    report["kept"].append(record.id)
+                    chosen.pop(record.id)
+                    continue
+                self.plugins.remove(record)
+                if record.load is None:
+                    continue  # not loaded before (disabled, shadowed): its new record comes below
+                for context in [c for c in self._plugin_contexts if c.plugin_id == record.id]:
+                    context.close()
+                    self._plugin_contexts.remove(context)
+                forget_modules(record.module)
+                report["reloaded" if selection is not None else "unloaded"].append(record.id)
+            timeout = config["plugins"]["load_timeout"] or None
+            for selection in sorted(chosen.values(), key=_load_order):
+                self._add_record(selection, self._load(selection.candidate, timeout))
+                if selection.candidate.id not in report["reloaded"]:
+                    report["loaded"].append(selection.candidate.id)
+            kept = {record.id for record in self.plugins}
+            for selection in selections:  # the records of those not selected now
+                if selection.candidate.id not in kept and selection.verdict != "selected":
+                    self._add_record(selection, None)
+            self.registry.invalidate_checks()
+            return report
+
     def plugin_folders(self) -> list[tuple[Path, Source]]:
         """The plugin folders to scan: the home's always, the project's only when opted in."""
         folders: list[tuple[Path, Source]] = [(self.home.plugins_dir, "user")]
@@ -327,6 +370,10 @@ class Runtime(ToolApi):
 
     def _load(self, candidate: PluginCandidate, timeout: float | None) -> LoadResult:
         compat.install()  # plugins written for Hermes Agent find its internals they import (the shims)
+
+        from .plugins.reload import fingerprint
+
+        self._fingerprints[candidate.id] = fingerprint(candidate)  # what reload_plugins compares
         context = self.context(candidate.id, candidate)
         # Kept as long as the runtime: the compatibility shims act for a plugin through its context.
         self._plugin_contexts.append(context)

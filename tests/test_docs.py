@@ -446,3 +446,30 @@ def test_json_examples_have_the_keys_the_commands_print(isolated_home: Path, mon
         problems += [f"{heading}: key {key!r} is in no table" for key in record if key not in in_tables]
 
     assert problems == [], "\n".join(problems)
+
+
+def _extras() -> dict[str, dict[str, list[str]]]:
+    """The optional dependencies of hermes-tools and of each pack, by distribution name."""
+    import tomllib
+
+    projects = [tomllib.loads(path.read_text())["project"]
+                for path in [ROOT / "pyproject.toml", *sorted(ROOT.glob("hermes_plugins/*/pyproject.toml"))]]
+    return {project["name"]: project.get("optional-dependencies", {}) for project in projects}
+
+
+def test_every_extra_an_install_line_names_exists():
+    """`pip install 'hermes-tools[x]'` in any page, README or pack README names an extra of that distribution."""
+    extras = _extras()
+    pages = [*DOCS.glob("*.md"), ROOT / "README.md", *ROOT.glob("hermes_plugins/*/README.md")]
+    named = [(page.name, distribution, extra) for page in pages
+             for distribution, listed in re.findall(r"(hermes-tools(?:-[a-z]+)?)\[([\w,-]+)\]", page.read_text())
+             for extra in listed.split(",")]
+    assert ("frameworks.md", "hermes-tools", "langgraph") in named
+    missing = [item for item in named if item[2] not in extras.get(item[1], {})]
+    assert missing == [], "install lines name extras that do not exist"
+
+
+def test_the_langgraph_extra_brings_what_the_frameworks_example_imports():
+    requirements = {re.split(r"[<>=\[; ]", requirement)[0] for requirement in _extras()["hermes-tools"]["langgraph"]}
+    imported = set(re.findall(r"^from (langgraph|langchain_core)\b", (DOCS / "frameworks.md").read_text(), re.M))
+    assert {"langgraph"} <= imported and {name.replace("_", "-") for name in imported} <= requirements
