@@ -173,7 +173,8 @@ class Dispatcher:
         """Run one tool call; always returns a string (``{"error": ...}`` JSON on any failure)."""
         since = sigints()
         try:
-            if self.bridge is not None and function_name in self.bridge.names and self.bridge.active():
+            if self.bridge is not None and type(function_name) is str and function_name in self.bridge.names \
+                    and self.bridge.active():
                 bridged = self.bridge.route(function_name, function_args, self.scope)
                 if isinstance(bridged, str):
                     return bridged
@@ -204,7 +205,8 @@ class Dispatcher:
 
         since = sigints()
         try:
-            if self.bridge is not None and function_name in self.bridge.names and self.bridge.active():
+            if self.bridge is not None and type(function_name) is str and function_name in self.bridge.names \
+                    and self.bridge.active():
                 bridged = await in_worker(self.bridge.route, function_name, function_args, self.scope)
                 if isinstance(bridged, str):
                     return bridged
