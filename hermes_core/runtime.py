@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from .state.memory import MemoryFiles
     from .state.providers import MemoryProviders
     from .state.store import SessionStore
+    from .state.turns import Turn
     from .tools.toolcalls import ToolCallLike, ToolReply
 
 __all__ = [
@@ -134,7 +135,8 @@ class Runtime(ToolApi):
         self._fingerprints: dict[str, tuple[object, ...]] = {}
         tool_output = self._config_data()["tool_output"]
         self.budget = ResultBudget(self.home.results_dir, tool_output["max_result_size_chars"],
-                                   tool_output["turn_budget_chars"], tool_output["max_media_bytes"])
+                                   tool_output["turn_budget_chars"], tool_output["max_media_bytes"],
+                                   (tool_output["media_keep_hours"], tool_output["media_keep_bytes"]))
         #: The tools this runtime offers and dispatches (all of them, unless the policy is ``read-only``).
         self.scope = ToolScope(self.registry, self.toolsets, None if policy is None else check_policy(policy),
                                lambda: self._config_data()["approvals"]["policy"])
@@ -551,6 +553,13 @@ class Runtime(ToolApi):
         """The memory block a host puts in its system prompt, as Hermes Agent builds it (MEMORY.md, USER.md and the
         memory provider's block); with ``session_id`` it is frozen for that session, as Hermes Agent's is."""
         return self.agent_state.memory_prompt(session_id)
+
+    def begin_turn(self, user_message: str, session_id: str | None = None) -> Turn:
+        """Begin a turn of the host's conversation as Hermes Agent's loop does: the message is recorded, the memory
+        provider hears ``on_turn_start`` and recalls what it knows (``turn.message`` is the message with it, for the
+        model); ``turn.end(reply)`` records the reply and hands the turn to the provider (``sync_turn``,
+        ``queue_prefetch``). Without ``session_id``, the runtime's own session."""
+        return self.agent_state.begin_turn(user_message, session_id)
 
     # -- commands and skills ---------------------------------------------------------------------
 

@@ -34,6 +34,7 @@ from hermes_core.cli import cli
 from hermes_core.cli.tools import tools
 from hermes_core.mcp.client import ServerStatus
 from hermes_core.plugins.manifest import parse_manifest
+from hermes_core.state.pending import PendingWrites
 from hermes_core.state.store import SessionStore
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -336,6 +337,7 @@ JSON_COMMANDS = {
     "hermes sessions search --json": ["sessions", "search", "invoices", "--json"],
     "hermes sessions prune --json": ["sessions", "prune", "--older-than", "0", "--source", "nothing", "--json"],
     "hermes memory show --json": ["memory", "show", "--json"],
+    "hermes memory pending --json": ["memory", "pending", "--json"],
 }
 #: Listings whose shape another section gives.
 JSON_ELSEWHERE = {"hermes index show": "hermes plugins search --json",
@@ -426,6 +428,8 @@ def test_json_examples_have_the_keys_the_commands_print(isolated_home: Path, mon
     store = SessionStore(isolated_home / "state.db")
     store.record("recorded", "user", "Which database did we pick for invoices?", source="cli")
     store.close()
+    PendingWrites(isolated_home).stage({"action": "add", "target": "user", "content": "Name: Ada", "old_text": None},
+                                       "add to user profile: Name: Ada")
     part = (DOCS / "cli.md").read_text().split("\n## JSON output\n", 1)[1]
     in_tables = {key for cell in re.findall(r"^\| ([^|]*) \|", part, re.M) for key in re.findall(r"`([^`]+)`", cell)}
     problems = []

@@ -208,6 +208,21 @@ class Approvals:
             return f" Nobody was asked: {caller}."
         return ""
 
+    def can_ask(self, request: ApprovalRequest) -> bool:
+        """Whether :meth:`ask` would get an answer from someone (or needs none: already approved, ``approvals.mode:
+        approve``); False when it could only refuse unasked (``approvals.mode: deny``, a caller nobody answers for,
+        the terminal prompt with no terminal). For gates that keep a change for later rather than drop it."""
+        if self.is_approved(request.rule_key, request.session_id) or _covered(request):
+            return True
+        mode = self._config().approvals.mode
+        if mode in ("approve", "deny"):
+            return mode == "approve"
+        caller = CALLER.get().approval
+        if isinstance(caller, str):
+            return False
+        callback = caller or self._callback or _callback
+        return callback is not terminal_approval or bool(sys.stdin and sys.stdin.isatty())
+
     def _observed(self, request: ApprovalRequest) -> dict[str, Any]:
         """The keywords of Hermes Agent's approval hooks, for ``request``."""
         command = (request.args or {}).get("command")

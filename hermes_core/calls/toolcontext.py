@@ -19,7 +19,7 @@ from ..config.data import plugin_settings
 from ..config.home import HermesHome
 from ..tools.websearch import RegisteredWebSearchProvider
 from .approval import Approvals
-from .asking import Asking, ModelReply, ModelRequest, UserAnswer, UserQuestion
+from .asking import Asking, ModelCallback, ModelReply, ModelRequest, UserAnswer, UserQuestion
 from .progress import ProgressReporter
 
 if TYPE_CHECKING:
@@ -147,14 +147,21 @@ class ToolContext:
 
     def ask_model(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] = (), *,
                   max_tokens: int | None = None, temperature: float | None = None, model: str | None = None,
-                  purpose: str | None = None, timeout: float | None = None) -> ModelReply:
+                  purpose: str | None = None, timeout: float | None = None,
+                  endpoint: ModelCallback | str | None = None) -> ModelReply:
         """One model turn: Chat Completions ``messages`` and ``tools`` in, the reply's text and tool calls out.
-        Asks the host's model callback, else the caller's (MCP sampling under ``hermes mcp serve``), else the
-        endpoint of ``delegation.base_url``; raises :class:`~hermes_core.errors.NoAnswer` when none can be asked
-        (saying why), it fails or is later than ``timeout`` seconds (default 300)."""
+        Asks the host's model callback, else the caller's (MCP sampling under ``hermes mcp serve``), else
+        ``endpoint`` (a callback of the tool's own, or why it has none) or, without one, the endpoint of
+        ``delegation.base_url``; raises :class:`~hermes_core.errors.NoAnswer` when none can be asked (saying why),
+        it fails or is later than ``timeout`` seconds (default 300)."""
         request = ModelRequest(tuple(messages), tuple(tools), max_tokens, temperature, model, purpose,
                                self.session_id)
-        return self._asking.ask_model(request, timeout)
+        return self._asking.ask_model(request, timeout, last=endpoint)
+
+    def model_unavailable(self, endpoint: ModelCallback | str | None = None) -> str | None:
+        """Why :meth:`ask_model` with this ``endpoint`` could not be answered in a call of this runtime, or None
+        (for a ``check_fn``: a served MCP client may answer through sampling, so serving counts as a model)."""
+        return self._asking.model_unavailable(endpoint)
 
     def progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
         """Report how far the running call got (``done`` of ``total`` units; ``message``: what happens now) to

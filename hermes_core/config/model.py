@@ -145,6 +145,11 @@ class ToolOutputConfig(_Section):
     turn_budget_chars: int = Field(200_000, gt=0, description="Budget for all results of one turn.")
     max_media_bytes: int = Field(20_000_000, gt=0, description="Largest image or sound kept from one tool result "
                                                                "(saved in the results folder's media/).")
+    media_keep_hours: float = Field(168.0, ge=0, description="Saved media older than this are deleted (a sweep at "
+                                                             "most every 10 minutes, when a medium is saved); 0: "
+                                                             "kept until deleted by hand.")
+    media_keep_bytes: int = Field(1_000_000_000, ge=0, description="The media folder holds at most this many bytes: "
+                                                                   "the oldest media go first; 0: no limit.")
 
 
 class SessionsConfig(_Section):
@@ -169,6 +174,9 @@ class MemoryConfig(BaseModel):
     user_char_limit: int = Field(1375, gt=0, description="Characters USER.md may hold (entries and separators).")
     provider: str = Field("", description="The memory provider plugin to use beside the built-in memory (its "
                                           "`name`); empty: the built-in memory only.")
+    write_approval: bool = Field(False, description="Show each `memory` write to the user first (Hermes Agent's "
+                                                    "gate): approved it lands, denied it is refused, with nobody to "
+                                                    "ask it is staged for `hermes memory approve`.")
 
 
 class WebConfig(BaseModel):

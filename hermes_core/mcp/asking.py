@@ -228,10 +228,33 @@ def sampling_messages(messages: tuple[dict[str, Any], ...]) -> tuple[str | None,
                                                    input=parsed if isinstance(parsed, dict) else {}))
             sampled.append(types.SamplingMessage(role="assistant", content=blocks or types.TextContent(text="")))
         else:
-            sampled.append(types.SamplingMessage(role="user", content=types.TextContent(text=content)))
+            sampled.append(types.SamplingMessage(role="user", content=_user_content(message.get("content"))))
     if results:
         sampled.append(types.SamplingMessage(role="user", content=list(results)))
     return ("\n\n".join(system) or None), sampled
+
+
+def _user_content(content: Any) -> Any:
+    """A user message's content for sampling: its text, or its parts in order when it has images (Chat Completions
+    ``image_url`` parts holding base64 data URLs become ``ImageContent``; other URLs stay text, as the client cannot
+    be asked to fetch them)."""
+    if not isinstance(content, list) or not any(isinstance(part, dict) and part.get("type") == "image_url"
+                                                for part in content):
+        return types.TextContent(text=_text(content))
+    blocks: list[types.TextContent | types.ImageContent] = []
+    for part in content:
+        if not isinstance(part, dict):
+            continue
+        if part.get("type") == "image_url":
+            url = str((part.get("image_url") or {}).get("url") or "")
+            header, comma, data = url.partition(",")
+            if url.startswith("data:image/") and comma and header.endswith(";base64"):
+                blocks.append(types.ImageContent(data=data, mime_type=header[5:].removesuffix(";base64")))
+            else:
+                blocks.append(types.TextContent(text=f"[image: {url[:200]}]"))
+        elif part.get("text"):
+            blocks.append(types.TextContent(text=str(part["text"])))
+    return blocks
 
 
 def model_reply(result: types.CreateMessageResultWithTools) -> ModelReply:

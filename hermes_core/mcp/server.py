@@ -119,6 +119,7 @@ class HermesMcpServer:
     def __init__(self, runtime: ToolApi, toolsets: Iterable[str] | None = None, poll_interval: float = 0.25,
                  session_id: str | None = None) -> None:
         self.runtime = runtime
+        runtime.asking.callers_model = "MCP sampling"  # a client may answer the tools' model requests
         #: The session the calls belong to (``hermes mcp serve`` runs one).
         self.session_id = session_id
         self.toolsets = list(toolsets) if toolsets else None
