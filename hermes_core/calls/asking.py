@@ -193,6 +193,8 @@ class CallerCallbacks:
     #: An approval callback (``ApprovalRequest`` -> ``once``/``session``/``always``/``deny``).
     approval: Callable[[Any], str] | str | None = None
     progress: ProgressCallback | None = None
+    #: Sends ``(title, body)`` to the caller as a notification (an MCP client's log notification).
+    notify: Callable[[str, str | None], None] | None = None
 
 
 _NONE: Final = CallerCallbacks()
@@ -213,7 +215,8 @@ def caller_callbacks(*, user: UserCallback | str | None = None, model: ModelCall
     """
     current = CALLER.get()
     callbacks = CallerCallbacks(current.user if user is None else user, current.model if model is None else model,
-                                current.approval if approval is None else approval, progress or current.progress)
+                                current.approval if approval is None else approval, progress or current.progress,
+                                current.notify)
     token = CALLER.set(callbacks)
     try:
         yield callbacks

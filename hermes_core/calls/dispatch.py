@@ -32,6 +32,7 @@ from ..workers.exitguard import sigints, user_interrupted, watch_sigint
 from .approval import ApprovalRequest, Approvals, approved_call
 from .arguments import ArgumentError, ArgumentValidator, parse_arguments
 from .budget import ResultBudget
+from .errorhints import with_hint
 from .hooks import HookImpl, HookRunner, answer_problem, quoted
 from .media import media_store  # noqa: F401 - fills the slot that lets handlers' results keep their media
 from .middleware import Middleware
@@ -376,6 +377,11 @@ class Dispatcher:
     # -- session recording (issue 39): what answers a batch records it, when the runtime set a recorder --
     #: ``recorder(session_id, calls, results)`` records a batch of ``answer_tool_calls`` in the session store.
     recorder: Callable[..., None] | None = None
+    #: ``deliverer(session_id, results)``: the results with what the session is owed appended (finished
+    #: background sub-agents).
+    deliverer: Callable[[str | None, list[str]], list[str]] | None = None
+    #: ``error_hint()``: ``tools.error_hint`` of the config, added to every error result (``None``: none).
+    error_hint: Callable[[], str | None] | None = None
 
     def __init__(self, registry: ToolRegistry, hooks: HookRunner, middleware: Middleware, budget: ResultBudget,
                  approvals: Approvals, contexts: Callable[[str | None], ToolContext], scope: ToolScope,
@@ -400,7 +406,7 @@ class Dispatcher:
         """A dispatcher of the same tools, hooks and approvals that runs only what ``scope`` offers, its handlers
         seeing ``contexts``."""
         scoped = type(self)(self.registry, self.hooks, self.middleware, self.budget, self.approvals, contexts, scope)
-        scoped.recorder = self.recorder
+        scoped.recorder, scoped.deliverer, scoped.error_hint = self.recorder, self.deliverer, self.error_hint
         return scoped
 
     def _plan(self, name: Any) -> _Plan | str:
@@ -421,7 +427,17 @@ class Dispatcher:
     def handle_function_call(self, function_name: str, function_args: Any, task_id: str | None = None,
                              tool_call_id: str | None = None, session_id: str | None = None,
                              user_task: str | None = None, enabled_tools: Iterable[str] | None = None) -> str:
-        """Run one tool call; always returns a string (``{"error": ...}`` JSON on any failure)."""
+        """Run one tool call; always returns a string (``{"error": ...}`` JSON on any failure, with the
+        ``tools.error_hint`` when one is set)."""
+        return self._hinted(self._handle(function_name, function_args, task_id, tool_call_id, session_id, user_task,
+                                         enabled_tools))
+
+    def _hinted(self, result: str) -> str:
+        hint = self.error_hint() if self.error_hint is not None else None
+        return with_hint(result, hint) if hint else result
+
+    def _handle(self, function_name: Any, function_args: Any, task_id: str | None, tool_call_id: str | None,
+                session_id: str | None, user_task: str | None, enabled_tools: Iterable[str] | None) -> str:
         since = sigints()
         try:
             plan: _Plan | str | None = self._plans.get(function_name) if type(function_name) is str else None
@@ -444,6 +460,11 @@ class Dispatcher:
         (hooks, middleware, approvals, a synchronous handler) on a worker thread, and an async handler and async
         hooks awaited on this loop. Cancelling the awaiting task cancels what runs on this loop; a synchronous
         handler runs to its end and its result is dropped."""
+        return self._hinted(await self._ahandle(function_name, function_args, task_id, tool_call_id, session_id,
+                                                user_task, enabled_tools))
+
+    async def _ahandle(self, function_name: Any, function_args: Any, task_id: str | None, tool_call_id: str | None,
+                       session_id: str | None, user_task: str | None, enabled_tools: Iterable[str] | None) -> str:
         import asyncio
 
         from ..workers.asyncbridge import CALLER_LOOP, CallerLoop, in_worker
@@ -569,6 +590,8 @@ class Dispatcher:
         parsed = read_tool_calls(calls)
         media = self.budget.media
         results = self._run(parsed, context)
+        if self.deliverer is not None:
+            results = self.deliverer(context.get("session_id"), results)
         if self.recorder is not None:
             self.recorder(context.get("session_id"), parsed, results)
         return [tool_reply(call, result, media) for call, result in zip(parsed, results, strict=True)]
@@ -582,8 +605,11 @@ class Dispatcher:
         parsed = read_tool_calls(calls)
         media = self.budget.media
         results = await self._arun(parsed, context)
+        from ..workers.asyncbridge import in_worker
+
+        if self.deliverer is not None:
+            results = await in_worker(self.deliverer, context.get("session_id"), results)
         if self.recorder is not None:
-            from ..workers.asyncbridge import in_worker
 
             await in_worker(self.recorder, context.get("session_id"), parsed, results)
         return [tool_reply(call, result, media) for call, result in zip(parsed, results, strict=True)]

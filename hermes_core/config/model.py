@@ -110,6 +110,15 @@ class ToolOutputConfig(_Section):
                                                                "(saved in the results folder's media/).")
 
 
+class ToolsConfig(BaseModel):
+    """``tools:``: how tool results reach the model; other keys are kept for plugins."""
+
+    model_config = ConfigDict(extra="allow", defer_build=True)
+
+    error_hint: bool | str = Field(False, description="Add a hint to every tool error telling the model how to "
+                                                      "recover: `true` for the default hint, or the hint's text.")
+
+
 class SessionsConfig(_Section):
     """``sessions:``: the session store, ``state.db`` in the home (Hermes Agent's schema)."""
 
@@ -221,6 +230,7 @@ class HermesConfig(BaseModel):
     command_allowlist: list[str] = Field(default_factory=list)
     approvals: ApprovalsConfig = Field(default_factory=ApprovalsConfig)
     tool_output: ToolOutputConfig = Field(default_factory=ToolOutputConfig)
+    tools: ToolsConfig = Field(default_factory=ToolsConfig)
     web: WebConfig = Field(default_factory=WebConfig)
     index: IndexConfig = Field(default_factory=IndexConfig)
     terminal: TerminalConfig = Field(default_factory=TerminalConfig)
