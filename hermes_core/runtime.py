@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .backends.base import BackendContribution, BackendSetup, ExecutionBackend, ExecutionBackends
-from .calls.approval import ApprovalCallback, Approvals
+from .calls.approval import ApprovalCallback, ApprovalRequest, Approvals
 from .calls.asking import Asking, ModelCallback, UserCallback
 from .calls.budget import ResultBudget
 from .calls.hooks import HookRunner
@@ -110,6 +110,7 @@ class Runtime(ToolApi):
         self.skills = self.contributions.skills
         self.web_search_providers = self.contributions.web_search_providers
         self.approvals = Approvals(self.home.config, self.home.edit_config, observe=self.hooks.call)
+        self.approvals.judge = self._smart_verdict
         #: Who answers a call's questions to the user and to a model, and hears its progress.
         self.asking = Asking(self._model_endpoint)
         self._endpoint: tuple[Any, OpenAIEndpoint | str] | None = None
@@ -168,6 +169,12 @@ class Runtime(ToolApi):
         if truthy(self.environ.get("HERMES_NO_CACHE")):
             return self.config.model_dump(mode="json")
         return self.home.config_data()
+
+    def _smart_verdict(self, request: ApprovalRequest) -> str:
+        """``approvals.mode: smart``: a model's verdict on ``request`` (see ``calls/smartapproval.py``)."""
+        from .calls.smartapproval import SmartJudge
+
+        return SmartJudge(self.asking, self._config_data)(request)
 
     def _error_hint(self) -> str | None:
         """``tools.error_hint`` as the hint it asks for."""
@@ -504,7 +511,6 @@ class Runtime(ToolApi):
         With ``scope`` (the model runs it: ``slash_command``) only a command that declared ``allowed_tools`` runs,
         its tool calls limited to those of ``scope`` it allowed (read-only ones unless it declared otherwise);
         :class:`~hermes_core.errors.PolicyError` says why it may not run."""
-        from .calls.approval import ApprovalRequest
         from .errors import PolicyError
         from .workers.asyncbridge import run_sync
 

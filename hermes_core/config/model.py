@@ -67,10 +67,12 @@ class PluginsConfig(_Section):
 
 
 class ApprovalsConfig(_Section):
-    mode: Literal["ask", "strict", "deny", "approve"] = Field(
+    mode: Literal["ask", "strict", "smart", "deny", "approve"] = Field(
         "ask", description="Who answers a request: `ask` the approval callback; `strict` the callback too, and the "
                            "terminal asks for every command not made only of read-only programs (and, unless "
-                           "`terminal.workspace_only` is false, for paths outside the workspace); `deny` refuses "
+                           "`terminal.workspace_only` is false, for paths outside the workspace); `smart` a model "
+                           "first (`auxiliary.approval`, else the host's): APPROVE runs the command, DENY refuses "
+                           "it, anything else asks the callback; `deny` refuses "
                            "without asking; `approve` allows once without asking.")
     timeout: float = Field(60.0, gt=0)
     policy: Literal["dangerous", "writes", "read-only"] = Field(
