@@ -63,8 +63,10 @@ def _notifier() -> tuple[str, str]:
 
 
 def available() -> bool:
-    """True when a desktop notifier is found; raises with the reason otherwise."""
-    _notifier()
+    """True when a desktop notifier is found, or under ``hermes mcp serve`` (its clients are notified); raises
+    with the reason otherwise."""
+    if "hermes_core.mcp.server" not in sys.modules:
+        _notifier()
     return True
 
 
