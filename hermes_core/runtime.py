@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .backends.base import BackendContribution, BackendSetup, ExecutionBackend, ExecutionBackends
-from .calls.approval import ApprovalCallback, Approvals
+from .calls.approval import ApprovalCallback, ApprovalRequest, Approvals
 from .calls.asking import Asking, ModelCallback, UserCallback
 from .calls.budget import ResultBudget
 from .calls.hooks import HookRunner
@@ -41,6 +41,7 @@ from .workers.interop import INTEROP
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
+    from .calls.background import BackgroundRuns, CompletionCallback
     from .calls.dispatch import Dispatcher
     from .calls.endpoint import OpenAIEndpoint
     from .calls.progress import ProgressCallback
@@ -114,6 +115,7 @@ class Runtime(ToolApi):
         self.skills = self.contributions.skills
         self.web_search_providers = self.contributions.web_search_providers
         self.approvals = Approvals(self.home.config, self.home.edit_config, observe=self.hooks.call)
+        self.approvals.judge = self._smart_verdict
         #: Who answers a call's questions to the user and to a model, and hears its progress.
         self.asking = Asking(self._model_endpoint, self._user_timeout)
         self._endpoint: tuple[Any, OpenAIEndpoint | str] | None = None
@@ -163,6 +165,8 @@ class Runtime(ToolApi):
                 # read once, as the policy is: off, no step of any plan asks about checkpoints
                 made.checkpoints = self.checkpoints if config["checkpoints"]["enabled"] else None
                 made.bridge = ToolBridge(self.registry, lambda: self.tool_search_settings()[0])
+                made.deliverer = self.background_runs.deliver_into
+                made.error_hint = self._error_hint
                 self.__dict__["dispatcher"] = made
             dispatcher: Dispatcher = self.__dict__["dispatcher"]
             return dispatcher
@@ -186,6 +190,18 @@ class Runtime(ToolApi):
         if truthy(self.environ.get("HERMES_NO_CACHE")):
             return self.config.model_dump(mode="json")
         return self.home.config_data()
+
+    def _smart_verdict(self, request: ApprovalRequest) -> str:
+        """``approvals.mode: smart``: a model's verdict on ``request`` (see ``calls/smartapproval.py``)."""
+        from .calls.smartapproval import SmartJudge
+
+        return SmartJudge(self.asking, self._config_data)(request)
+
+    def _error_hint(self) -> str | None:
+        """``tools.error_hint`` as the hint it asks for."""
+        from .calls.errorhints import hint_of
+
+        return hint_of((self._config_data().get("tools") or {}).get("error_hint"))
 
     def _load_timeout(self) -> float | None:
         """``plugins.load_timeout`` (``None`` for 0: no limit)."""
@@ -213,6 +229,21 @@ class Runtime(ToolApi):
         """Tell ``callback(Progress)`` how far this runtime's long calls got (``terminal``'s output lines,
         ``delegate_task``'s finished sub-agents...). Returns the previous callback."""
         return self.asking.set_progress_callback(callback)
+
+    def set_subagent_callback(self, callback: CompletionCallback | None) -> CompletionCallback | None:
+        """Hand each finished background sub-agent run to ``callback(completion)`` as it finishes (then the
+        session does not get it again); ``None`` leaves completions to the session's next ``answer_tool_calls``
+        or ``subagent_status``. Returns the previous callback."""
+        runs = self.background_runs
+        previous, runs.callback = runs.callback, callback
+        return previous
+
+    @functools.cached_property
+    def background_runs(self) -> BackgroundRuns:
+        """The background sub-agent runs of this home (``state.db``), read on first use."""
+        from .calls.background import BackgroundRuns
+
+        return BackgroundRuns(self.home.root / "state.db", lambda: self.delegation_settings().max_concurrent_children)
 
     def delegation_settings(self) -> DelegationConfig:
         """``delegation`` of the config: sub-agents' limits and the model endpoint."""
@@ -433,7 +464,11 @@ class Runtime(ToolApi):
                 _web_search_providers=lambda: list(self.web_search_providers.values()),
                 _watch_sessions=self._watch_sessions,
                 _skills=self.skill_catalog, _inject=self._inject, _agent_state=lambda: self.agent_state,
-                _asking=self.asking, _delegate=self.delegate_batch))
+                _asking=self.asking, _delegate=self.delegate_batch, _background=self.delegate_in_background,
+                _background_runs=lambda: self.background_runs,
+                _run_command=lambda name, raw_args: self.run_command(name, raw_args, scope=self),
+                _commands=lambda: sorted(name for name, command in self.commands.items()
+                                         if command.allowed_tools is not None)))
         return context
 
     def _watch_sessions(self) -> None:
@@ -578,13 +613,31 @@ class Runtime(ToolApi):
         return SkillCatalog(list(self.skills.values()), self.skill_roots(),
                             None if truthy(self.environ.get("HERMES_NO_CACHE")) else self.home.cache_dir)
 
-    def run_command(self, name: str, raw_args: str = "") -> str | None:
-        """Run a plugin's slash command ``/name``."""
+    def run_command(self, name: str, raw_args: str = "", *, scope: ToolApi | None = None) -> str | None:
+        """Run a plugin's slash command ``/name``.
+
+        With ``scope`` (the model runs it: ``slash_command``) only a command that declared ``allowed_tools`` runs,
+        its tool calls limited to those of ``scope`` it allowed (read-only ones unless it declared otherwise);
+        :class:`~hermes_core.errors.PolicyError` says why it may not run."""
+        from .errors import PolicyError
         from .workers.asyncbridge import run_sync
 
         command = self.commands.get(normalize_command_name(name))
         if command is None:
             raise KeyError(f"unknown command /{normalize_command_name(name)}")
+        if scope is not None:
+            if command.allowed_tools is None:
+                raise PolicyError(f"/{command.name} declares no allowed_tools: only the user can run it")
+            if not command.read_only and scope.policy == "read-only":
+                raise PolicyError(f"/{command.name} may change things, and calls run under the read-only policy")
+            if not command.read_only and scope.policy == "writes" and not self.approvals.ask(ApprovalRequest(
+                    f"The model wants to run /{command.name} {raw_args[:200]}".rstrip() + ", which may change things",
+                    f"slash_command:{command.name}", "slash_command", {"command": command.name, "args": raw_args},
+                    current.session_id if (current := CURRENT.get()) is not None else None)):
+                raise PolicyError(f"/{command.name} was not approved")
+            view = scope.filtered(command.allowed_tools, read_only=command.read_only)
+            with view.tool_context(command.plugin).activate():
+                return self.run_command(name, raw_args)
         try:
             result = command.handler(raw_args)
             return run_sync(result) if hasattr(result, "__await__") else result

@@ -207,6 +207,8 @@ class CallerCallbacks:
     #: An approval callback (``ApprovalRequest`` -> ``once``/``session``/``always``/``deny``).
     approval: Callable[[Any], str] | str | None = None
     progress: ProgressCallback | None = None
+    #: Sends ``(title, body)`` to the caller as a notification (an MCP client's log notification).
+    notify: Callable[[str, str | None], None] | None = None
 
 
 _NONE: Final = CallerCallbacks()
@@ -217,7 +219,8 @@ CALLER: contextvars.ContextVar[CallerCallbacks] = contextvars.ContextVar("hermes
 @contextlib.contextmanager
 def caller_callbacks(*, user: UserCallback | str | None = None, model: ModelCallback | str | None = None,
                      approval: Callable[[Any], str] | str | None = None,
-                     progress: ProgressCallback | None = None) -> Iterator[CallerCallbacks]:
+                     progress: ProgressCallback | None = None,
+                     notify: Callable[[str, str | None], None] | None = None) -> Iterator[CallerCallbacks]:
     """While the block runs, the tool calls made in it (and in the threads and tasks it hands its context to) ask
     these callbacks instead of the runtime's: for a server whose clients each have their own user and model.
 
@@ -227,7 +230,8 @@ def caller_callbacks(*, user: UserCallback | str | None = None, model: ModelCall
     """
     current = CALLER.get()
     callbacks = CallerCallbacks(current.user if user is None else user, current.model if model is None else model,
-                                current.approval if approval is None else approval, progress or current.progress)
+                                current.approval if approval is None else approval, progress or current.progress,
+                                notify or current.notify)
     token = CALLER.set(callbacks)
     try:
         yield callbacks

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from ..config.model import HermesConfig
     from ..skills.catalog import SkillCatalog
     from ..state.agent import AgentState
+    from .background import BackgroundRuns
     from .subagents import SubAgentResult, SubAgentTask
 
 __all__ = ["CallInfo", "ToolContext", "tool_context"]
@@ -63,6 +64,12 @@ class ToolContext:
     _asking: Asking = field(default_factory=Asking, repr=False)
     #: Runs sub-agents on the tools of the runtime or view whose context this is.
     _delegate: Callable[..., list[SubAgentResult]] | None = field(default=None, repr=False)
+    #: Starts sub-agents in the background on the same tools; returns the run's id.
+    _background: Callable[..., str] | None = field(default=None, repr=False)
+    _background_runs: Callable[[], BackgroundRuns] | None = field(default=None, repr=False)
+    #: Runs a plugin's command as the model does (``slash_command``), within the tools offered here.
+    _run_command: Callable[[str, str], str | None] | None = field(default=None, repr=False)
+    _commands: Callable[[], list[str]] | None = field(default=None, repr=False)
     _state: dict[str, Any] = field(default_factory=dict, repr=False)
     _state_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -209,6 +216,43 @@ class ToolContext:
             raise RuntimeError("this tool context belongs to no runtime that can run sub-agents")
         return self._delegate(tasks, max_iterations=max_iterations, session_id=self.session_id, task_id=task_id,
                               progress=self.progress_reporter())
+
+    def run_command(self, name: str, raw_args: str = "") -> str | None:
+        """Run a plugin's command ``/name`` for the model: only one that declared ``allowed_tools``, its tool calls
+        limited to those (and to read-only ones unless it declared otherwise). Raises ``KeyError`` for an unknown
+        command and :class:`~hermes_core.errors.PolicyError` for one the model may not run."""
+        if self._run_command is None:
+            raise RuntimeError("this tool context belongs to no runtime with commands")
+        return self._run_command(name, raw_args)
+
+    def command_names(self) -> list[str]:
+        """The commands the model may run here (those that declared ``allowed_tools``)."""
+        return [] if self._commands is None else self._commands()
+
+    def notify_caller(self, title: str, body: str | None = None) -> bool:
+        """Send a notification to the client this call came from (an MCP client gets a log notification); False
+        when the caller takes none."""
+        from .asking import CALLER
+
+        send = CALLER.get().notify
+        if send is None:
+            return False
+        send(title, body)
+        return True
+
+    def delegate_in_background(self, tasks: Sequence[SubAgentTask], *, max_iterations: int | None = None,
+                               task_id: str | None = None) -> str:
+        """Start sub-agents as :meth:`delegate_batch` does, without waiting: the run's id (its completion reaches
+        the session once, see ``subagent_status``)."""
+        if self._background is None:
+            raise RuntimeError("this tool context belongs to no runtime that can run sub-agents")
+        return self._background(tasks, max_iterations=max_iterations, session_id=self.session_id, task_id=task_id)
+
+    def background_runs(self) -> BackgroundRuns:
+        """The background sub-agent runs of the runtime's home."""
+        if self._background_runs is None:
+            raise RuntimeError("this tool context belongs to no runtime that can run sub-agents")
+        return self._background_runs()
 
     @contextlib.contextmanager
     def activate(self) -> Iterator[ToolContext]:

@@ -86,10 +86,12 @@ class PluginsConfig(BaseModel):
 
 
 class ApprovalsConfig(_Section):
-    mode: Literal["ask", "strict", "deny", "approve"] = Field(
+    mode: Literal["ask", "strict", "smart", "deny", "approve"] = Field(
         "ask", description="Who answers a request: `ask` the approval callback; `strict` the callback too, and the "
                            "terminal asks for every command not made only of read-only programs (and, unless "
-                           "`terminal.workspace_only` is false, for paths outside the workspace); `deny` refuses "
+                           "`terminal.workspace_only` is false, for paths outside the workspace); `smart` a model "
+                           "first (`auxiliary.approval`, else the host's): APPROVE runs the command, DENY refuses "
+                           "it, anything else asks the callback; `deny` refuses "
                            "without asking; `approve` allows once without asking.")
     timeout: float = Field(60.0, gt=0)
     policy: Literal["dangerous", "writes", "read-only"] = Field(
@@ -138,6 +140,8 @@ class ToolsConfig(BaseModel):
                           "tools outside Hermes Agent's core set behind tool_search, tool_describe and tool_call; "
                           "`auto` (the default) only when their definitions would take threshold_pct of the "
                           "model's context (model.context_length; unknown: 20 000 tokens).")
+    error_hint: bool | str = Field(False, description="Add a hint to every tool error telling the model how to "
+                                                      "recover: `true` for the default hint, or the hint's text.")
 
 
 class ToolOutputConfig(_Section):

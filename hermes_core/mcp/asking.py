@@ -44,6 +44,8 @@ T = TypeVar("T")
 
 #: The longest answer text taken from a client (the model reads it).
 ANSWER_CHARS: Final = 20_000
+#: Seconds sending a notification to the client may take.
+NOTIFY_TIMEOUT: Final = 10.0
 _DECISIONS = {"once": "Allow once", "session": "Allow for this session", "always": "Always allow", "deny": "Deny"}
 
 
@@ -72,7 +74,8 @@ class ClientAnswers:
         return CallerCallbacks(user=why or request.ask_user, model=request.why_not("sampling") or request.ask_model,
                                approval=f"{why}, so its user cannot approve the call; {ALLOW_HINT}" if why
                                else (lambda question: self._approve(request, question)),
-                               progress=request.progress(call_id) if wants_progress else None)
+                               progress=request.progress(call_id) if wants_progress else None,
+                               notify=request.notify)
 
     def _approve(self, request: _Request, question: Any) -> str:
         """Ask the client's user to approve; ``session`` is remembered here, for this connection only."""
@@ -190,6 +193,13 @@ class _Request:
                 log.debug("progress notification not sent: %s", exc)
 
         return report
+
+
+    def notify(self, title: str, body: str | None) -> None:
+        """``notify``: a log notification (level ``notice``, logger ``hermes.notify``) tied to the request."""
+        session, request_id = self.ctx.session, self.ctx.request_id
+        self._run(lambda: session.send_log_message("notice", {"title": title, "body": body}, logger="hermes.notify",
+                                                   related_request_id=request_id), NOTIFY_TIMEOUT, "notification")
 
 
 def _related(request_id: Any) -> Any:
