@@ -82,6 +82,7 @@ from .runtime import (
 from .state.memory import MemoryFiles as MemoryFiles
 from .state.providers import MemoryProviders as MemoryProviders
 from .state.store import SessionStore as SessionStore
+from .state.turns import Turn as Turn
 from .tools.formats import FORMATS as FORMATS
 from .tools.policies import POLICIES as POLICIES
 from .tools.policies import Policy as Policy

@@ -12,3 +12,6 @@ class Availability(NamedTuple):
 
     available: bool
     reason: str = ""
+    #: Unavailable only for environment variables its plugin declared (``requires_env``) with nothing better from
+    #: the plugin's check: a call still reaches the handler, which may say how to set it up (as in Hermes Agent).
+    handler_decides: bool = False

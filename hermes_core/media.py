@@ -54,6 +54,13 @@ MediaKind = Literal["image", "audio"]
 
 #: The default cap on one medium kept from a tool result (``tool_output.max_media_bytes``).
 MAX_MEDIA_BYTES: Final = 20_000_000
+#: How long saved media are kept (hours), and how many bytes of them (the oldest go first), unless
+#: ``tool_output.media_keep_hours`` / ``media_keep_bytes`` say otherwise (0: no limit).
+KEEP_HOURS: Final = 168.0
+KEEP_BYTES: Final = 1_000_000_000
+#: Seconds between two sweeps of one media folder by one process.
+SWEEP_EVERY: Final = 600.0
+_last_sweep: dict[str, float] = {}
 #: The image types every provider that takes images in tool results accepts (Anthropic's list).
 IMAGE_TYPES_ANY_MODEL_READS: Final = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 #: Larger images are not attached (the path stays in the text): Anthropic refuses an image over 5 MB of base64
@@ -282,9 +289,11 @@ class Attachment:
 class MediaStore:
     """``<results>/media/``: where media of tool results are saved, and the only place replies attach from."""
 
-    def __init__(self, results_dir: Path, max_bytes: int = MAX_MEDIA_BYTES) -> None:
+    def __init__(self, results_dir: Path, max_bytes: int = MAX_MEDIA_BYTES, keep_hours: float = KEEP_HOURS,
+                 keep_bytes: int = KEEP_BYTES) -> None:
         self.folder = results_dir / "media"
         self.max_bytes = max_bytes
+        self.keep_hours, self.keep_bytes = keep_hours, keep_bytes
 
     def save(self, media: Media) -> SavedMedia:
         """Write ``media`` into the folder; raises :class:`MediaError` when it is too large, not an image or a
@@ -309,7 +318,35 @@ class MediaStore:
         except OSError as exc:
             raise MediaError(f"{mime_type} not kept: could not write it in {self.folder} ({exc.strerror or exc})") \
                 from None
+        key, now = str(self.folder), time.monotonic()
+        if now - _last_sweep.get(key, -SWEEP_EVERY) >= SWEEP_EVERY:  # a sweep now and then, not on every save
+            _last_sweep[key] = now
+            self.sweep(keep=path)
         return SavedMedia(path, mime_type, len(data))
+
+    def sweep(self, keep: Path | None = None) -> int:
+        """Delete the media saved more than ``keep_hours`` ago, then the oldest until the rest hold at most
+        ``keep_bytes`` (never ``keep``, never a file whose name Hermes did not give); how many were deleted."""
+        try:
+            found = [(entry.stat(follow_symlinks=False), Path(entry.path)) for entry in os.scandir(self.folder)
+                     if _SAVED_NAME.match(entry.name) and entry.is_file(follow_symlinks=False)]
+        except OSError:
+            return 0
+        found.sort(key=lambda item: item[0].st_mtime, reverse=True)  # newest first: they are the ones kept
+        oldest = time.time() - self.keep_hours * 3600 if self.keep_hours else None
+        kept_bytes, deleted = 0, 0
+        for info, path in found:
+            kept_bytes += info.st_size
+            if path == keep or not ((oldest is not None and info.st_mtime < oldest)
+                                    or (self.keep_bytes and kept_bytes > self.keep_bytes)):
+                continue
+            kept_bytes -= info.st_size
+            try:
+                path.unlink()
+            except OSError:  # another process swept it first, or it cannot be deleted
+                continue
+            deleted += 1
+        return deleted
 
     def _bytes(self, media: Media) -> bytes:
         what = media.mime_type or "a medium"

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .backends.base import BackendContribution, BackendSetup, ExecutionBackend, ExecutionBackends
-from .calls.approval import ApprovalCallback, Approvals
+from .calls.approval import ApprovalCallback, ApprovalRequest, Approvals
 from .calls.asking import Asking, ModelCallback, UserCallback
 from .calls.budget import ResultBudget
 from .calls.hooks import HookRunner
@@ -41,6 +41,7 @@ from .workers.interop import INTEROP
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
+    from .calls.background import BackgroundRuns, CompletionCallback
     from .calls.dispatch import Dispatcher
     from .calls.endpoint import OpenAIEndpoint
     from .calls.progress import ProgressCallback
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
     from .state.memory import MemoryFiles
     from .state.providers import MemoryProviders
     from .state.store import SessionStore
+    from .state.turns import Turn
     from .tools.toolcalls import ToolCallLike, ToolReply
 
 __all__ = [
@@ -113,6 +115,7 @@ class Runtime(ToolApi):
         self.skills = self.contributions.skills
         self.web_search_providers = self.contributions.web_search_providers
         self.approvals = Approvals(self.home.config, self.home.edit_config, observe=self.hooks.call)
+        self.approvals.judge = self._smart_verdict
         #: Who answers a call's questions to the user and to a model, and hears its progress.
         self.asking = Asking(self._model_endpoint, self._user_timeout)
         self._endpoint: tuple[Any, OpenAIEndpoint | str] | None = None
@@ -131,9 +134,11 @@ class Runtime(ToolApi):
         self._watching_sessions = False
         self._sessions_lock = threading.Lock()
         self._plugin_contexts: list[PluginContext] = []
+        self._fingerprints: dict[str, tuple[object, ...]] = {}
         tool_output = self._config_data()["tool_output"]
         self.budget = ResultBudget(self.home.results_dir, tool_output["max_result_size_chars"],
-                                   tool_output["turn_budget_chars"], tool_output["max_media_bytes"])
+                                   tool_output["turn_budget_chars"], tool_output["max_media_bytes"],
+                                   (tool_output["media_keep_hours"], tool_output["media_keep_bytes"]))
         #: The tools this runtime offers and dispatches (all of them, unless the policy is ``read-only``).
         self.scope = ToolScope(self.registry, self.toolsets, None if policy is None else check_policy(policy),
                                lambda: self._config_data()["approvals"]["policy"])
@@ -160,6 +165,8 @@ class Runtime(ToolApi):
                 # read once, as the policy is: off, no step of any plan asks about checkpoints
                 made.checkpoints = self.checkpoints if config["checkpoints"]["enabled"] else None
                 made.bridge = ToolBridge(self.registry, lambda: self.tool_search_settings()[0])
+                made.deliverer = self.background_runs.deliver_into
+                made.error_hint = self._error_hint
                 self.__dict__["dispatcher"] = made
             dispatcher: Dispatcher = self.__dict__["dispatcher"]
             return dispatcher
@@ -183,6 +190,18 @@ class Runtime(ToolApi):
         if truthy(self.environ.get("HERMES_NO_CACHE")):
             return self.config.model_dump(mode="json")
         return self.home.config_data()
+
+    def _smart_verdict(self, request: ApprovalRequest) -> str:
+        """``approvals.mode: smart``: a model's verdict on ``request`` (see ``calls/smartapproval.py``)."""
+        from .calls.smartapproval import SmartJudge
+
+        return SmartJudge(self.asking, self._config_data)(request)
+
+    def _error_hint(self) -> str | None:
+        """``tools.error_hint`` as the hint it asks for."""
+        from .calls.errorhints import hint_of
+
+        return hint_of((self._config_data().get("tools") or {}).get("error_hint"))
 
     def _load_timeout(self) -> float | None:
         """``plugins.load_timeout`` (``None`` for 0: no limit)."""
@@ -210,6 +229,21 @@ class Runtime(ToolApi):
         """Tell ``callback(Progress)`` how far this runtime's long calls got (``terminal``'s output lines,
         ``delegate_task``'s finished sub-agents...). Returns the previous callback."""
         return self.asking.set_progress_callback(callback)
+
+    def set_subagent_callback(self, callback: CompletionCallback | None) -> CompletionCallback | None:
+        """Hand each finished background sub-agent run to ``callback(completion)`` as it finishes (then the
+        session does not get it again); ``None`` leaves completions to the session's next ``answer_tool_calls``
+        or ``subagent_status``. Returns the previous callback."""
+        runs = self.background_runs
+        previous, runs.callback = runs.callback, callback
+        return previous
+
+    @functools.cached_property
+    def background_runs(self) -> BackgroundRuns:
+        """The background sub-agent runs of this home (``state.db``), read on first use."""
+        from .calls.background import BackgroundRuns
+
+        return BackgroundRuns(self.home.root / "state.db", lambda: self.delegation_settings().max_concurrent_children)
 
     def delegation_settings(self) -> DelegationConfig:
         """``delegation`` of the config: sub-agents' limits and the model endpoint."""
@@ -285,6 +319,48 @@ class Runtime(ToolApi):
         for selection in later:
             self._add_record(selection, self._load(selection.candidate, timeout))
 
+    def reload_plugins(self) -> dict[str, list[str]]:
+        """Discover the plugins again: load the new ones and those whose code or manifest changed (their old
+        registrations undone first), unload those gone or no longer selected, keep the others as they are.
+        Returns the ids ``loaded``, ``reloaded``, ``unloaded`` and ``kept``. A plugin whose new load fails is
+        left out whole (its record says why), never half-registered."""
+        from .plugins.reload import fingerprint, forget_modules
+
+        if not self._loaded:
+            return {"loaded": [r.id for r in self.load_plugins() if r.active], "reloaded": [], "unloaded": [],
+                    "kept": []}
+        with self._load_lock:
+            config = self._config_data()
+            selections = select(self.discover(), SelectionPolicy.of(config, self.environ))
+            chosen = {s.candidate.id: s for s in selections if s.verdict == "selected"}
+            report: dict[str, list[str]] = {"loaded": [], "reloaded": [], "unloaded": [], "kept": []}
+            for record in list(self.plugins):
+                selection = chosen.get(record.id)
+                if selection is not None and record.load is not None and \
+                        self._fingerprints.get(record.id) == fingerprint(selection.candidate):
+                    report["kept"].append(record.id)
+                    chosen.pop(record.id)
+                    continue
+                self.plugins.remove(record)
+                if record.load is None:
+                    continue  # not loaded before (disabled, shadowed): its new record comes below
+                for context in [c for c in self._plugin_contexts if c.plugin_id == record.id]:
+                    context.close()
+                    self._plugin_contexts.remove(context)
+                forget_modules(record.module)
+                report["reloaded" if selection is not None else "unloaded"].append(record.id)
+            timeout = config["plugins"]["load_timeout"] or None
+            for selection in sorted(chosen.values(), key=_load_order):
+                self._add_record(selection, self._load(selection.candidate, timeout))
+                if selection.candidate.id not in report["reloaded"]:
+                    report["loaded"].append(selection.candidate.id)
+            kept = {record.id for record in self.plugins}
+            for selection in selections:  # the records of those not selected now
+                if selection.candidate.id not in kept and selection.verdict != "selected":
+                    self._add_record(selection, None)
+            self.registry.invalidate_checks()
+            return report
+
     def plugin_folders(self) -> list[tuple[Path, Source]]:
         """The plugin folders to scan: the home's always, the project's only when opted in."""
         folders: list[tuple[Path, Source]] = [(self.home.plugins_dir, "user")]
@@ -327,6 +403,10 @@ class Runtime(ToolApi):
 
     def _load(self, candidate: PluginCandidate, timeout: float | None) -> LoadResult:
         compat.install()  # plugins written for Hermes Agent find its internals they import (the shims)
+
+        from .plugins.reload import fingerprint
+
+        self._fingerprints[candidate.id] = fingerprint(candidate)  # what reload_plugins compares
         context = self.context(candidate.id, candidate)
         # Kept as long as the runtime: the compatibility shims act for a plugin through its context.
         self._plugin_contexts.append(context)
@@ -384,7 +464,11 @@ class Runtime(ToolApi):
                 _web_search_providers=lambda: list(self.web_search_providers.values()),
                 _watch_sessions=self._watch_sessions,
                 _skills=self.skill_catalog, _inject=self._inject, _agent_state=lambda: self.agent_state,
-                _asking=self.asking, _delegate=self.delegate_batch))
+                _asking=self.asking, _delegate=self.delegate_batch, _background=self.delegate_in_background,
+                _background_runs=lambda: self.background_runs,
+                _run_command=lambda name, raw_args: self.run_command(name, raw_args, scope=self),
+                _commands=lambda: sorted(name for name, command in self.commands.items()
+                                         if command.allowed_tools is not None)))
         return context
 
     def _watch_sessions(self) -> None:
@@ -505,6 +589,13 @@ class Runtime(ToolApi):
         memory provider's block); with ``session_id`` it is frozen for that session, as Hermes Agent's is."""
         return self.agent_state.memory_prompt(session_id)
 
+    def begin_turn(self, user_message: str, session_id: str | None = None) -> Turn:
+        """Begin a turn of the host's conversation as Hermes Agent's loop does: the message is recorded, the memory
+        provider hears ``on_turn_start`` and recalls what it knows (``turn.message`` is the message with it, for the
+        model); ``turn.end(reply)`` records the reply and hands the turn to the provider (``sync_turn``,
+        ``queue_prefetch``). Without ``session_id``, the runtime's own session."""
+        return self.agent_state.begin_turn(user_message, session_id)
+
     # -- commands and skills ---------------------------------------------------------------------
 
     def skill_roots(self) -> list[tuple[Path, SkillSource]]:
@@ -522,13 +613,31 @@ class Runtime(ToolApi):
         return SkillCatalog(list(self.skills.values()), self.skill_roots(),
                             None if truthy(self.environ.get("HERMES_NO_CACHE")) else self.home.cache_dir)
 
-    def run_command(self, name: str, raw_args: str = "") -> str | None:
-        """Run a plugin's slash command ``/name``."""
+    def run_command(self, name: str, raw_args: str = "", *, scope: ToolApi | None = None) -> str | None:
+        """Run a plugin's slash command ``/name``.
+
+        With ``scope`` (the model runs it: ``slash_command``) only a command that declared ``allowed_tools`` runs,
+        its tool calls limited to those of ``scope`` it allowed (read-only ones unless it declared otherwise);
+        :class:`~hermes_core.errors.PolicyError` says why it may not run."""
+        from .errors import PolicyError
         from .workers.asyncbridge import run_sync
 
         command = self.commands.get(normalize_command_name(name))
         if command is None:
             raise KeyError(f"unknown command /{normalize_command_name(name)}")
+        if scope is not None:
+            if command.allowed_tools is None:
+                raise PolicyError(f"/{command.name} declares no allowed_tools: only the user can run it")
+            if not command.read_only and scope.policy == "read-only":
+                raise PolicyError(f"/{command.name} may change things, and calls run under the read-only policy")
+            if not command.read_only and scope.policy == "writes" and not self.approvals.ask(ApprovalRequest(
+                    f"The model wants to run /{command.name} {raw_args[:200]}".rstrip() + ", which may change things",
+                    f"slash_command:{command.name}", "slash_command", {"command": command.name, "args": raw_args},
+                    current.session_id if (current := CURRENT.get()) is not None else None)):
+                raise PolicyError(f"/{command.name} was not approved")
+            view = scope.filtered(command.allowed_tools, read_only=command.read_only)
+            with view.tool_context(command.plugin).activate():
+                return self.run_command(name, raw_args)
         try:
             result = command.handler(raw_args)
             return run_sync(result) if hasattr(result, "__await__") else result

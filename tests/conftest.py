@@ -458,20 +458,20 @@ def pack_runtime(isolated_home: Path, workspace: Path) -> Iterator[Any]:
 
 @pytest.fixture(scope="session")
 def published_plugin(make_venv: Any, package_index: Any) -> Any:
-    """``published_plugin(plugin_id, *packs)``: a venv (made once per session for each plugin and set of packs)
-    with hermes-tools, the first-party ``packs`` named and that published plugin at its pinned version (``PINNED``
-    of scripts/compat.py), installed from the package index with its dependencies."""
+    """``published_plugin(plugin_id, *packs, requirement=None)``: a venv (made once per session for each plugin and
+    set of packs) with hermes-tools, the first-party ``packs`` named and that published plugin at its pinned version
+    (``PINNED`` of scripts/compat.py, or ``requirement``), installed from the package index with its dependencies."""
     pinned = sys.modules["hermes_compat_harness"].PINNED
     venvs: dict[tuple[str, ...], Any] = {}
 
-    def get(plugin_id: str, *packs: str) -> Any:
+    def get(plugin_id: str, *packs: str, requirement: str | None = None) -> Any:
         key = (plugin_id, *sorted(packs))
         if key not in venvs:
             venv = make_venv("-".join(("published", *key)))
             for pack in packs:
                 venv.install(f"hermes-tools-{pack}", extra=("--no-deps",))
             installed = venv.run(venv.python, "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                                 pinned[plugin_id], timeout=900)
+                                 requirement or pinned[plugin_id], timeout=900)
             assert installed.returncode == 0, installed.stdout + installed.stderr
             venvs[key] = venv
         return venvs[key]

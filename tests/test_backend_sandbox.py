@@ -158,3 +158,21 @@ def test_a_background_prompt_in_the_sandbox_is_answered_with_submit(runtime: Run
     waited = process(action="wait", session_id=started["session_id"], timeout=scaled_timeout(20))
     assert (waited["status"], waited["exit_code"]) == ("exited", 0)
     assert "got yes" in process(action="log", session_id=started["session_id"])["output"]
+
+
+def test_what_the_private_tmp_would_hide_is_bound_over_it(sandbox_runtime: Any, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A checkout or venv under /tmp (here: a folder on sys.path, as an editable install puts one) and a workspace
+    reached through a symbolic link stay visible inside the sandbox: commands and execute_code keep working."""
+    from hermes_plugin_terminal.sandbox import under_tmp
+
+    checkout = tmp_path / "clone" / "src"
+    checkout.mkdir(parents=True)
+    (checkout / "marker.txt").write_text("from the checkout\n")
+    monkeypatch.syspath_prepend(str(checkout))
+    assert under_tmp([str(checkout), str(checkout / "marker.txt"), "/usr/bin"]) == [str(checkout.resolve())]
+    runtime = sandbox_runtime()
+    shown = terminal(runtime, f"cat {checkout / 'marker.txt'}")
+    assert shown["exit_code"] == 0 and shown["output"].strip() == "from the checkout", shown
+    refused = terminal(runtime, f"touch {checkout / 'new.txt'}")  # read-only: only the workspace is writable
+    assert refused["exit_code"] != 0 and not (checkout / "new.txt").exists()

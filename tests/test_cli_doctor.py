@@ -53,3 +53,29 @@ def test_the_file_packs_optional_workspace_variable_is_not_noted(plugins, monkey
     assert row["notes"] == [] and row["problems"] == []
     text = CliRunner().invoke(cli, ["plugins", "doctor"]).output
     assert "HERMES_WORKSPACE" not in text and "[ok] file" in text
+
+
+def _dist_info(site: Path, name: str, metadata: str, entry_points: str = "") -> None:
+    folder = site / f"{name.replace('-', '_')}-1.0.dist-info"
+    folder.mkdir(parents=True)
+    (folder / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n{metadata}")
+    (folder / "entry_points.txt").write_text(entry_points)
+
+
+def test_doctor_says_when_another_package_owns_hermes_or_moved_a_dependency_below_its_range(
+        isolated_home, tmp_path, monkeypatch):
+    """A plugin that depends on Hermes Agent installs its `hermes` script and may downgrade a dependency (apify:
+    httpx): both are problems, named, with the command that puts it right."""
+    site = tmp_path / "site"
+    _dist_info(site, "hermes-agent-like", "", "[console_scripts]\nhermes = hermes_cli.main:main\n")
+    _dist_info(site, "hermes-tools-demo", "Requires-Dist: pyyaml<1\nRequires-Dist: not-installed-anywhere>=2\n")
+    monkeypatch.syspath_prepend(str(site))
+    result = CliRunner().invoke(cli, ["plugins", "doctor", "--json"])
+    installation = json.loads(result.output)["installation"]
+    assert installation[0] == ("hermes-agent-like 1.0 also installs a `hermes` command: whichever was installed "
+                               "last is the one on PATH; `hermes-tools` always runs this one")
+    [downgraded] = installation[1:]
+    assert downgraded.startswith("pyyaml ") and "but hermes-tools-demo requires pyyaml<1" in downgraded
+    assert downgraded.endswith("pip install 'pyyaml<1'")
+    strict = CliRunner().invoke(cli, ["plugins", "doctor", "--strict"])
+    assert strict.exit_code == 1 and "[!!] installation: hermes-agent-like 1.0 also installs" in strict.output

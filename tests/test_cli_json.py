@@ -32,6 +32,8 @@ NOT_LISTINGS = {
     "hermes mcp login": "an action: signs in through the browser and stores tokens",
     "hermes mcp logout": "an action: removes stored tokens",
     "hermes index fetch": "an action: writes index entry files",
+    "hermes memory approve": "an action: applies one staged write and says which",
+    "hermes memory reject": "an action: forgets one staged write and says which",
     "hermes sessions export": "writes JSON Lines itself (one session per line), to stdout or --output",
     "hermes memory edit": "an action: opens $EDITOR on a memory file",
     "hermes index build": "an action: writes index.json",

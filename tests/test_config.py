@@ -8,8 +8,8 @@ import pytest
 
 from hermes_core import ConfigError, HermesHome, hermes_home
 from hermes_core.authoring.testing import scaled_timeout
-from hermes_core.config.data import ENTRY_KEYS, override_granted, plugin_settings
-from hermes_core.config.model import PluginEntryConfig
+from hermes_core.config.data import ENTRY_KEYS, PLUGINS_KEYS, override_granted, plugin_settings
+from hermes_core.config.model import PluginEntryConfig, PluginsConfig
 
 
 @pytest.fixture
@@ -59,8 +59,27 @@ def test_invalid_value_names_file_line_and_key(home):
 
 def test_unknown_nested_key_is_an_error(home):
     home.config_file.write_text("plugins:\n  disabeld: [x]\n")
-    with pytest.raises(ConfigError, match=r"config.yaml:2: plugins.disabeld: Extra inputs are not permitted"):
+    with pytest.raises(ConfigError, match=r"config.yaml:2: plugins.disabeld: Value error, not a setting of Hermes "
+                                          r"\(enabled, disabled, entries, .*\); a plugin's own settings block"):
         home.config()
+    home.config_file.write_text("approvals:\n  mod: ask\n")
+    with pytest.raises(ConfigError, match=r"config.yaml:2: approvals.mod: Extra inputs are not permitted"):
+        home.config()
+
+
+def test_plugin_settings_blocks_in_hermes_agents_layout(home):
+    """``plugins.<id>:`` (as psy-core-hermes and agentmetrics-hermes document) is the plugin's settings block, kept
+    in the dump the compat ``load_config`` returns; ``plugins.entries.<id>`` wins where both set a key."""
+    home.config_file.write_text("# mine\nplugins:\n  enabled: [psy]\n  psy:\n    actor_id: a@b.c\n    mode: x\n"
+                                "  empty:\n  entries:\n    psy: {mode: y}\n")
+    config = home.config()
+    assert config.plugins.enabled == ["psy"]
+    assert config.plugin_settings("psy") == {"actor_id": "a@b.c", "mode": "y"} and config.plugin_settings("empty") == {}
+    dumped = config.model_dump(mode="json")["plugins"]
+    assert dumped["psy"] == {"actor_id": "a@b.c", "mode": "x"}
+    data = home.config_data()
+    assert plugin_settings(data, "psy") == {"actor_id": "a@b.c", "mode": "y"} and plugin_settings(data, "enabled") == {}
+    assert set(PluginsConfig.model_fields) == PLUGINS_KEYS
 
 
 def test_invalid_yaml_names_the_line(home):

@@ -326,7 +326,17 @@ def test_the_short_path_follows_every_change_after_the_first_call(runtime):
     assert other.handle_function_call("add", {"a": 1, "b": 2}) == "replaced"
     other.register_tool("add", "math", ADD_SCHEMA, lambda args, **kw: "again", check_fn=lambda: False)
     assert "is unavailable" in call(other, "add", {"a": 1, "b": 2})["error"]
-    other.register_tool("add", "math", ADD_SCHEMA, lambda args, **kw: "again", requires_env=["HERMES_TEST_NEVER_SET"])
-    assert "HERMES_TEST_NEVER_SET is not set" in call(other, "add", {"a": 1, "b": 2})["error"]
+    # missing only a variable its plugin declared, the call reaches the handler: it may say how to set it up
+    other.register_tool("add", "math", ADD_SCHEMA, lambda args, **kw: json.dumps({"error": "set the key: see x"}),
+                        requires_env=["HERMES_TEST_NEVER_SET"])
+    assert other.registry.check("add").reason == "environment variable HERMES_TEST_NEVER_SET is not set"
+    assert call(other, "add", {"a": 1, "b": 2})["error"] == "set the key: see x"
+
+    def needs_login() -> bool:
+        raise RuntimeError("log in with `add login` first")
+
+    other.register_tool("add", "math", ADD_SCHEMA, lambda args, **kw: "again", requires_env=["HERMES_TEST_NEVER_SET"],
+                        check_fn=needs_login)
+    assert call(other, "add", {"a": 1, "b": 2})["error"] == "Tool 'add' is unavailable: log in with `add login` first"
     other.registry.deregister("add")
     assert "Unknown tool 'add'" in call(other, "add", {"a": 1, "b": 2})["error"]

@@ -34,6 +34,7 @@ from hermes_core.cli import cli
 from hermes_core.cli.tools import tools
 from hermes_core.mcp.client import ServerStatus
 from hermes_core.plugins.manifest import parse_manifest
+from hermes_core.state.pending import PendingWrites
 from hermes_core.state.store import SessionStore
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -336,6 +337,7 @@ JSON_COMMANDS = {
     "hermes sessions search --json": ["sessions", "search", "invoices", "--json"],
     "hermes sessions prune --json": ["sessions", "prune", "--older-than", "0", "--source", "nothing", "--json"],
     "hermes memory show --json": ["memory", "show", "--json"],
+    "hermes memory pending --json": ["memory", "pending", "--json"],
 }
 #: Listings whose shape another section gives.
 JSON_ELSEWHERE = {"hermes index show": "hermes plugins search --json",
@@ -426,6 +428,8 @@ def test_json_examples_have_the_keys_the_commands_print(isolated_home: Path, mon
     store = SessionStore(isolated_home / "state.db")
     store.record("recorded", "user", "Which database did we pick for invoices?", source="cli")
     store.close()
+    PendingWrites(isolated_home).stage({"action": "add", "target": "user", "content": "Name: Ada", "old_text": None},
+                                       "add to user profile: Name: Ada")
     part = (DOCS / "cli.md").read_text().split("\n## JSON output\n", 1)[1]
     in_tables = {key for cell in re.findall(r"^\| ([^|]*) \|", part, re.M) for key in re.findall(r"`([^`]+)`", cell)}
     problems = []
@@ -446,3 +450,30 @@ def test_json_examples_have_the_keys_the_commands_print(isolated_home: Path, mon
         problems += [f"{heading}: key {key!r} is in no table" for key in record if key not in in_tables]
 
     assert problems == [], "\n".join(problems)
+
+
+def _extras() -> dict[str, dict[str, list[str]]]:
+    """The optional dependencies of hermes-tools and of each pack, by distribution name."""
+    import tomllib
+
+    projects = [tomllib.loads(path.read_text())["project"]
+                for path in [ROOT / "pyproject.toml", *sorted(ROOT.glob("hermes_plugins/*/pyproject.toml"))]]
+    return {project["name"]: project.get("optional-dependencies", {}) for project in projects}
+
+
+def test_every_extra_an_install_line_names_exists():
+    """`pip install 'hermes-tools[x]'` in any page, README or pack README names an extra of that distribution."""
+    extras = _extras()
+    pages = [*DOCS.glob("*.md"), ROOT / "README.md", *ROOT.glob("hermes_plugins/*/README.md")]
+    named = [(page.name, distribution, extra) for page in pages
+             for distribution, listed in re.findall(r"(hermes-tools(?:-[a-z]+)?)\[([\w,-]+)\]", page.read_text())
+             for extra in listed.split(",")]
+    assert ("frameworks.md", "hermes-tools", "langgraph") in named
+    missing = [item for item in named if item[2] not in extras.get(item[1], {})]
+    assert missing == [], "install lines name extras that do not exist"
+
+
+def test_the_langgraph_extra_brings_what_the_frameworks_example_imports():
+    requirements = {re.split(r"[<>=\[; ]", requirement)[0] for requirement in _extras()["hermes-tools"]["langgraph"]}
+    imported = set(re.findall(r"^from (langgraph|langchain_core)\b", (DOCS / "frameworks.md").read_text(), re.M))
+    assert {"langgraph"} <= imported and {name.replace("_", "-") for name in imported} <= requirements

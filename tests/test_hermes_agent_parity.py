@@ -101,7 +101,7 @@ def _within(theirs: tuple[float, bool] | None, ours: tuple[float, bool] | None, 
 
 
 #: Known drift, each with the issue that removes it.
-KNOWN_DRIFT = {"delegate_task": ["background: missing"]}  # background sub-agents: issue 47
+KNOWN_DRIFT: dict[str, list[str]] = {}
 
 
 def test_every_shared_tool_accepts_hermes_agents_properties_required_lists_and_enums(hermes_agent_reference,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -214,3 +215,16 @@ def test_freeze_writes_each_origin_as_pip_would(plugins, direct_url, line):
 
     [frozen] = [f for f in frozen_plugins() if f.distribution == "hermes-shape"]
     assert (frozen.plugins, frozen.version, frozen.requirement, frozen.warning) == (["shape"], "1.0", line, None)
+
+
+def test_a_first_party_pack_installs_from_the_checkout_hermes_runs_from():
+    """The packs are not on the package index yet: run from a checkout (an editable install, as here), `hermes
+    plugins install terminal` (the CLI's and the docs' hint) hands pip the pack's folder, which needs no index."""
+    root = Path(__file__).resolve().parent.parent
+    packs = PluginIndex.of([IndexEntry(id="terminal", distribution="hermes-tools-terminal",
+                                       requirement="hermes-tools-terminal", version="0.2.0",
+                                       entry_point="hermes_plugin_terminal", first_party=True)], source="t.json")
+    target = install_target("terminal", packs)
+    assert (target.requirement, target.distribution) == (str(root / "hermes_plugins" / "terminal"),
+                                                         "hermes-tools-terminal")
+    assert install_target("terminal", INDEX).requirement == "hermes-tools-terminal"  # not first-party: as listed

@@ -77,10 +77,12 @@ def test_list_says_how_many_warnings_and_doctor_strict_fails_on_them(isolated_ho
     listed = hermes("plugins", "list")
     row = next(line for line in listed.stdout.splitlines() if line.startswith("noisy"))
     assert "loaded, 3 warnings" in row
-    # the plugin's own output, still on the terminal
+    # the plugin's own output goes to its record only (as Hermes Agent prints none), and to the terminal with -v
+    verbose = hermes("-v", "plugins", "list")
     for printed in ("noisy: degraded mode", "endpoint missing: set NOISY_URL",
                     "UserWarning: the old API is going away"):
-        assert printed in listed.stderr
+        assert printed not in listed.stderr and printed in verbose.stderr
+    assert "loaded, 3 warnings" in verbose.stdout
     [record] = [r for r in json.loads(hermes("plugins", "list", "--json").stdout) if r["id"] == "noisy"]
     assert "logged WARNING (noisy_plugin): endpoint missing: set NOISY_URL" in record["warnings"]
     info = hermes("plugins", "info", "noisy").stdout

@@ -276,6 +276,22 @@ def test_a_client_that_never_answers_an_approval_is_refused_within_approvals_tim
     assert len(asked) == 1 and (served.workspace / "kept").exists()
 
 
+def test_notify_reaches_the_client_as_a_log_notification(served: Served):
+    import mcp.types as types
+
+    heard: list[types.LoggingMessageNotificationParams] = []
+
+    async def log_message(params: types.LoggingMessageNotificationParams) -> None:
+        heard.append(params)
+
+    is_error, text = served_call(served, "notify", {"title": "Build done", "body": "12 passed"},
+                                 logging_callback=log_message)
+    assert not is_error, text
+    assert json.loads(text) == {"sent": True, "via": "mcp"}
+    assert [(p.level, p.logger, p.data) for p in heard] == [
+        ("notice", "hermes.notify", {"title": "Build done", "body": "12 passed"})]
+
+
 # -- the 2026 protocol --------------------------------------------------------------------------------------
 
 

@@ -398,7 +398,7 @@ def test_hermes_mcp_list_shows_state_tool_count_and_last_error(isolated_home):
         "fault": support.fault_server(),
         "slow": {**support.fault_server("--hang-handshake"), "connect_timeout": 0.5},
         "off": {**support.fault_server(), "enabled": False},
-    }}))
+    }, "mcp": {"list_timeout": scaled_timeout(60)}}))  # a new server's first start, however loaded the machine
     hermes = support.hermes_command()
     listed = subprocess.run([*hermes, "mcp", "list", "--json"], capture_output=True, text=True,
                             timeout=scaled_timeout(120))

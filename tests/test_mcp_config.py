@@ -203,6 +203,9 @@ def test_add_a_command_and_a_url_keeping_the_files_comments(isolated_home: Path)
                  "disabled: []   # none"):
         assert kept in text
     assert text.index("old:") < text.index("# plugins below") < text.index("plugins:")  # the heading stays put
+    # block style, one item a line, as a user writes it (not `github: {command: npx, args: [-y, ...]}`)
+    assert "  github:\n    command: npx\n    args:\n    - -y\n" in text
+    assert "    env:\n      GITHUB_TOKEN: ${GH_TOKEN}\n" in text and "{command" not in text
     servers = load_config(isolated_home / "config.yaml").mcp_servers
     assert servers["github"].command == "npx"
     assert servers["github"].args == ["-y", "@modelcontextprotocol/server-github", "--flag"]

@@ -22,8 +22,10 @@ def hermes(*args: str) -> subprocess.CompletedProcess[str]:
                           stdin=subprocess.DEVNULL, timeout=scaled_timeout(120))
 
 
-def configure(home: Path, **servers: dict) -> None:
-    (home / "config.yaml").write_text(yaml.safe_dump({"mcp_servers": servers}))
+def configure(home: Path, list_timeout: float | None = None, **servers: dict) -> None:
+    """``mcp_servers``; listings wait for new servers as long as a loaded machine needs, unless told."""
+    (home / "config.yaml").write_text(yaml.safe_dump({"mcp_servers": servers, "mcp": {
+        "list_timeout": scaled_timeout(60) if list_timeout is None else list_timeout}}))
 
 
 def starts(home: Path, server: str) -> int:
@@ -75,6 +77,31 @@ def test_a_dead_server_never_listed_costs_one_connect_timeout_then_backs_off(iso
     listed = json.loads(hermes("mcp", "list", "--json").stdout)  # an explicit listing retries at once
     assert {row["name"]: row["state"] for row in listed} == {"dead": "unavailable", "slow": "unavailable"}
     assert starts(isolated_home, "dead") > tried[0] and starts(isolated_home, "slow") > tried[1]
+
+
+def test_a_listing_waits_at_most_list_timeout_for_new_servers_and_names_them(isolated_home, tmp_path):
+    """A dead and a silent server never listed: `tools list` says which it waits for, waits at most
+    mcp.list_timeout (not the silent one's connect_timeout, longer than this command may take), goes on without
+    them; a call of the silent one's tool waits its connect_timeout, and says why it failed."""
+    configure(isolated_home, list_timeout=1,
+              dead=support.fault_server("--require", str(tmp_path / "never")),
+              silent={**support.fault_server("--hang-handshake"), "connect_timeout": scaled_timeout(600)})
+
+    listed = subprocess.run([*support.hermes_command(), "tools", "list", "--json"], capture_output=True, text=True,
+                            stdin=subprocess.DEVNULL, timeout=scaled_timeout(300))
+    assert listed.returncode == 0, listed.stderr
+    assert json.loads(listed.stdout) == []
+    assert "waiting up to 1 s (mcp.list_timeout) for MCP servers 'dead', 'silent'" in listed.stderr
+    assert "no answer yet from MCP server 'silent' within 1 s (mcp.list_timeout): listed without its tools" \
+        in listed.stderr
+    # both back off: the next listings do not wait again (a call of the silent one's tool does, below)
+    again = hermes("tools", "list")
+    assert again.returncode == 0 and "waiting" not in again.stderr
+
+    configure(isolated_home, list_timeout=1, silent={**support.fault_server("--hang-handshake"),
+                                                     "connect_timeout": 2})
+    call = hermes("tools", "call", "mcp__silent__echo", '{"text": "x"}')
+    assert call.returncode == 1 and "no answer to the MCP handshake" in call.stderr
 
 
 def test_mcp_add_connects_once_and_reports_the_tools_it_found(isolated_home):

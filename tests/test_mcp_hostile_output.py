@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from hermes_core import Runtime
+from hermes_core.authoring.testing import scaled_timeout
 
 support = sys.modules["hermes_mcp_test_support"]  # loaded by conftest.py
 TIMEOUT = 120 * float(os.environ.get("HERMES_TEST_TIMEOUT_SCALE", "1"))
@@ -23,7 +24,8 @@ RAW = ("\x1b", "\x00", "\x07", "\r", "\u202e")
 @pytest.fixture
 def hostile_home(isolated_home: Path) -> Path:
     servers = {"fault": {**support.fault_server("--hostile"), "connect_timeout": 30}}
-    (isolated_home / "config.yaml").write_text(yaml.safe_dump({"mcp_servers": servers}))
+    (isolated_home / "config.yaml").write_text(yaml.safe_dump({"mcp_servers": servers, "mcp": {
+        "list_timeout": scaled_timeout(60)}}))  # a new server's first start, however loaded the machine
     return isolated_home
 
 

@@ -346,3 +346,44 @@ def test_media_info_reads_type_and_size_from_the_header(head, expected):
 def test_media_info_knows_nothing_of_other_bytes():
     assert media_info(b"<svg xmlns='http://www.w3.org/2000/svg'/>") is None
     assert media_info(b"\xff\xd8\xff\xe0\0\x01") == media_info(b"\xff\xd8\xff")  # a cut header: no size
+
+
+# -- retention -----------------------------------------------------------------------------------------------
+
+
+def test_old_media_and_the_oldest_over_the_folder_cap_are_swept_and_nothing_else(tmp_path: Path):
+    store = MediaStore(tmp_path, keep_hours=24, keep_bytes=3 * len(PNG))
+    store.folder.mkdir()
+    now = os.path.getmtime(store.folder)
+    ages = {"20260101-000000-00000000000000a0.png": 48, "20260101-000000-00000000000000a1.png": 3,
+            "20260101-000000-00000000000000a2.png": 2, "20260101-000000-00000000000000a3.png": 1}
+    for name, hours in ages.items():
+        (store.folder / name).write_bytes(PNG)
+        os.utime(store.folder / name, (now - hours * 3600, now - hours * 3600))
+    foreign = store.folder / "notes.png"  # not a name Hermes gives: never Hermes' to delete
+    foreign.write_bytes(PNG)
+    os.utime(foreign, (now - 1000 * 3600, now - 1000 * 3600))
+
+    saved = store.save(Media.from_bytes(PNG, "image/png"))  # the first save of the folder sweeps it
+
+    left = sorted(path.name for path in store.folder.iterdir())
+    assert left == sorted(["notes.png", "20260101-000000-00000000000000a2.png",
+                           "20260101-000000-00000000000000a3.png", saved.path.name])
+    assert MediaStore(tmp_path, keep_hours=0, keep_bytes=0).sweep() == 0  # 0: keep everything
+
+
+def test_the_retention_settings_come_from_config(hermes_home, hermes_workspace):
+    (hermes_home / "config.yaml").write_text("tool_output: {media_keep_hours: 0, media_keep_bytes: 1}\n")
+    runtime = Runtime(home=hermes_home, workspace=hermes_workspace, entry_points=[])
+    runtime.register_tool("chart", "charts", CHART, lambda args, **kw: ToolResult("drawn", Media.from_bytes(PNG)))
+    folder = hermes_home / "results" / "media"
+    folder.mkdir(parents=True)
+    earlier = folder / "20260101-000000-00000000000000b0.png"
+    earlier.write_bytes(PNG)
+    os.utime(earlier, (1, 1))
+
+    [(_, shown, _, _)] = references(runtime.handle_function_call("chart", {}))
+
+    assert not earlier.exists()  # over media_keep_bytes; the new one is never swept by its own save
+    assert Path(shown).exists()
+    runtime.close()

@@ -221,6 +221,17 @@ def test_each_bad_plugin_is_isolated_with_a_clear_reason(plugins):
     assert json.loads(runtime.handle_function_call("good_tool", {})) == {"from": "good_tool"}
 
 
+def test_a_manifest_plugin_whose_package_defines_no_register_is_declarative(plugins):
+    """A ``manifest_version: 1`` package shipping only skills, its ``__init__.py`` empty, is not a load error."""
+    folder = plugins.folder("skillsonly", manifest="manifest_version: 1\nname: skillsonly\nskills: [skills/howto]\n",
+                            init="")
+    (folder / "skills" / "howto").mkdir(parents=True)
+    (folder / "skills" / "howto" / "SKILL.md").write_text("---\nname: howto\ndescription: How to.\n---\nSteps.\n")
+    runtime = loaded()
+    assert state(runtime, "skillsonly") == ("declared", "")
+    assert runtime.contributions.of_plugin("skillsonly")["skills"] == ["skillsonly:howto"]
+
+
 def test_register_that_raises_leaves_nothing_behind(plugins):
     plugins.folder("halfway", init="""
 def register(ctx):

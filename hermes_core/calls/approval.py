@@ -140,6 +140,8 @@ class Approvals:
         #: Called as ``observe(hook_name, **kwargs)`` around each question (Hermes Agent's approval hooks).
         self._observe = observe
         self._callback: ApprovalCallback | None = None
+        #: ``approvals.mode: smart``'s judge: ``judge(request)`` is ``approve``, ``deny`` or ``escalate``.
+        self.judge: Callable[[ApprovalRequest], str] | None = None
         self._session: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
 
@@ -177,8 +179,12 @@ class Approvals:
         if self.is_approved(request.rule_key, request.session_id) or _covered(request):
             return True
         settings = self._config().approvals
+        if settings.mode == "smart" and self.judge is not None:
+            verdict = self._judged(request)
+            if verdict != "escalate":
+                return verdict == "approve"
         caller = CALLER.get().approval  # the caller's own user (an MCP client), before the runtime's callback
-        asks = settings.mode in ("ask", "strict")
+        asks = settings.mode in ("ask", "strict", "smart")
         if asks and isinstance(caller, str):
             log.info("approval of %r refused: %s", request.rule_key or request.tool_name, caller)
             return False
@@ -207,6 +213,38 @@ class Approvals:
         if isinstance(caller, str) and self._config().approvals.mode in ("ask", "strict"):
             return f" Nobody was asked: {caller}."
         return ""
+
+    def can_ask(self, request: ApprovalRequest) -> bool:
+        """Whether :meth:`ask` would get an answer from someone (or needs none: already approved, ``approvals.mode:
+        approve``); False when it could only refuse unasked (``approvals.mode: deny``, a caller nobody answers for,
+        the terminal prompt with no terminal). For gates that keep a change for later rather than drop it."""
+        if self.is_approved(request.rule_key, request.session_id) or _covered(request):
+            return True
+        mode = self._config().approvals.mode
+        if mode in ("approve", "deny"):
+            return mode == "approve"
+        caller = CALLER.get().approval
+        if isinstance(caller, str):
+            return False
+        callback = caller or self._callback or _callback
+        return callback is not terminal_approval or bool(sys.stdin and sys.stdin.isatty())
+
+    def _judged(self, request: ApprovalRequest) -> str:
+        """The smart judge's verdict on ``request``, logged, told to the approval observers (``choice``
+        ``smart_<verdict>``) and added to the call's trace when OpenTelemetry traces it."""
+        assert self.judge is not None
+        observed = self._observed(request)
+        self._notify("pre_approval_request", {**observed, "surface": "smart"})
+        verdict = self.judge(request)
+        log.info("smart approval: %s %r (%s)", verdict, request.rule_key or request.tool_name,
+                 observed["command"][:200])
+        self._notify("post_approval_response", {**observed, "surface": "smart", "choice": f"smart_{verdict}"})
+        if "opentelemetry" in sys.modules:
+            from opentelemetry import trace
+
+            trace.get_current_span().add_event("hermes.smart_approval", {
+                "hermes.approval.verdict": verdict, "hermes.approval.rule": request.rule_key or ""})
+        return verdict
 
     def _observed(self, request: ApprovalRequest) -> dict[str, Any]:
         """The keywords of Hermes Agent's approval hooks, for ``request``."""

@@ -207,6 +207,8 @@ class CallerCallbacks:
     #: An approval callback (``ApprovalRequest`` -> ``once``/``session``/``always``/``deny``).
     approval: Callable[[Any], str] | str | None = None
     progress: ProgressCallback | None = None
+    #: Sends ``(title, body)`` to the caller as a notification (an MCP client's log notification).
+    notify: Callable[[str, str | None], None] | None = None
 
 
 _NONE: Final = CallerCallbacks()
@@ -217,7 +219,8 @@ CALLER: contextvars.ContextVar[CallerCallbacks] = contextvars.ContextVar("hermes
 @contextlib.contextmanager
 def caller_callbacks(*, user: UserCallback | str | None = None, model: ModelCallback | str | None = None,
                      approval: Callable[[Any], str] | str | None = None,
-                     progress: ProgressCallback | None = None) -> Iterator[CallerCallbacks]:
+                     progress: ProgressCallback | None = None,
+                     notify: Callable[[str, str | None], None] | None = None) -> Iterator[CallerCallbacks]:
     """While the block runs, the tool calls made in it (and in the threads and tasks it hands its context to) ask
     these callbacks instead of the runtime's: for a server whose clients each have their own user and model.
 
@@ -227,7 +230,8 @@ def caller_callbacks(*, user: UserCallback | str | None = None, model: ModelCall
     """
     current = CALLER.get()
     callbacks = CallerCallbacks(current.user if user is None else user, current.model if model is None else model,
-                                current.approval if approval is None else approval, progress or current.progress)
+                                current.approval if approval is None else approval, progress or current.progress,
+                                notify or current.notify)
     token = CALLER.set(callbacks)
     try:
         yield callbacks
@@ -248,6 +252,9 @@ class Asking:
         self._user: UserCallback | None = None
         self._model: ModelCallback | None = None
         self._progress: ProgressCallback | None = None
+        #: Who may answer model requests beside the host when a call comes (``hermes mcp serve``: "MCP sampling"),
+        #: for availability checks, which run outside any call.
+        self.callers_model: str | None = None
 
     def set_user_callback(self, callback: UserCallback | None) -> UserCallback | None:
         """Answer this runtime's questions to the user with ``callback``; returns the previous one."""
@@ -274,11 +281,12 @@ class Asking:
         return self._user or ("no user can be asked here: the program running Hermes set no user callback "
                               "(Runtime.set_user_callback)")
 
-    def model_callback(self) -> ModelCallback | str:
-        """Who answers a model request here (the host's callback, the caller's, the configured endpoint), or why
-        nobody does."""
+    def model_callback(self, last: ModelCallback | str | None = None) -> ModelCallback | str:
+        """Who answers a model request here (the host's callback, the caller's, then ``last`` or else the configured
+        endpoint), or why nobody does."""
         reasons = []
-        endpoint = self._endpoint() if self._endpoint is not None else "no model endpoint is configured"
+        endpoint = last if last is not None else self._endpoint() if self._endpoint is not None else \
+            "no model endpoint is configured"
         for source in (self._model or "the program running Hermes set no model callback (Runtime.set_model_callback)",
                        CALLER.get().model, endpoint):
             if callable(source):
@@ -286,6 +294,14 @@ class Asking:
             if isinstance(source, str):
                 reasons.append(source)
         return "no model can be asked here: " + "; ".join(reasons)
+
+    def model_unavailable(self, last: ModelCallback | str | None = None) -> str | None:
+        """None when a model request made in a call could be answered (by the host, a serving client's sampling, or
+        ``last`` / the configured endpoint); otherwise why not. For availability checks."""
+        if self.callers_model is not None:
+            return None
+        chosen = self.model_callback(last)
+        return chosen if isinstance(chosen, str) else None
 
     def progress_callback(self) -> ProgressCallback | None:
         """Who hears the progress of a call made here (the caller's callback, else the runtime's)."""
@@ -309,11 +325,11 @@ class Asking:
         return UserAnswer.of(answer(callback, question, wait, "the user"), question)
 
     def ask_model(self, request: ModelRequest, timeout: float | None = None,
-                  callback: ModelCallback | None = None) -> ModelReply:
-        """The model's reply to ``request``, from ``callback`` or else :meth:`model_callback`'s; :class:`NoAnswer`
-        when no model can be asked, it fails or does not reply within ``timeout`` seconds (default
-        :data:`MODEL_TIMEOUT`)."""
-        chosen = callback or self.model_callback()
+                  callback: ModelCallback | None = None, last: ModelCallback | str | None = None) -> ModelReply:
+        """The model's reply to ``request``, from ``callback`` or else :meth:`model_callback`'s (``last`` in place of
+        the configured endpoint); :class:`NoAnswer` when no model can be asked, it fails or does not reply within
+        ``timeout`` seconds (default :data:`MODEL_TIMEOUT`)."""
+        chosen = callback or self.model_callback(last)
         if isinstance(chosen, str):
             raise NoAnswer(chosen)
         return ModelReply.of(answer(chosen, request, MODEL_TIMEOUT if timeout is None else timeout, "the model"))

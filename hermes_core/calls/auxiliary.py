@@ -9,10 +9,13 @@ import os
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import LlmEndpointError
 from .toolcontext import tool_context
+
+if TYPE_CHECKING:
+    from .asking import ModelRequest
 
 __all__ = ["MAX_TIMEOUT", "AuxiliaryModel", "auxiliary_model", "chat_completion"]
 
@@ -52,6 +55,10 @@ class AuxiliaryModel:
                        dict(extra) if isinstance(extra, dict) else {})
         except (TypeError, ValueError) as exc:
             raise LlmEndpointError(f"invalid auxiliary.{task} in config.yaml: {exc}") from None
+
+    def __call__(self, request: ModelRequest) -> str:
+        """The model as a model callback (``ctx.ask_model(..., endpoint=model)``): the text of its answer."""
+        return self.complete(list(request.messages), max_tokens=request.max_tokens)
 
     def complete(self, messages: list[dict[str, Any]], *, max_tokens: int | None = None) -> str:
         """The text of the model's answer to ``messages`` (OpenAI chat messages; image parts as ``image_url``

@@ -27,18 +27,22 @@ class ResultBudget:
     """Keeps each result, and each turn's results, within a character budget."""
 
     def __init__(self, results_dir: Path, per_tool: int = 100_000, per_turn: int = 200_000,
-                 max_media_bytes: int = 20_000_000) -> None:
+                 max_media_bytes: int = 20_000_000, media_keep: tuple[float, int] | None = None) -> None:
         self._results_dir = results_dir
         self.per_tool = per_tool
         self.per_turn = per_turn
         self.max_media_bytes = max_media_bytes
+        #: ``tool_output.media_keep_hours`` and ``media_keep_bytes`` (None: the defaults).
+        self.media_keep = media_keep
 
     @functools.cached_property
     def media(self) -> MediaStore:
         """Where the media of results are saved, and the only folder replies attach media from."""
         from ..media import MediaStore  # off the start-up path
 
-        return MediaStore(self._results_dir, self.max_media_bytes)
+        if self.media_keep is None:
+            return MediaStore(self._results_dir, self.max_media_bytes)
+        return MediaStore(self._results_dir, self.max_media_bytes, *self.media_keep)
 
     def fit(self, tool_name: str, result: str, limit: int | None) -> str:
         """``result`` if within ``limit`` (``None`` = unlimited), else a preview plus where it was saved."""

@@ -32,6 +32,7 @@ from ..workers.exitguard import sigints, user_interrupted, watch_sigint
 from .approval import Approvals
 from .arguments import ArgumentError, parse_arguments
 from .budget import ResultBudget
+from .errorhints import with_hint
 from .hooks import HookRunner
 from .media import media_store  # noqa: F401 - fills the slot that lets handlers' results keep their media
 from .middleware import Middleware
@@ -76,6 +77,11 @@ class Dispatcher:
     #: ``recorder(session_id, calls, results)`` records a batch of ``answer_tool_calls`` in the session store
     #: (the runtime sets it: the agent's state, issue 39).
     recorder: Callable[..., None] | None = None
+    #: ``deliverer(session_id, results)``: the results with what the session is owed appended (finished
+    #: background sub-agents).
+    deliverer: Callable[[str | None, list[str]], list[str]] | None = None
+    #: ``error_hint()``: ``tools.error_hint`` of the config, added to every error result (``None``: none).
+    error_hint: Callable[[], str | None] | None = None
     # -- tool search (issue 43): the bridge tools, answered or unwrapped before a call finds its plan --
     bridge: ToolBridge | None = None
 
@@ -116,6 +122,7 @@ class Dispatcher:
                             scope, call_timeout=self.call_timeout)
         scoped.late = self.late  # (one count of the handlers still running late, whichever view started them)
         scoped.recorder, scoped.checkpoints, scoped.bridge = self.recorder, self.checkpoints, self.bridge
+        scoped.deliverer, scoped.error_hint = self.deliverer, self.error_hint
         return scoped
 
     def _current_plan(self, name: Any) -> Plan | str:
@@ -170,7 +177,17 @@ class Dispatcher:
     def handle_function_call(self, function_name: str, function_args: Any, task_id: str | None = None,
                              tool_call_id: str | None = None, session_id: str | None = None,
                              user_task: str | None = None, enabled_tools: Iterable[str] | None = None) -> str:
-        """Run one tool call; always returns a string (``{"error": ...}`` JSON on any failure)."""
+        """Run one tool call; always returns a string (``{"error": ...}`` JSON on any failure, with the
+        ``tools.error_hint`` when one is set)."""
+        return self._hinted(self._handle(function_name, function_args, task_id, tool_call_id, session_id, user_task,
+                                         enabled_tools))
+
+    def _hinted(self, result: str) -> str:
+        hint = self.error_hint() if self.error_hint is not None else None
+        return with_hint(result, hint) if hint else result
+
+    def _handle(self, function_name: Any, function_args: Any, task_id: str | None, tool_call_id: str | None,
+                session_id: str | None, user_task: str | None, enabled_tools: Iterable[str] | None) -> str:
         since = sigints()
         try:
             if self.bridge is not None and type(function_name) is str and function_name in self.bridge.names \
@@ -199,6 +216,11 @@ class Dispatcher:
         (hooks, middleware, approvals, a synchronous handler) on a worker thread, and an async handler and async
         hooks awaited on this loop. Cancelling the awaiting task cancels what runs on this loop; a synchronous
         handler runs to its end and its result is dropped."""
+        return self._hinted(await self._ahandle(function_name, function_args, task_id, tool_call_id, session_id,
+                                                user_task, enabled_tools))
+
+    async def _ahandle(self, function_name: Any, function_args: Any, task_id: str | None, tool_call_id: str | None,
+                       session_id: str | None, user_task: str | None, enabled_tools: Iterable[str] | None) -> str:
         import asyncio
 
         from ..workers.asyncbridge import CALLER_LOOP, CallerLoop, in_worker
@@ -331,6 +353,8 @@ class Dispatcher:
         parsed = read_tool_calls(calls)
         media = self.budget.media
         results = self._run(parsed, context)
+        if self.deliverer is not None:
+            results = self.deliverer(context.get("session_id"), results)
         if self.recorder is not None:
             self.recorder(context.get("session_id"), parsed, results)
         return [tool_reply(call, result, media) for call, result in zip(parsed, results, strict=True)]
@@ -344,9 +368,11 @@ class Dispatcher:
         parsed = read_tool_calls(calls)
         media = self.budget.media
         results = await self._arun(parsed, context)
-        if self.recorder is not None:
-            from ..workers.asyncbridge import in_worker
+        from ..workers.asyncbridge import in_worker
 
+        if self.deliverer is not None:
+            results = await in_worker(self.deliverer, context.get("session_id"), results)
+        if self.recorder is not None:
             await in_worker(self.recorder, context.get("session_id"), parsed, results)
         return [tool_reply(call, result, media) for call, result in zip(parsed, results, strict=True)]
 

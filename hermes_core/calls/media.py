@@ -5,7 +5,7 @@ somewhere to put their media (the dispatch imports it)."""
 
 from __future__ import annotations
 
-from ..media import MAX_MEDIA_BYTES, Media, MediaStore, SavedMedia, find_stores_with
+from ..media import KEEP_BYTES, KEEP_HOURS, MAX_MEDIA_BYTES, Media, MediaStore, SavedMedia, find_stores_with
 from .toolcontext import CURRENT
 
 __all__ = ["media_store", "save_media"]
@@ -16,8 +16,10 @@ def media_store() -> MediaStore | None:
     context = CURRENT.get()
     if context is None:
         return None
-    limit = context.section("tool_output").get("max_media_bytes") or MAX_MEDIA_BYTES
-    return MediaStore(context.home.results_dir, int(limit))
+    section = context.section("tool_output")
+    return MediaStore(context.home.results_dir, int(section.get("max_media_bytes") or MAX_MEDIA_BYTES),
+                      float(section.get("media_keep_hours", KEEP_HOURS)),
+                      int(section.get("media_keep_bytes", KEEP_BYTES)))
 
 
 def save_media(media: Media) -> SavedMedia:

@@ -196,7 +196,9 @@ class Plan:
 
     def available(self, call: Call) -> str | None:
         availability = self.dispatcher.registry.check(self.entry.name)
-        return None if availability.available else _unavailable(self.entry.name, availability)
+        # a tool missing only its plugin's requires_env variables: its handler gives the plugin's own set-up hint
+        return None if availability.available or availability.handler_decides else _unavailable(
+            self.entry.name, availability)
 
     def parse(self, call: Call) -> str | None:
         raw = call.raw

@@ -67,7 +67,7 @@ class ToolScopeLike(Protocol):
     def dispatcher(self) -> Any: ...
     def select_tools(self, enabled_toolsets: Any = None, disabled_toolsets: Any = None
                      ) -> tuple[list[str], list[str]]: ...
-    def filtered(self, tools: Any = None) -> ToolScopeLike: ...
+    def filtered(self, tools: Any = None, *, policy: str | None = None) -> ToolScopeLike: ...
     def get_tool_definitions(self, *, quiet_mode: bool = False) -> list[dict[str, Any]]: ...
     def answer_tool_calls(self, calls: Any, **context: Any) -> list[Any]: ...
 
@@ -85,6 +85,10 @@ class SubAgentTask:
     role: Literal["leaf", "orchestrator"] | str = "leaf"
     #: The model it should ask, when the host routes tasks to models (a hint the model callback may ignore).
     model: str | None = None
+    #: Tool names it may use, within those its toolsets give it (``None``: no further limit).
+    tools: tuple[str, ...] | None = None
+    #: The approval policy its calls run under, when stricter than the parent's (``None``: the parent's).
+    policy: str | None = None
 
 
 @dataclass(frozen=True)
@@ -135,7 +139,15 @@ class SubAgents:
     def run(self, tasks: Sequence[SubAgentTask | str], *, max_iterations: int | None = None,
             model: ModelCallback | None = None, session_id: str | None = None, task_id: str | None = None,
             progress: Reporter | None = None) -> list[SubAgentResult]:
-        """Run one sub-agent per task, side by side, and wait for all of them; results in task order.
+        """Run one sub-agent per task, side by side, and wait for all of them; results in task order (see
+        :meth:`start`)."""
+        return self.start(tasks, max_iterations=max_iterations, model=model, session_id=session_id,
+                          task_id=task_id, progress=progress)()
+
+    def start(self, tasks: Sequence[SubAgentTask | str], *, max_iterations: int | None = None,
+              model: ModelCallback | None = None, session_id: str | None = None, task_id: str | None = None,
+              progress: Reporter | None = None) -> Callable[[], list[SubAgentResult]]:
+        """Start one sub-agent per task, side by side; what waits for all of them (results in task order).
 
         Raises :class:`~hermes_core.errors.DelegationError` before starting any when a rule forbids it (depth,
         number of tasks, an unknown toolset or role) and :class:`~hermes_core.errors.NoAnswer` when no model can
@@ -168,8 +180,8 @@ class SubAgents:
         children = [_Child(self, index, task, view, callback, budget, routed.get(index) or task.model, session_id,
                            f"{task_id or 'task'}:sub-{uuid.uuid4().hex[:8]}", depth + 1)
                     for index, (task, view) in enumerate(zip(work, views, strict=True))]
-        return self._wait([(child, _WORKERS.submit(contextvars.copy_context().run, child.run)) for child in children],
-                          progress)
+        running = [(child, _WORKERS.submit(contextvars.copy_context().run, child.run)) for child in children]
+        return lambda: self._wait(running, progress)
 
     def _view(self, task: SubAgentTask, depth: int) -> ToolScopeLike:
         """The tools ``task``'s sub-agent gets: the parent's (or those of its toolsets), less the blocked ones."""
@@ -182,7 +194,14 @@ class SubAgents:
         if task.role == "orchestrator" and self.settings.orchestrator_enabled \
                 and depth + 1 < self.settings.max_spawn_depth:
             blocked.discard("delegate_task")
-        return self.api.filtered([name for name in names if name not in blocked])
+        names = [name for name in names if name not in blocked]
+        if task.tools is not None:
+            strange = sorted(set(task.tools) - set(names))
+            if strange:
+                raise DelegationError(f"Tool{'s' if len(strange) > 1 else ''} {', '.join(map(repr, strange))} "
+                                      "not among the tools a sub-agent may get here")
+            names = [name for name in names if name in task.tools]
+        return self.api.filtered(names, policy=task.policy)
 
     def _wait(self, running: list[tuple[_Child, Any]], progress: Reporter | None) -> list[SubAgentResult]:
         timeout = self.settings.child_timeout_seconds

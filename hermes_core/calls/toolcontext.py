@@ -19,7 +19,7 @@ from ..config.data import plugin_settings
 from ..config.home import HermesHome
 from ..tools.websearch import RegisteredWebSearchProvider
 from .approval import Approvals
-from .asking import Asking, ModelReply, ModelRequest, UserAnswer, UserQuestion
+from .asking import Asking, ModelCallback, ModelReply, ModelRequest, UserAnswer, UserQuestion
 from .progress import ProgressReporter
 
 if TYPE_CHECKING:
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from ..config.model import HermesConfig
     from ..skills.catalog import SkillCatalog
     from ..state.agent import AgentState
+    from .background import BackgroundRuns
     from .subagents import SubAgentResult, SubAgentTask
 
 __all__ = ["CallInfo", "ToolContext", "tool_context"]
@@ -63,6 +64,12 @@ class ToolContext:
     _asking: Asking = field(default_factory=Asking, repr=False)
     #: Runs sub-agents on the tools of the runtime or view whose context this is.
     _delegate: Callable[..., list[SubAgentResult]] | None = field(default=None, repr=False)
+    #: Starts sub-agents in the background on the same tools; returns the run's id.
+    _background: Callable[..., str] | None = field(default=None, repr=False)
+    _background_runs: Callable[[], BackgroundRuns] | None = field(default=None, repr=False)
+    #: Runs a plugin's command as the model does (``slash_command``), within the tools offered here.
+    _run_command: Callable[[str, str], str | None] | None = field(default=None, repr=False)
+    _commands: Callable[[], list[str]] | None = field(default=None, repr=False)
     _state: dict[str, Any] = field(default_factory=dict, repr=False)
     _state_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -147,14 +154,21 @@ class ToolContext:
 
     def ask_model(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] = (), *,
                   max_tokens: int | None = None, temperature: float | None = None, model: str | None = None,
-                  purpose: str | None = None, timeout: float | None = None) -> ModelReply:
+                  purpose: str | None = None, timeout: float | None = None,
+                  endpoint: ModelCallback | str | None = None) -> ModelReply:
         """One model turn: Chat Completions ``messages`` and ``tools`` in, the reply's text and tool calls out.
-        Asks the host's model callback, else the caller's (MCP sampling under ``hermes mcp serve``), else the
-        endpoint of ``delegation.base_url``; raises :class:`~hermes_core.errors.NoAnswer` when none can be asked
-        (saying why), it fails or is later than ``timeout`` seconds (default 300)."""
+        Asks the host's model callback, else the caller's (MCP sampling under ``hermes mcp serve``), else
+        ``endpoint`` (a callback of the tool's own, or why it has none) or, without one, the endpoint of
+        ``delegation.base_url``; raises :class:`~hermes_core.errors.NoAnswer` when none can be asked (saying why),
+        it fails or is later than ``timeout`` seconds (default 300)."""
         request = ModelRequest(tuple(messages), tuple(tools), max_tokens, temperature, model, purpose,
                                self.session_id)
-        return self._asking.ask_model(request, timeout)
+        return self._asking.ask_model(request, timeout, last=endpoint)
+
+    def model_unavailable(self, endpoint: ModelCallback | str | None = None) -> str | None:
+        """Why :meth:`ask_model` with this ``endpoint`` could not be answered in a call of this runtime, or None
+        (for a ``check_fn``: a served MCP client may answer through sampling, so serving counts as a model)."""
+        return self._asking.model_unavailable(endpoint)
 
     def progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
         """Report how far the running call got (``done`` of ``total`` units; ``message``: what happens now) to
@@ -202,6 +216,43 @@ class ToolContext:
             raise RuntimeError("this tool context belongs to no runtime that can run sub-agents")
         return self._delegate(tasks, max_iterations=max_iterations, session_id=self.session_id, task_id=task_id,
                               progress=self.progress_reporter())
+
+    def run_command(self, name: str, raw_args: str = "") -> str | None:
+        """Run a plugin's command ``/name`` for the model: only one that declared ``allowed_tools``, its tool calls
+        limited to those (and to read-only ones unless it declared otherwise). Raises ``KeyError`` for an unknown
+        command and :class:`~hermes_core.errors.PolicyError` for one the model may not run."""
+        if self._run_command is None:
+            raise RuntimeError("this tool context belongs to no runtime with commands")
+        return self._run_command(name, raw_args)
+
+    def command_names(self) -> list[str]:
+        """The commands the model may run here (those that declared ``allowed_tools``)."""
+        return [] if self._commands is None else self._commands()
+
+    def notify_caller(self, title: str, body: str | None = None) -> bool:
+        """Send a notification to the client this call came from (an MCP client gets a log notification); False
+        when the caller takes none."""
+        from .asking import CALLER
+
+        send = CALLER.get().notify
+        if send is None:
+            return False
+        send(title, body)
+        return True
+
+    def delegate_in_background(self, tasks: Sequence[SubAgentTask], *, max_iterations: int | None = None,
+                               task_id: str | None = None) -> str:
+        """Start sub-agents as :meth:`delegate_batch` does, without waiting: the run's id (its completion reaches
+        the session once, see ``subagent_status``)."""
+        if self._background is None:
+            raise RuntimeError("this tool context belongs to no runtime that can run sub-agents")
+        return self._background(tasks, max_iterations=max_iterations, session_id=self.session_id, task_id=task_id)
+
+    def background_runs(self) -> BackgroundRuns:
+        """The background sub-agent runs of the runtime's home."""
+        if self._background_runs is None:
+            raise RuntimeError("this tool context belongs to no runtime that can run sub-agents")
+        return self._background_runs()
 
     @contextlib.contextmanager
     def activate(self) -> Iterator[ToolContext]:

@@ -36,6 +36,7 @@ _GROUPS = {
     "cron": ("hermes_core.cli.cron", "Scheduled jobs: list, add and change them; run what is due, or serve."),
     "sessions": ("hermes_core.cli.sessions", "List, read, search, export and prune recorded sessions."),
     "memory": ("hermes_core.cli.memory", "Show and edit the agent's persistent memory."),
+    "config": ("hermes_core.cli.config", "Read and change config.yaml: path, show, get, set, unset."),
 }
 
 
@@ -76,7 +77,11 @@ def _show_logs(ctx: click.Context, verbose: int, level: str | None) -> None:
     """Send the log records of Hermes and its plugins at ``level`` and above to stderr (as pytest's
     ``--log-cli-level`` shows them); by default only Python's own last-resort handler prints warnings."""
     chosen = level or ({1: "INFO"}.get(verbose, "DEBUG") if verbose else None)
-    if chosen is None:
+    if chosen is None:  # what plugins say while loading goes to their records (`plugins list` counts it)
+        from ..plugins.loadoutput import echo_load_output
+
+        echo_load_output(False)
+        ctx.call_on_close(lambda: echo_load_output(True))
         return
     import logging
 
@@ -89,16 +94,19 @@ def _show_logs(ctx: click.Context, verbose: int, level: str | None) -> None:
 
 
 @click.group(cls=HermesGroup, lazy={name: (f"{module}:{name}", text) for name, (module, text) in _GROUPS.items()},
-             context_settings={"help_option_names": ["-h", "--help"]})
+             context_settings={"help_option_names": ["-h", "--help"]}, invoke_without_command=True)
 @click.version_option(__version__, prog_name="hermes-tools", message="%(prog)s %(version)s")
 @click.option("-v", "--verbose", count=True, help="Show Hermes' and plugins' logs on stderr: -v INFO, -vv DEBUG.")
 @click.option("--log-level", type=click.Choice(LOG_LEVELS, case_sensitive=False), envvar="HERMES_LOG_LEVEL",
               help="Show Hermes' and plugins' logs of this level and above on stderr. Env: HERMES_LOG_LEVEL.")
-def cli(verbose: int, log_level: str | None) -> None:
+@click.pass_context
+def cli(ctx: click.Context, verbose: int, log_level: str | None) -> None:
     """Hermes: tools for AI agents, as plugins.
 
     Shell completion: eval "$(_HERMES_COMPLETE=bash_source hermes)" (zsh_source, fish_source for others).
     """
+    if ctx.invoked_subcommand is None:  # plain `hermes`: the help, and success
+        click.echo(ctx.get_help())
 
 
 def main(argv: list[str] | None = None) -> NoReturn:

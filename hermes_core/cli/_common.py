@@ -13,7 +13,18 @@ from ..config.home import HermesHome
 if TYPE_CHECKING:
     from ..runtime import Runtime
 
-__all__ = ["LazyGroup", "UserError", "echo_json", "home", "plugin_cli_command", "require_extra", "runtime"]
+__all__ = [
+    "LazyGroup",
+    "UserError",
+    "echo_json",
+    "home",
+    "list_timeout",
+    "not_answered",
+    "plugin_cli_command",
+    "require_extra",
+    "runtime",
+    "waiting_for_servers",
+]
 
 
 class UserError(click.ClickException):
@@ -41,6 +52,29 @@ def runtime(for_tool: str | None = None) -> Runtime:
     from ..runtime import default_runtime
 
     return default_runtime(for_tool=for_tool)
+
+
+def list_timeout(rt: Runtime) -> float:
+    """``mcp.list_timeout``: seconds a listing waits for MCP servers that have not answered yet."""
+    return float(rt.home.config_data()["mcp"]["list_timeout"])
+
+
+def waiting_for_servers(timeout: float) -> Any:
+    """What a listing calls with the MCP servers it is about to wait for: it says so on stderr."""
+
+    def say(names: list[str]) -> None:
+        click.echo(f"waiting up to {timeout:g} s (mcp.list_timeout) for MCP server{'s' * (len(names) > 1)} "
+                   f"{', '.join(repr(name) for name in names)}...", err=True)
+
+    return say
+
+
+def not_answered(names: list[str], timeout: float) -> None:
+    """Say which MCP servers a listing went on without."""
+    if names:
+        click.echo(f"no answer yet from MCP server{'s' * (len(names) > 1)} {', '.join(repr(n) for n in names)} "
+                   f"within {timeout:g} s (mcp.list_timeout): listed without {'their' if len(names) > 1 else 'its'} "
+                   "tools; `hermes mcp list` waits for them, and a call of one of them connects", err=True)
 
 
 class LazyGroup(click.Group):

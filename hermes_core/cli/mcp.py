@@ -16,7 +16,7 @@ import click
 
 from ..config.model import McpServerConfig, add_to_mapping, remove_from_mapping
 from ..config.yamlmodel import round_trip_node
-from ._common import UserError, echo_json, home, require_extra, runtime
+from ._common import UserError, echo_json, home, list_timeout, not_answered, require_extra, runtime, waiting_for_servers
 from .completion import mcp_server_names, toolset_lists
 from .safetext import printable
 from .table import Column, echo_table, state_colour
@@ -47,8 +47,13 @@ def list_servers(as_json: bool) -> None:
         else:
             click.echo(f"No MCP servers configured; add them under mcp_servers: in {rt.home.config_file}")
         return
+    timeout = list_timeout(rt)
     try:
-        rows = [status.as_dict() for status in rt.start_mcp().status()]
+        manager = rt.start_mcp(connect=False)
+        pending = manager.list_new(timeout, waiting_for_servers(timeout))  # never listed: at most mcp.list_timeout
+        manager.connect(wait=True)  # those listed before: their state now
+        not_answered(pending, timeout)
+        rows = [status.as_dict() for status in manager.status()]
     finally:
         rt.close()
     if as_json:
@@ -214,7 +219,7 @@ def _add_servers(entries: dict[str, dict[str, Any]], replace: bool) -> tuple[lis
                 present.append(name)
                 continue
             key = holder or next((k for k in SERVER_KEYS if isinstance(document.get(k), dict)), "mcp_servers")
-            add_to_mapping(document, key, round_trip_node(name), round_trip_node(entry, flow_mappings=True))
+            add_to_mapping(document, key, round_trip_node(name), round_trip_node(entry))
             added.append(name)
 
     home().edit_config(change)

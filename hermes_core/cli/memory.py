@@ -1,5 +1,6 @@
-"""``hermes memory show|edit``: the persistent memory of the home (``memories/MEMORY.md`` and ``USER.md``), the
-same files the ``memory`` tool writes and ``runtime.memory_prompt()`` reads."""
+"""``hermes memory show|edit|pending|approve|reject``: the persistent memory of the home (``memories/MEMORY.md`` and
+``USER.md``), the same files the ``memory`` tool writes and ``runtime.memory_prompt()`` reads, and the writes staged
+for approval (``memory.write_approval``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import click
 
 from ..config.cachefile import write_atomically
 from ..state.memory import ENTRY_DELIMITER, TARGETS, MemoryFiles
+from ..state.pending import PendingWrites, apply_pending
 from ..state.threats import scan_for_threats
 from ._common import UserError, echo_json, home
 
@@ -76,3 +78,41 @@ def edit_memory(target: str) -> None:
     for entry in entries:
         if scan_for_threats(entry):
             click.echo(f"warning: kept out of the system prompt (looks like an injection): {entry[:80]}", err=True)
+
+
+@memory.command("pending")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def pending_memory(as_json: bool) -> None:
+    """The memory writes staged for approval (memory.write_approval: true, with nobody to ask at the time)."""
+    records = PendingWrites(home().root).list()
+    if as_json:
+        echo_json(records)
+        return
+    if not records:
+        click.echo("no memory writes are waiting for approval")
+    for record in records:
+        click.echo(f"{record.get('id')}  {record.get('summary')}")
+
+
+@memory.command("approve")
+@click.argument("pending_id")
+def approve_memory(pending_id: str) -> None:
+    """Apply a staged memory write (with the memory tool's limits and checks) and forget it."""
+    pending = PendingWrites(home().root)
+    record = pending.get(pending_id)
+    if record is None:
+        raise UserError(f"no staged memory write {pending_id!r}: see `hermes memory pending`")
+    result = apply_pending(_files(), record["payload"])
+    if result.get("success") is not True:
+        raise UserError(f"{pending_id} was not applied (it stays staged): {result.get('error')}")
+    pending.discard(pending_id)
+    click.echo(f"applied {pending_id}: {record.get('summary')}")
+
+
+@memory.command("reject")
+@click.argument("pending_id")
+def reject_memory(pending_id: str) -> None:
+    """Forget a staged memory write without applying it."""
+    if not PendingWrites(home().root).discard(pending_id):
+        raise UserError(f"no staged memory write {pending_id!r}: see `hermes memory pending`")
+    click.echo(f"rejected {pending_id}")

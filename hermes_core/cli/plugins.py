@@ -674,10 +674,15 @@ def doctor(strict: bool, as_json: bool) -> None:
         availability = rt.checkpoints.availability()
         if not availability.available:
             config_problem = f"checkpoints: {availability.reason}"
+    from .installation import downgraded_dependencies, other_hermes_scripts  # (importlib.metadata: not at start-up)
+
     command = hermes_command()
+    installation = [*(f"{owner} also installs a `hermes` command: whichever was installed last is the one on "
+                      "PATH; `hermes-tools` always runs this one" for owner in other_hermes_scripts()),
+                    *downgraded_dependencies()]
     if as_json:
         echo_json({"plugins": report, "config_error": config_problem, "config_fallback": fallback,
-                   "hermes_command": command})
+                   "hermes_command": command, "installation": installation})
     else:
         if config_problem:
             click.echo(f"config: {config_problem}")
@@ -687,6 +692,8 @@ def doctor(strict: bool, as_json: bool) -> None:
             click.echo(f"[!!] hermes command: {command['problem']}")
         elif command["note"]:
             click.echo(f"     note: {command['note']}")
+        for problem in installation:
+            click.echo(f"[!!] installation: {problem}")
         for row in report:
             took = (row["import_ms"] or 0) + (row["register_ms"] or 0)
             timing = f", import+register {took:.1f} ms" if row["imported"] else ""
@@ -698,7 +705,7 @@ def doctor(strict: bool, as_json: bool) -> None:
                 click.echo(f"       note: {note}")
         if not report:
             click.echo("No plugins found.")
-    if strict and (config_problem or command["problem"] or any(row["problems"] for row in report)):
+    if strict and (config_problem or command["problem"] or installation or any(row["problems"] for row in report)):
         raise click.exceptions.Exit(1)
 
 

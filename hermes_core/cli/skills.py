@@ -75,7 +75,7 @@ def show(name: str, file_path: str | None, as_json: bool) -> None:
     from ..skills.view import view_skill
 
     try:
-        viewed = view_skill(runtime().skill_catalog(), name, file_path)
+        viewed = view_skill(runtime().skill_catalog(), name, file_path, listing="`hermes skills list`")
     except SkillError as exc:
         raise UserError(str(exc)) from None
     if as_json:

@@ -13,7 +13,7 @@ from ..host.views import select_names
 from ..runtime import Runtime
 from ..state.agent import OneCall
 from ..tools.registry import ToolAnnotations, ToolEntry
-from ._common import UserError, echo_json, runtime
+from ._common import UserError, echo_json, home, list_timeout, not_answered, runtime, waiting_for_servers
 from .completion import tool_names, toolset_lists
 from .table import Column, echo_table, state_colour
 
@@ -40,7 +40,9 @@ def list_tools(enabled: str | None, disabled: str | None, show_all: bool, as_jso
     """List tools with their toolset, what they may do (read-only, destructive, writes, or - when they do not
     say) and their availability. Under `approvals.policy: read-only` only read-only tools are available."""
     rt = runtime()
-    rt.list_new_mcp_servers()
+    if rt.mcp is not None:  # servers never listed: waited for at most mcp.list_timeout
+        timeout = list_timeout(rt)
+        not_answered(rt.mcp.list_new(timeout, waiting_for_servers(timeout)), timeout)
     names, unknown = select_names(rt.registry, rt.toolsets, _split(enabled), _split(disabled))
     if unknown:
         raise UserError(f"unknown toolset {', '.join(repr(u) for u in unknown)}; "
@@ -122,10 +124,15 @@ def show_tool(name: str, as_json: bool) -> None:
     echo_json(definition)
 
 
-def _parse_arg(item: str) -> tuple[str, Any]:
+def _parse_arg(item: str, properties: dict[str, Any]) -> tuple[str, Any]:
+    """``key=value``: the value as JSON when it parses, else as text; text whenever the tool's schema takes only
+    text there (``content=true`` is the text "true")."""
     key, sep, raw = item.partition("=")
     if not sep or not key:
         raise UserError(f"--arg {item!r} must look like key=value")
+    declared = properties.get(key, {}).get("type") if isinstance(properties.get(key), dict) else None
+    if declared == "string" or declared == ["string"]:
+        return key, raw
     try:
         return key, json.loads(raw)
     except ValueError:
@@ -137,19 +144,21 @@ def _parse_arg(item: str) -> tuple[str, Any]:
 @click.argument("arguments", required=False)
 @click.option("--arg", "pairs", multiple=True, metavar="KEY=VALUE",
               help="One argument; VALUE is read as JSON when it parses, else as text. Repeatable.")
-@click.option("--session", "session", metavar="ID",
-              help="Run the call in this session (its todo list, its recorded calls); default: a new one.")
+@click.option("--session", "session", metavar="NAME",
+              help="Run the call in this named session, kept alive between commands (its browser page, terminal "
+                   "folder, todo list, recorded calls); default: a new one for this call.")
 def call_tool(name: str, arguments: str | None, pairs: tuple[str, ...], session: str | None) -> None:
     """Call a tool through the full call path (hooks included) and print its result.
 
-    ARGUMENTS is a JSON object; --arg adds or overrides single arguments. The call runs in a session, a new
-    one unless --session names one: plugins' on_session_start hooks fire before it, on_session_end after it.
-    The call and its result are recorded in the session store (`hermes sessions`) unless sessions.record is off.
-    On a terminal, a tool that asks the user (clarify) prompts, and a long call shows its progress; without
-    one, questions are refused and nothing is drawn.
+    ARGUMENTS is a JSON object; --arg adds or overrides single arguments. The call runs in a session of its own,
+    unless --session names one: then a small daemon of this home keeps that session alive, so the next
+    `tools call --session NAME` sees the page the last one opened (`hermes tools end NAME` ends it; it ends by
+    itself after 15 idle minutes). The call and its result are recorded in the session store (`hermes sessions`,
+    under NAME) unless sessions.record is off. On a terminal, a call outside a named session that asks the user
+    (clarify) prompts, and a long one shows its progress; otherwise questions are refused and nothing is drawn.
     """
     runtime(for_tool=name)  # loads first only what this call needs: one tool among thousands
-    _entry_or_fail(name)
+    entry = _entry_or_fail(name)
     args: dict[str, Any] = {}
     if arguments:
         try:
@@ -159,7 +168,17 @@ def call_tool(name: str, arguments: str | None, pairs: tuple[str, ...], session:
                 from None
         if not isinstance(args, dict):
             raise UserError("ARGUMENTS must be a JSON object, e.g. '{\"path\": \"a.txt\"}'")
-    args.update(_parse_arg(item) for item in pairs)
+    properties = (entry.schema.get("parameters") or {}).get("properties") or {}
+    args.update(_parse_arg(item, properties if isinstance(properties, dict) else {}) for item in pairs)
+    from . import sessiond  # (off the start-up path of the other commands)
+
+    if session is not None and sessiond.supported():
+        try:
+            result = sessiond.call_in_session(home().root, session, name, args)
+        except sessiond.SessionDaemonError as exc:
+            raise UserError(f"session {session!r}: {exc}") from None
+        _print_result(result)
+        return
     from .interaction import TerminalProgress, terminal_question  # (only a call draws or prompts)
 
     rt = runtime()
@@ -175,6 +194,11 @@ def call_tool(name: str, arguments: str | None, pairs: tuple[str, ...], session:
     finally:
         if progress is not None:
             progress.clear()
+    _print_result(result)
+
+
+def _print_result(result: str) -> None:
+    """Print a call's result; exit 1 when it is an error."""
     click.echo(result)
     try:
         decoded = json.loads(result)
@@ -182,3 +206,16 @@ def call_tool(name: str, arguments: str | None, pairs: tuple[str, ...], session:
         return
     if isinstance(decoded, dict) and "error" in decoded:
         raise click.exceptions.Exit(1)
+
+
+@tools.command("end")
+@click.argument("session")
+def end(session: str) -> None:
+    """End the named session `tools call --session NAME` keeps alive (its browser, terminal), and its daemon."""
+    from . import sessiond
+
+    try:
+        ended = sessiond.supported() and sessiond.end_session(home().root, session)
+    except sessiond.SessionDaemonError as exc:
+        raise UserError(str(exc)) from None
+    click.echo(f"session {session!r} ended" if ended else f"no session {session!r} is running")

@@ -25,7 +25,7 @@ from ..errors import ConfigError
 from .cachefile import code_key, write_json
 from .untrusted import TEXT_LIMIT, read_untrusted_bytes
 
-__all__ = ["ENTRY_KEYS", "config_data", "override_granted", "plugin_settings"]
+__all__ = ["ENTRY_KEYS", "PLUGINS_KEYS", "config_data", "override_granted", "plugin_settings"]
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +34,9 @@ _PREFIX = "config-"
 _CODE = ("config/model.py", "config/data.py")
 #: The keys of a ``plugins.entries.<id>`` mapping that are Hermes's own (the fields of ``PluginEntryConfig``).
 ENTRY_KEYS = frozenset({"allow_tool_override", "settings"})
+#: The keys of ``plugins`` that are Hermes's own (any other is a plugin's settings block).
+PLUGINS_KEYS = frozenset({"enabled", "disabled", "entries", "hook_timeout", "max_abandoned_hooks", "load_timeout",
+                           "post_hooks"})
 
 #: The last content read of each config file, by the file's identity: (device, inode, mtime, size).
 _memo: dict[Path, tuple[tuple[int, int, int, int], dict[str, Any]]] = {}
@@ -61,13 +64,13 @@ def config_data(config_file: Path, cache_dir: Path) -> dict[str, Any]:
 
 
 def plugin_settings(data: dict[str, Any], plugin_id: str) -> dict[str, Any]:
-    """What ``plugin_id`` reads as its settings in config data: the keys of its ``plugins.entries.<id>`` beside
-    Hermes's own (where plugins written for Hermes Agent keep theirs), with ``settings`` over them (as
-    ``PluginEntryConfig.plugin_settings`` does on the models); ``{}`` when it has no entry."""
-    entry = data["plugins"]["entries"].get(plugin_id)
-    if not entry:
-        return {}
-    return {**{key: value for key, value in entry.items() if key not in ENTRY_KEYS}, **(entry.get("settings") or {})}
+    """What ``plugin_id`` reads as its settings in config data: its ``plugins.<id>`` block (Hermes Agent's
+    layout), under the keys of its ``plugins.entries.<id>`` beside Hermes's own, with ``settings`` over them (as
+    ``HermesConfig.plugin_settings`` does on the models); ``{}`` when it has neither."""
+    block = data["plugins"].get(plugin_id) if plugin_id not in PLUGINS_KEYS else None
+    entry = data["plugins"]["entries"].get(plugin_id) or {}
+    return {**(block or {}), **{key: value for key, value in entry.items() if key not in ENTRY_KEYS},
+            **(entry.get("settings") or {})}
 
 
 def override_granted(data: dict[str, Any], plugin_id: str) -> bool:

@@ -8,9 +8,9 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from ..errors import ConfigError
 from .untrusted import TEXT_LIMIT, read_untrusted_text
@@ -47,7 +47,23 @@ class PluginEntryConfig(BaseModel):
         return {**(self.model_extra or {}), **self.settings}  # configdata.plugin_settings, on plain data
 
 
-class PluginsConfig(_Section):
+def _settings_block(value: Any) -> dict[str, Any]:
+    """A key of ``plugins`` that is not Hermes's own must be a plugin's settings block (Hermes Agent's layout)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ValueError(f"not a setting of Hermes ({', '.join(PluginsConfig.model_fields)}); a plugin's own "
+                         "settings block (plugins.<id>:) is a mapping")
+    return value
+
+
+class PluginsConfig(BaseModel):
+    """``plugins``: which load and how; any other key is a plugin's settings block (``plugins.<id>:``, as Hermes
+    Agent reads them), seen by the plugin beside ``plugins.entries.<id>``."""
+
+    model_config = ConfigDict(extra="allow", defer_build=True)
+    __pydantic_extra__: dict[str, Annotated[dict[str, Any], BeforeValidator(_settings_block)]] = Field(init=False)
+
     enabled: list[str] | None = Field(None, description="An allow-list of plugin ids; absent = all.")
     disabled: list[str] = Field(default_factory=list, description="Plugin ids never loaded; always wins.")
     entries: dict[str, PluginEntryConfig] = Field(default_factory=dict)
@@ -70,10 +86,12 @@ class PluginsConfig(_Section):
 
 
 class ApprovalsConfig(_Section):
-    mode: Literal["ask", "strict", "deny", "approve"] = Field(
+    mode: Literal["ask", "strict", "smart", "deny", "approve"] = Field(
         "ask", description="Who answers a request: `ask` the approval callback; `strict` the callback too, and the "
                            "terminal asks for every command not made only of read-only programs (and, unless "
-                           "`terminal.workspace_only` is false, for paths outside the workspace); `deny` refuses "
+                           "`terminal.workspace_only` is false, for paths outside the workspace); `smart` a model "
+                           "first (`auxiliary.approval`, else the host's): APPROVE runs the command, DENY refuses "
+                           "it, anything else asks the callback; `deny` refuses "
                            "without asking; `approve` allows once without asking.")
     timeout: float = Field(60.0, gt=0)
     policy: Literal["dangerous", "writes", "read-only"] = Field(
@@ -122,6 +140,8 @@ class ToolsConfig(BaseModel):
                           "tools outside Hermes Agent's core set behind tool_search, tool_describe and tool_call; "
                           "`auto` (the default) only when their definitions would take threshold_pct of the "
                           "model's context (model.context_length; unknown: 20 000 tokens).")
+    error_hint: bool | str = Field(False, description="Add a hint to every tool error telling the model how to "
+                                                      "recover: `true` for the default hint, or the hint's text.")
 
 
 class ToolOutputConfig(_Section):
@@ -129,6 +149,11 @@ class ToolOutputConfig(_Section):
     turn_budget_chars: int = Field(200_000, gt=0, description="Budget for all results of one turn.")
     max_media_bytes: int = Field(20_000_000, gt=0, description="Largest image or sound kept from one tool result "
                                                                "(saved in the results folder's media/).")
+    media_keep_hours: float = Field(168.0, ge=0, description="Saved media older than this are deleted (a sweep at "
+                                                             "most every 10 minutes, when a medium is saved); 0: "
+                                                             "kept until deleted by hand.")
+    media_keep_bytes: int = Field(1_000_000_000, ge=0, description="The media folder holds at most this many bytes: "
+                                                                   "the oldest media go first; 0: no limit.")
 
 
 class SessionsConfig(_Section):
@@ -153,6 +178,9 @@ class MemoryConfig(BaseModel):
     user_char_limit: int = Field(1375, gt=0, description="Characters USER.md may hold (entries and separators).")
     provider: str = Field("", description="The memory provider plugin to use beside the built-in memory (its "
                                           "`name`); empty: the built-in memory only.")
+    write_approval: bool = Field(False, description="Show each `memory` write to the user first (Hermes Agent's "
+                                                    "gate): approved it lands, denied it is refused, with nobody to "
+                                                    "ask it is staged for `hermes memory approve`.")
 
 
 class WebConfig(BaseModel):
@@ -298,6 +326,18 @@ class McpServerConfig(_Section):
         return self.type or ("http" if self.url else "stdio")
 
 
+class McpConfig(BaseModel):
+    """``mcp:``: how Hermes uses the servers of ``mcp_servers``; Hermes Agent's keys there
+    (``auto_reload_on_config_change``) are kept and ignored."""
+
+    model_config = ConfigDict(extra="allow", defer_build=True)
+
+    list_timeout: float = Field(5.0, ge=0, description="Seconds `hermes tools list` and `hermes mcp list` wait for "
+                                                       "servers never listed before going on without them (their "
+                                                       "tools appear once listed); a call of such a server's tool "
+                                                       "waits its `connect_timeout`.")
+
+
 class HermesConfig(BaseModel):
     """The whole of ``config.yaml``; unknown top-level keys are kept for plugins."""
 
@@ -306,6 +346,7 @@ class HermesConfig(BaseModel):
     plugins: PluginsConfig = Field(default_factory=PluginsConfig)
     toolsets: list[str] | None = Field(None, description="Default toolsets for `hermes mcp serve`.")
     mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+    mcp: McpConfig = Field(default_factory=McpConfig)
     mcpServers: dict[str, McpServerConfig] = Field(  # the key as Claude's configurations spell it
         default_factory=dict, description="Claude Desktop's and Claude Code's name for `mcp_servers`, read as a "
                                           "synonym so that their configuration can be pasted as it is.")
@@ -332,9 +373,11 @@ class HermesConfig(BaseModel):
         return self
 
     def plugin_settings(self, plugin_id: str) -> dict[str, Any]:
-        """The settings of ``plugin_id``: ``plugins.entries.<id>.settings`` and the keys beside it."""
+        """The settings of ``plugin_id``: its ``plugins.<id>`` block, under ``plugins.entries.<id>.settings`` and
+        the keys beside it."""
         entry = self.plugins.entries.get(plugin_id)
-        return entry.plugin_settings() if entry else {}
+        block = (self.plugins.model_extra or {}).get(plugin_id) or {}
+        return {**block, **(entry.plugin_settings() if entry else {})}
 
 
 _cache: dict[Path, tuple[tuple[int, int], HermesConfig]] = {}
@@ -398,10 +441,11 @@ def edit_config(mutate: Callable[[Any], None], path: Path) -> HermesConfig:
         # a file of nothing but comments loads as None: keep them above what the edit adds
         preamble = original if document is None and original.strip() else ""
         if document is None:
-            document = CommentedMap()
-        # an empty list or mapping in the file is written `[]` / `{}`: keep that style when the edit fills it,
-        # so its end-of-line comment stays where YAML can read it (block style would put it above the items)
-        _flow_style_for_empty(document)
+            document = CommentedMap()  # a new file: block style as the edit fills it
+        else:
+            # an empty list or mapping in the file is written `[]` / `{}`: keep that style when the edit fills it,
+            # so its end-of-line comment stays where YAML can read it (block style would put it above the items)
+            _flow_style_for_empty(document)
         mutate(document)
         _flow_style_for_empty(document)
         buffer = StringIO()

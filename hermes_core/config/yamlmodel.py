@@ -97,28 +97,24 @@ def yaml_line_of(text: str, loc: list[Any]) -> int | None:
     return line
 
 
-def round_trip_node(value: Any, *, flow_mappings: bool = False) -> Any:
+def round_trip_node(value: Any) -> Any:
     """``value`` as a ruamel round-trip node that reads back as ``value`` with PyYAML too.
 
     ruamel writes YAML 1.2, where ``on``, ``no`` or ``0o7`` are text, but Hermes reads its files with PyYAML
-    (YAML 1.1), where they are not: such text is quoted. Lists of scalars (and, with ``flow_mappings``,
-    mappings of scalars) are written on one line (``[a, b]``); text of several lines as a ``|`` block.
+    (YAML 1.1), where they are not: such text is quoted. Lists and mappings are written in block style, one
+    item a line (``[]`` and ``{}`` when empty); text of several lines as a ``|`` block.
     """
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
     from ruamel.yaml.scalarstring import LiteralScalarString, SingleQuotedScalarString
 
-    def scalar(item: Any) -> bool:
-        return not isinstance(item, dict | list)
-
     if isinstance(value, dict):
-        mapping = CommentedMap((round_trip_node(key), round_trip_node(item, flow_mappings=flow_mappings))
-                               for key, item in value.items())
-        if not value or (flow_mappings and all(map(scalar, value.values()))):
+        mapping = CommentedMap((round_trip_node(key), round_trip_node(item)) for key, item in value.items())
+        if not value:
             mapping.fa.set_flow_style()
         return mapping
     if isinstance(value, list):
-        sequence = CommentedSeq(round_trip_node(item, flow_mappings=flow_mappings) for item in value)
-        if all(map(scalar, value)):
+        sequence = CommentedSeq(round_trip_node(item) for item in value)
+        if not value:
             sequence.fa.set_flow_style()
         return sequence
     if isinstance(value, str):

@@ -22,6 +22,7 @@ from ..tools.search import Deferral, ToolSearchSettings, bridge_entries, deferra
 from ..tools.toolsets import LEGACY_TOOLSETS, Toolsets
 
 if TYPE_CHECKING:  # the call path is imported by the first call: listing tools needs none of it
+    from ..calls.background import BackgroundRuns
     from ..calls.budget import ResultBudget
     from ..calls.dispatch import Dispatcher
     from ..calls.subagents import DelegationSettings, Reporter, SubAgentResult, SubAgentTask
@@ -94,6 +95,15 @@ class ToolApi(ABC):
     @abstractmethod
     def list_new_mcp_servers(self) -> None:
         """Connect, once and within its ``connect_timeout``, each MCP server whose tools were never listed."""
+
+    @property
+    @abstractmethod
+    def background_runs(self) -> BackgroundRuns:
+        """The background sub-agent runs of the runtime's home (shared by its views)."""
+
+    @abstractmethod
+    def run_command(self, name: str, raw_args: str = "", *, scope: ToolApi | None = None) -> str | None:
+        """Run a plugin's slash command ``/name`` (with ``scope``: as the model does, within that scope)."""
 
     @abstractmethod
     def delegation_settings(self) -> DelegationSettings:
@@ -256,6 +266,25 @@ class ToolApi(ABC):
             list(tasks), max_iterations=max_iterations, model=model, session_id=session_id, task_id=task_id,
             progress=progress)
 
+    def delegate_in_background(self, tasks: Iterable[SubAgentTask | str], *, max_iterations: int | None = None,
+                               model: ModelCallback | None = None, session_id: str | None = None,
+                               task_id: str | None = None) -> str:
+        """Start one sub-agent per task (see :meth:`delegate_batch`) and return the run's id at once: the
+        completion is kept under the home and delivered once (``background_runs``). Rule violations raise
+        before anything starts, as in :meth:`delegate_batch`."""
+        from ..calls.subagents import SubAgents, SubAgentTask
+
+        work = [SubAgentTask(task) if isinstance(task, str) else task for task in tasks]
+        runs = self.background_runs
+        runs.recover()
+        wait = SubAgents(self, self.asking, self.delegation_settings()).start(
+            work, max_iterations=max_iterations, model=model, session_id=session_id, task_id=task_id)
+        described: dict[str, Any] = {"goals": [task.goal for task in work]} if len(work) > 1 \
+            else {"goal": work[0].goal}
+        described |= {"context": work[0].context, "toolsets": list(work[0].toolsets or ()) or None,
+                      "role": work[0].role}
+        return runs.start(lambda: [result.as_dict() for result in wait()], described, session_id)
+
 
 class ToolView(ToolApi):
     """A filtered view of a runtime's tools (made by :meth:`Runtime.filtered`): its own scope and dispatcher over
@@ -289,8 +318,19 @@ class ToolView(ToolApi):
         if context is None:
             context = self._tool_contexts.setdefault(plugin_id, dataclasses.replace(
                 self.parent.tool_context(plugin_id), _dispatch=self.handle_function_call,
-                _available_tools=self.available_tools, _delegate=self.delegate_batch))
+                _available_tools=self.available_tools, _delegate=self.delegate_batch,
+                _background=self.delegate_in_background,
+                _run_command=lambda name, raw_args: self.run_command(name, raw_args)))
         return context
+
+    @property
+    def background_runs(self) -> BackgroundRuns:
+        """The runtime's."""
+        return self.parent.background_runs
+
+    def run_command(self, name: str, raw_args: str = "", *, scope: ToolApi | None = None) -> str | None:
+        """The runtime's command ``/name``, its tool calls within this view (see ``Runtime.run_command``)."""
+        return self.parent.run_command(name, raw_args, scope=scope or self)
 
     def list_new_mcp_servers(self) -> None:
         """The runtime's MCP servers are the view's."""

@@ -43,6 +43,7 @@ __all__ = [
     "PipRun",
     "changed",
     "check_environment",
+    "checkout_pack",
     "describe_versions",
     "frozen_plugins",
     "install_target",
@@ -135,7 +136,8 @@ def install_target(spec: str, index: PluginIndex | None, *, as_pip: bool = False
     """
     entry = index.get(spec) if index is not None and not as_pip else None
     if entry is not None:
-        return InstallTarget(entry.requirement, entry.distribution)
+        pack = checkout_pack(entry.id) if entry.first_party else None
+        return InstallTarget(str(pack) if pack else entry.requirement, entry.distribution)
     if as_pip or _is_path_or_url(spec):
         return InstallTarget(spec, _distribution_of(spec))
     try:
@@ -146,6 +148,15 @@ def install_target(spec: str, index: PluginIndex | None, *, as_pip: bool = False
     if requirement.url or requirement.specifier:
         return InstallTarget(spec, requirement.name)
     raise InstallRefused(_unknown_name(spec, index, index_problem))
+
+
+def checkout_pack(plugin_id: str) -> Path | None:
+    """The folder of first-party pack ``plugin_id`` when this hermes-tools runs from a checkout of its repository
+    (an editable install): installed from there, the pack matches the running core, and needs no package index
+    (the packs are not published there yet)."""
+    root = Path(__file__).resolve().parent.parent.parent
+    folder = root / "hermes_plugins" / plugin_id
+    return folder if (root / "pyproject.toml").is_file() and (folder / "pyproject.toml").is_file() else None
 
 
 def _is_path_or_url(spec: str) -> bool:

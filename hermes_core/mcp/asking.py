@@ -44,6 +44,8 @@ T = TypeVar("T")
 
 #: The longest answer text taken from a client (the model reads it).
 ANSWER_CHARS: Final = 20_000
+#: Seconds sending a notification to the client may take.
+NOTIFY_TIMEOUT: Final = 10.0
 _DECISIONS = {"once": "Allow once", "session": "Allow for this session", "always": "Always allow", "deny": "Deny"}
 
 
@@ -72,7 +74,8 @@ class ClientAnswers:
         return CallerCallbacks(user=why or request.ask_user, model=request.why_not("sampling") or request.ask_model,
                                approval=f"{why}, so its user cannot approve the call; {ALLOW_HINT}" if why
                                else (lambda question: self._approve(request, question)),
-                               progress=request.progress(call_id) if wants_progress else None)
+                               progress=request.progress(call_id) if wants_progress else None,
+                               notify=request.notify)
 
     def _approve(self, request: _Request, question: Any) -> str:
         """Ask the client's user to approve; ``session`` is remembered here, for this connection only."""
@@ -192,6 +195,13 @@ class _Request:
         return report
 
 
+    def notify(self, title: str, body: str | None) -> None:
+        """``notify``: a log notification (level ``notice``, logger ``hermes.notify``) tied to the request."""
+        session, request_id = self.ctx.session, self.ctx.request_id
+        self._run(lambda: session.send_log_message("notice", {"title": title, "body": body}, logger="hermes.notify",
+                                                   related_request_id=request_id), NOTIFY_TIMEOUT, "notification")
+
+
 def _related(request_id: Any) -> Any:
     from mcp.shared.message import ServerMessageMetadata
 
@@ -228,10 +238,33 @@ def sampling_messages(messages: tuple[dict[str, Any], ...]) -> tuple[str | None,
                                                    input=parsed if isinstance(parsed, dict) else {}))
             sampled.append(types.SamplingMessage(role="assistant", content=blocks or types.TextContent(text="")))
         else:
-            sampled.append(types.SamplingMessage(role="user", content=types.TextContent(text=content)))
+            sampled.append(types.SamplingMessage(role="user", content=_user_content(message.get("content"))))
     if results:
         sampled.append(types.SamplingMessage(role="user", content=list(results)))
     return ("\n\n".join(system) or None), sampled
+
+
+def _user_content(content: Any) -> Any:
+    """A user message's content for sampling: its text, or its parts in order when it has images (Chat Completions
+    ``image_url`` parts holding base64 data URLs become ``ImageContent``; other URLs stay text, as the client cannot
+    be asked to fetch them)."""
+    if not isinstance(content, list) or not any(isinstance(part, dict) and part.get("type") == "image_url"
+                                                for part in content):
+        return types.TextContent(text=_text(content))
+    blocks: list[types.TextContent | types.ImageContent] = []
+    for part in content:
+        if not isinstance(part, dict):
+            continue
+        if part.get("type") == "image_url":
+            url = str((part.get("image_url") or {}).get("url") or "")
+            header, comma, data = url.partition(",")
+            if url.startswith("data:image/") and comma and header.endswith(";base64"):
+                blocks.append(types.ImageContent(data=data, mime_type=header[5:].removesuffix(";base64")))
+            else:
+                blocks.append(types.TextContent(text=f"[image: {url[:200]}]"))
+        elif part.get("text"):
+            blocks.append(types.TextContent(text=str(part["text"])))
+    return blocks
 
 
 def model_reply(result: types.CreateMessageResultWithTools) -> ModelReply:

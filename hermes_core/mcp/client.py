@@ -240,25 +240,36 @@ class McpManager:
         """Connect every enabled server; return once each has connected or failed its first attempt."""
         return self.connect(wait=True)
 
-    def list_new(self) -> None:
+    def list_new(self, timeout: float | None = None,
+                 waiting: Callable[[list[str]], None] | None = None) -> list[str]:
         """Connect the servers never listed yet and wait for their first attempt (each bounded by its
-        ``connect_timeout``): once per server, so later calls do not wait. A server whose first attempt fails
-        is not tried again by this for ``FAILURE_BACKOFF`` seconds, in this process or the next."""
+        ``connect_timeout``, all by ``timeout`` when given: ``mcp.list_timeout``): once per server, so later calls
+        do not wait. ``waiting`` is told the names first. A server whose first attempt fails is not tried again
+        by this for ``FAILURE_BACKOFF`` seconds, in this process or the next; one still connecting when
+        ``timeout`` runs out goes on in the background (its listing is cached when it lands) and backs off as a
+        failure does. Returns those."""
         self.load()
         fresh = [s for s in self._servers.values()
                  if s.disabled is None and not s.cached and s.backoff is None and s.future is None]
         if not fresh:
-            return
-        self.connect([s.name for s in fresh], wait=True)
+            return []
+        if waiting is not None:
+            waiting([s.name for s in fresh])
+        self.connect([s.name for s in fresh], wait=True, timeout=timeout)
+        pending = [s.name for s in fresh if s.connection is not None and not s.first_attempt.is_set()]
         for server in fresh:
             connection = server.connection
             if self.listings is not None and connection is not None and connection.state != "ready":
-                error = connection.last_error or f"no answer within {server.config['connect_timeout']} s"
+                error = (f"no answer within {timeout:g} s (mcp.list_timeout)" if server.name in pending else
+                         connection.last_error or f"no answer within {server.config['connect_timeout']} s")
                 self.listings.store_failure(server.name, server.config, error)
+        return pending
 
-    def connect(self, names: Iterable[str] | None = None, *, wait: bool = True) -> McpManager:
+    def connect(self, names: Iterable[str] | None = None, *, wait: bool = True,
+                timeout: float | None = None) -> McpManager:
         """Start the connections of the enabled servers (``names``: only those) that have none yet — this
-        imports ``mcp`` — and with ``wait`` return once each has connected or failed its first attempt."""
+        imports ``mcp`` — and with ``wait`` return once each has connected or failed its first attempt (or
+        ``timeout`` seconds have passed: those not done go on in the background)."""
         self.load()
         with self._connect_lock:
             if self._closed:
@@ -276,7 +287,8 @@ class McpManager:
                     server.future = asyncio.run_coroutine_threadsafe(
                         server.connection.run(server.first_attempt.set), self._loop)
         if wait and running:
-            deadline = time.monotonic() + max(s.config["connect_timeout"] for s in running) + 5.0
+            longest = max(s.config["connect_timeout"] for s in running) + 5.0
+            deadline = time.monotonic() + (longest if timeout is None else min(timeout, longest))
             for server in running:
                 server.first_attempt.wait(max(0.0, deadline - time.monotonic()))
         return self

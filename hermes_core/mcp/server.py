@@ -119,6 +119,7 @@ class HermesMcpServer:
     def __init__(self, runtime: ToolApi, toolsets: Iterable[str] | None = None, poll_interval: float = 0.25,
                  session_id: str | None = None) -> None:
         self.runtime = runtime
+        runtime.asking.callers_model = "MCP sampling"  # a client may answer the tools' model requests
         #: The session the calls belong to (``hermes mcp serve`` runs one).
         self.session_id = session_id
         self.toolsets = list(toolsets) if toolsets else None
@@ -270,7 +271,8 @@ class HermesMcpServer:
         # the call asks this client's user (elicitation) and model (sampling), and reports progress to it
         asks = self._client(ctx).callbacks(ctx, call_id)
         try:
-            with caller_callbacks(user=asks.user, model=asks.model, approval=asks.approval, progress=asks.progress):
+            with caller_callbacks(user=asks.user, model=asks.model, approval=asks.approval, progress=asks.progress,
+                                  notify=asks.notify):
                 text = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
         except anyio.get_cancelled_exc_class():
             # a drain past its timeout (or a client gone) cancels the request; say which call was cut off

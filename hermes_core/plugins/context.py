@@ -7,7 +7,7 @@ import logging
 import re
 import sys
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -302,11 +302,18 @@ class PluginContext:
     # -- commands and skills ------------------------------------------------------------------
 
     def register_command(self, name: str, handler: Callable[[str], Any], description: str = "",
-                         args_hint: str = "") -> None:
-        """Add an in-session slash command ``/name``; ``handler(raw_args) -> str | None``, sync or async."""
+                         args_hint: str = "", *, allowed_tools: Iterable[str] | None = None,
+                         read_only: bool = True) -> None:
+        """Add an in-session slash command ``/name``; ``handler(raw_args) -> str | None``, sync or async.
+
+        With ``allowed_tools`` the model may run it too (``slash_command``), its tool calls (``dispatch_tool``)
+        then limited to those tools, and to read-only ones unless ``read_only`` is false."""
         if not callable(handler):
             raise TypeError(f"command {name!r}: handler must be callable, not {type(handler).__name__}")
-        command = Command(normalize_command_name(name), handler, description, args_hint, self.plugin_id)
+        allowed = None if allowed_tools is None else \
+            (allowed_tools,) if isinstance(allowed_tools, str) else tuple(allowed_tools)
+        command = Command(normalize_command_name(name), handler, description, args_hint, self.plugin_id, allowed,
+                          bool(read_only))
         if not command.name:
             log.warning("plugin %r registered a command with an empty name; ignored", self.plugin_id)
             return

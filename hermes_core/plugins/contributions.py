@@ -27,6 +27,10 @@ class Command(NamedTuple):
     description: str
     args_hint: str
     plugin: str | None
+    #: The tools ``slash_command`` may use while running it (``None``: the model may not run it at all).
+    allowed_tools: tuple[str, ...] | None = None
+    #: Whether it only reads: ``slash_command`` then runs it on a read-only view of its tools.
+    read_only: bool = True
 
 
 class CliCommand(NamedTuple):

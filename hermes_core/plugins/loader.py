@@ -156,10 +156,10 @@ def load_plugin(candidate: PluginCandidate, contributions: Contributions, contex
         if manifest is None or manifest["tools"] is None or manifest["provides_hooks"] or candidate.defines_register:
             with interop.loading(context), capturing() as output:
                 try:
-                    _import_and_register(contributions, context, candidate, module, timings, timeout)
+                    registered = _import_and_register(contributions, context, candidate, module, timings, timeout)
                 finally:
                     said = output.items()
-            state: Literal["loaded", "declared"] = "loaded"
+            state: Literal["loaded", "declared"] = "loaded" if registered else "declared"
         else:
             state = "declared"
     except _LoadError as exc:
@@ -273,8 +273,9 @@ def _code_root(candidate: PluginCandidate) -> str | None:
 
 
 def _import_and_register(contributions: Contributions, context: PluginContext, candidate: PluginCandidate,
-                         module_name: str, timings: dict[str, float], timeout: float | None) -> None:
-    """Import the plugin and call its ``register(ctx)`` on a worker thread, within ``timeout`` seconds.
+                         module_name: str, timings: dict[str, float], timeout: float | None) -> bool:
+    """Import the plugin and call its ``register(ctx)`` on a worker thread, within ``timeout`` seconds; False
+    when a manifest plugin's package defines no ``register`` (it is declarative: skills and what it declares).
 
     Whatever the plugin raises there — ``KeyboardInterrupt`` and ``SystemExit`` included, and an
     ``os._exit`` call, which is turned into an exception on that thread — is a load error; only a real
@@ -282,11 +283,12 @@ def _import_and_register(contributions: Contributions, context: PluginContext, c
     left running, abandoned: its context is closed, so nothing it registers later takes effect.
     """
     failure: list[str] = []
+    registered: list[bool] = []
 
     def body() -> None:
         try:
             with refusing_exit():
-                _run_plugin_code(contributions, context, candidate, module_name, timings)
+                registered.append(_run_plugin_code(contributions, context, candidate, module_name, timings))
         except _LoadError as exc:
             failure.append(str(exc))
 
@@ -301,10 +303,11 @@ def _import_and_register(contributions: Contributions, context: PluginContext, c
         context.warnings.append(f"replaced {', '.join(replaced)} while loading; Hermes put it back")
     if failure:
         raise _LoadError(failure[0])
+    return all(registered)
 
 
 def _run_plugin_code(contributions: Contributions, context: PluginContext, candidate: PluginCandidate,
-                     module_name: str, timings: dict[str, float]) -> None:
+                     module_name: str, timings: dict[str, float]) -> bool:
     prefix, root = _code_prefix(candidate, module_name), _code_root(candidate)
     started = time.perf_counter()
     try:
@@ -321,6 +324,8 @@ def _run_plugin_code(contributions: Contributions, context: PluginContext, candi
     if misplaced:
         raise _LoadError(misplaced)
     register = getattr(module, candidate.attr or "register", None)
+    if register is None and candidate.attr is None and candidate.manifest_data is not None:
+        return False  # a manifest plugin with no register(): declarative (e.g. a package shipping only skills)
     if not callable(register):
         raise _LoadError(f"module {module_name!r} has no callable `{candidate.attr or 'register'}`; a plugin "
                          "module defines register(ctx)")
@@ -346,6 +351,7 @@ def _run_plugin_code(contributions: Contributions, context: PluginContext, candi
     finally:
         timings["register_ms"] = (time.perf_counter() - started) * 1000
     INTEROP.layer.registered(context)  # Hermes Agent internals the plugin patched act in its runtime, as there
+    return True
 
 
 def misplaced_module(module: types.ModuleType, candidate: PluginCandidate) -> str | None:

@@ -1,8 +1,10 @@
 """What a plugin says while it is imported and registered: WARNING+ log records, ``warnings.warn`` and writes to
 ``sys.stderr``, kept (bounded) for its record so that ``plugins list`` never shows a silent "loaded".
 
-Capture tees, never swallows: log records still reach the handlers they would reach (Python's last-resort
-handler included), warnings are still shown, and stderr writes still go to the terminal. What is kept is
+By default capture tees: log records still reach the handlers they would reach (Python's last-resort
+handler included), warnings are still shown, and stderr writes still go to the terminal. The ``hermes`` command
+turns that off unless it runs with ``-v`` (:func:`echo_load_output`): what plugins say while loading then goes to
+their records only (as Hermes Agent prints none of it), besides the handlers a plugin installs itself. What is kept is
 attributed through a context variable, so only the loading plugin's own thread (and the threads it runs
 its code on) is captured, not other threads writing meanwhile.
 """
@@ -18,15 +20,24 @@ import warnings
 from collections.abc import Iterator
 from typing import Any, TextIO
 
-__all__ = ["MAX_ITEMS", "MAX_ITEM_CHARS", "LoadOutput", "capturing"]
+__all__ = ["MAX_ITEMS", "MAX_ITEM_CHARS", "LoadOutput", "capturing", "echo_load_output"]
 
 #: Bounds on what one plugin's load keeps: items, and characters per item.
 MAX_ITEMS = 20
 MAX_ITEM_CHARS = 1000
 
 _ACTIVE: contextvars.ContextVar[LoadOutput | None] = contextvars.ContextVar("hermes_load_output", default=None)
+#: Whether what a loading plugin says also reaches the terminal (see :func:`echo_load_output`).
+_echo = True
 #: Set while captured text is being passed on to the terminal (so stderr does not capture it a second time).
 _PASSING_ON: contextvars.ContextVar[bool] = contextvars.ContextVar("hermes_load_output_passing_on", default=False)
+
+
+def echo_load_output(echo: bool) -> None:
+    """Whether what plugins log, warn or write to stderr while loading is also shown (``True``, the default) or
+    kept for their records only."""
+    global _echo
+    _echo = echo
 
 
 class LoadOutput:
@@ -66,7 +77,7 @@ class LoadOutput:
             text = " | ".join(line.strip() for line in pending.strip().splitlines() if line.strip())
             items.append(("wrote to stderr: " + text)[:MAX_ITEM_CHARS])
         if dropped:
-            items.append(f"{dropped} more warnings not kept (the terminal showed them)")
+            items.append(f"{dropped} more warnings not kept" + (" (the terminal showed them)" if _echo else ""))
         return items
 
 
@@ -80,6 +91,8 @@ class _StderrTee:
         output = _ACTIVE.get()
         if output is not None and not _PASSING_ON.get() and isinstance(text, str):
             output.stderr(text)
+            if not _echo:
+                return len(text)
         return self.stream.write(text)
 
     def __getattr__(self, name: str) -> Any:
@@ -103,7 +116,7 @@ class _LogCapture(logging.Handler):
         output.add(text)
         # This handler stops Python's last-resort handler from printing what nothing else handles: print it.
         last_resort = logging.lastResort
-        if last_resort is not None and record.levelno >= last_resort.level and not _handled_elsewhere(record):
+        if _echo and last_resort is not None and record.levelno >= last_resort.level and not _handled_elsewhere(record):
             token = _PASSING_ON.set(True)
             try:
                 last_resort.handle(record)
@@ -135,6 +148,8 @@ def _showwarning(message: Any, category: type[Warning], filename: str, lineno: i
     output = _ACTIVE.get()
     if output is not None:
         output.add(f"warnings.warn {category.__name__}: {message} ({filename}:{lineno})")
+        if not _echo:
+            return
     token = _PASSING_ON.set(True)
     try:
         (_original_showwarning or warnings._showwarning_orig)(  # type: ignore[attr-defined]

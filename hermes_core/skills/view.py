@@ -65,13 +65,14 @@ def required_environment(fields: Mapping[str, Any]) -> list[str]:
 
 
 def view_skill(catalog: SkillCatalog, name: str, file_path: str | None = None,
-               environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+               environ: Mapping[str, str] | None = None, listing: str = "skills_list") -> dict[str, Any]:
     """``skill_view``: the skill's body and ``linked_files``, or with ``file_path`` that file. Raises
-    :class:`SkillError` for an unknown skill, a path out of its folder, or a file that cannot be read."""
+    :class:`SkillError` for an unknown skill (naming ``listing``, what lists them all: the model's tool, or a
+    command), a path out of its folder, or a file that cannot be read."""
     entry = catalog.get(name or "")
     if entry is None:
         known = ", ".join(e.name for e in catalog.offered()[:20]) or "none"
-        raise SkillError(f"no skill {name!r}; skills here: {known} (skills_list lists them all)")
+        raise SkillError(f"no skill {name!r}; skills here: {known} ({listing} lists them all)")
     if not entry.available:
         raise SkillError(f"skill {entry.name!r} is for {', '.join(entry.platforms)}, not this system")
     if file_path:

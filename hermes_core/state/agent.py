@@ -17,6 +17,7 @@ from .providers import MemoryProviders, RegisteredMemoryProvider
 if TYPE_CHECKING:  # the store (sqlite3) and the memory files (their locks) load on first use
     from .memory import MemoryFiles
     from .store import SessionStore
+    from .turns import Turn
 
 __all__ = ["AgentState", "OneCall", "RecordedCall", "new_session_id"]
 
@@ -65,6 +66,7 @@ class AgentState:
         self._lock = threading.Lock()
         self._process_session: str | None = None
         self._prompts: OrderedDict[str, str] = OrderedDict()
+        self._turns: OrderedDict[str, int] = OrderedDict()
 
     def _section(self, name: str) -> Mapping[str, Any]:
         value = self._settings().get(name)
@@ -126,6 +128,28 @@ class AgentState:
                 while len(self._prompts) > _FROZEN_PROMPTS:
                     self._prompts.popitem(last=False)
         return prompt
+
+    def begin_turn(self, user_message: str, session_id: str | None = None) -> Turn:
+        """Begin a turn of the host's conversation (see :class:`~hermes_core.state.turns.Turn`)."""
+        from .turns import Turn
+
+        session = self.session_for(session_id)
+        with self._lock:
+            number = self._turns.pop(session, 0) + 1
+            self._turns[session] = number
+            while len(self._turns) > _FROZEN_PROMPTS:
+                self._turns.popitem(last=False)
+        return Turn(self.record, self.providers, session, user_message, number)
+
+    def record(self, session_id: str, role: str, content: str) -> None:
+        """Record one message of the host's conversation, unless ``sessions.record`` is off; a failure is logged."""
+        if not self.recording:
+            return
+        try:
+            self.sessions.record(session_id, role, content)
+        except Exception:
+            log.warning("a %s message of session %r was not recorded in %s", role, session_id,
+                        self.home / "state.db", exc_info=True)
 
     def record_calls(self, session_id: str | None, calls: Sequence[RecordedCall], results: Sequence[str], *,
                      source: str = "hermes") -> None:

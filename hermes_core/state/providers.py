@@ -12,6 +12,7 @@ use, with the session of that use; built-in memory writes are mirrored to its ``
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import threading
@@ -25,6 +26,10 @@ __all__ = ["RESERVED_TOOLS", "MemoryProvider", "MemoryProviders", "RegisteredMem
 
 log = logging.getLogger(__name__)
 
+#: Seconds a turn waits for the provider's recall before going on without it (Hermes Agent's default).
+PREFETCH_TIMEOUT: Final = 5.0
+#: Seconds closing the runtime waits for the provider's end-of-turn work still running.
+DRAIN_TIMEOUT: Final = 5.0
 #: Tools a provider may not define (Hermes Agent's core tools win).
 RESERVED_TOOLS: Final = frozenset({"memory", "todo", "session_search", "clarify", "delegate_task"})
 
@@ -114,6 +119,15 @@ def provider_problem(provider: Any) -> str | None:
     return f"it lacks {', '.join(missing)}" if missing else None
 
 
+def _accepts(method: Any, keyword: str) -> bool:
+    """Whether ``method`` takes ``keyword`` (providers written for older Hermes Agents lack ``messages``)."""
+    try:
+        parameters = inspect.signature(method).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(p.kind is inspect.Parameter.VAR_KEYWORD or p.name == keyword for p in parameters)
+
+
 def normalize_tool_schema(schema: Any) -> dict[str, Any] | None:
     """A provider's tool schema as ``{"name", "description", "parameters"}`` (an OpenAI ``{"type": "function"}``
     wrapper is taken off), or None when it names no tool."""
@@ -160,6 +174,8 @@ class MemoryProviders:
         self.selected = selected
         self.home = home
         self.platform = platform
+        self._background: Any = None  # one worker for end-of-turn work, made on first use
+        self._background_lock = threading.Lock()
 
     def active(self) -> RegisteredMemoryProvider | None:
         """The provider ``memory.provider`` names, if one registered under that name is available."""
@@ -197,6 +213,45 @@ class MemoryProviders:
         self._safely("sync_turn", session_id, user_content, assistant_content, session_id=session_id or "",
                      messages=messages)
 
+    def turn_started(self, turn_number: int, message: str, session_id: str | None = None) -> str:
+        """A host's turn begins (Hermes Agent's order): ``on_turn_start``, then the recall for ``message``, fenced;
+        a recall later than :data:`PREFETCH_TIMEOUT` seconds is left out (empty: nothing recalled)."""
+        if self.active() is None:
+            return ""
+        self._safely("on_turn_start", session_id, turn_number, message)
+        recalled: list[str] = []
+        worker = threading.Thread(target=lambda: recalled.append(self.prefetch(message, session_id)), daemon=True,
+                                  name="hermes-memory-prefetch")
+        worker.start()
+        worker.join(PREFETCH_TIMEOUT)
+        if not recalled:
+            log.warning("memory provider %r: prefetch() took over %g s; this turn goes on without it",
+                        self.selected(), PREFETCH_TIMEOUT)
+        return recalled[0] if recalled else ""
+
+    def turn_ended(self, user_content: str, assistant_content: str, session_id: str | None = None,
+                   messages: list[dict[str, Any]] | None = None) -> None:
+        """A host's turn completed: ``sync_turn`` and ``queue_prefetch`` for the next one, on a background worker,
+        so a slow provider never holds the host up (Hermes Agent's ``sync_all`` and ``queue_prefetch_all``)."""
+        if not (user_content and assistant_content) or self.active() is None:
+            return
+
+        def run() -> None:
+            provider = self._ready(session_id)
+            sync = getattr(provider, "sync_turn", None)
+            keywords: dict[str, Any] = {"session_id": session_id or ""}
+            if messages is not None and callable(sync) and _accepts(sync, "messages"):
+                keywords["messages"] = messages
+            self._safely("sync_turn", session_id, user_content, assistant_content, **keywords)
+            self._safely("queue_prefetch", session_id, user_content, session_id=session_id or "")
+
+        with self._background_lock:
+            if self._background is None:
+                from concurrent.futures import ThreadPoolExecutor
+
+                self._background = ThreadPoolExecutor(1, thread_name_prefix="hermes-memory-provider")
+            self._background.submit(run)
+
     def mirror_write(self, action: str, target: str, content: str, metadata: dict[str, Any]) -> None:
         """Tell the active provider what the built-in memory tool wrote."""
         self._safely("on_memory_write", metadata.get("session_id"), action, target, content, metadata=metadata)
@@ -209,7 +264,28 @@ class MemoryProviders:
         result = provider.handle_tool_call(tool_name, args)
         return result if isinstance(result, str) else json.dumps(result, default=str)
 
+    def drain(self, timeout: float = DRAIN_TIMEOUT) -> bool:
+        """Wait up to ``timeout`` seconds for the end-of-turn work submitted so far; False when some still runs."""
+        with self._background_lock:
+            background = self._background
+        if background is None:
+            return True
+        import concurrent.futures
+
+        try:
+            background.submit(lambda: None).result(timeout)
+        except concurrent.futures.TimeoutError:
+            return False
+        return True
+
     def shutdown(self) -> None:
+        if not self.drain():
+            log.warning("memory provider %r: end-of-turn work still running after %g s; shut down without it",
+                        self.selected(), DRAIN_TIMEOUT)
+        with self._background_lock:
+            background, self._background = self._background, None
+        if background is not None:
+            background.shutdown(wait=False)
         for entry in self.registered.values():
             if entry.session_id is not None:
                 try:

@@ -32,9 +32,6 @@ _GATEWAY = "a tool of Hermes Agent's messaging gateway, which Hermes does not ru
 _DESKTOP = "a tool of Hermes Agent's desktop app, which Hermes does not have"
 #: Tools of Hermes Agent 0.19's toolsets that no first-party pack provides, and why.
 NOT_SHIPPED: Final[dict[str, str]] = {
-    **dict.fromkeys(("ha_list_entities", "ha_get_state", "ha_list_services", "ha_call_service"),
-                    "Home Assistant control needs Hermes Agent's Home Assistant integration (HASS_TOKEN); no pack "
-                    "provides it (a plugin may)"),
     **dict.fromkeys(_KANBAN,
                     "the kanban tools work only inside Hermes Agent's kanban dispatcher, which Hermes does not run"),
     "computer_use": "desktop control through the cua-driver program; no pack provides it (a plugin may)",

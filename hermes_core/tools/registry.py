@@ -606,7 +606,7 @@ class ToolRegistry:
         unset = [f"environment variable {name} is not set" for name in env_names(entry.requires_env)
                  if not os.environ.get(name)]
         if entry.check_fn is None:
-            return Availability(False, "; ".join(unset)) if unset else Availability(True)
+            return Availability(False, "; ".join(unset), handler_decides=True) if unset else Availability(True)
         # A check_fn has the last word: a plugin may know another way to its credentials.
         activation = self.tool_contexts(entry.plugin).activate() if self.tool_contexts is not None \
             else contextlib.nullcontext()
@@ -625,7 +625,7 @@ class ToolRegistry:
         if ok:  # a check may answer with a note (a string) that doctor shows
             return Availability(True, ok if isinstance(ok, str) else "")
         if unset:
-            return Availability(False, "; ".join(unset))
+            return Availability(False, "; ".join(unset), handler_decides=True)
         return Availability(False, "its check reported it unavailable" + "".join(f": {n}" for n in notes[:1]))
 
     def invalidate_checks(self) -> None:

@@ -75,10 +75,10 @@ def get_plugin_manager() -> PluginManagerView:
 
 
 def discover_plugins(force: bool = False) -> None:
-    """Plugins are discovered and loaded when the runtime starts; again only with ``force``, which Hermes refuses."""
+    """Plugins are discovered and loaded when the runtime starts; with ``force``, again: the runtime reloads
+    those that changed, loads new ones and unloads those gone (``Runtime.reload_plugins``)."""
     if force:
-        raise RuntimeError("Hermes loads plugins once per runtime: re-discovering and re-registering them in a "
-                           "running process is not supported (restart the program instead)")
+        host_runtime().reload_plugins()
 
 
 def has_hook(hook_name: str) -> bool:

@@ -9,7 +9,7 @@ import time
 from typing import Any
 
 from hermes_core import SubAgentTask
-from hermes_core.errors import DelegationError, NoAnswer
+from hermes_core.errors import DelegationError, NoAnswer, PolicyError
 from hermes_core.plugin import tool_context, tool_error
 
 __all__ = ["delegate_task"]
@@ -27,12 +27,25 @@ def delegate_task(args: dict[str, Any], **kwargs: Any) -> str:
     else:
         return tool_error("Provide either 'goal' (one task) or 'tasks' (a batch).")
     try:
+        if args.get("background") is True:
+            return _in_background(tasks, args.get("max_iterations"), kwargs.get("task_id"))
         results = tool_context().delegate_batch(tasks, max_iterations=args.get("max_iterations"),
                                                 task_id=kwargs.get("task_id"))
-    except (DelegationError, NoAnswer) as exc:
+    except (DelegationError, NoAnswer, PolicyError) as exc:
         return tool_error(str(exc))
     return json.dumps({"results": [result.as_dict() for result in results],
                        "total_duration_seconds": round(time.monotonic() - started, 2)}, ensure_ascii=False)
+
+
+def _in_background(tasks: list[SubAgentTask], max_iterations: Any, task_id: str | None) -> str:
+    """Start the tasks in the background: the run's id, at once (Hermes Agent's ``dispatched`` answer)."""
+    run_id = tool_context().delegate_in_background(tasks, max_iterations=max_iterations, task_id=task_id)
+    note = ("The sub-agent runs in the background" if len(tasks) == 1 else
+            f"{len(tasks)} sub-agents run side by side in the background") + \
+        ("; you and the user can keep working. Its result comes back once, appended to a later tool result, or "
+         "ask subagent_status with this id.")
+    return json.dumps({"status": "dispatched", "mode": "background", "count": len(tasks), "delegation_id": run_id,
+                       "goals": [task.goal for task in tasks], "note": note}, ensure_ascii=False)
 
 
 def _task(goal: Any, context: Any, toolsets: Any, role: str) -> SubAgentTask:

@@ -3,8 +3,9 @@ shapes and answers — discover (``query``: the best sessions, each with the mat
 opening and closing messages), scroll (``session_id`` + ``around_message_id``), read (``session_id``) and browse
 (nothing: recent sessions). ``profile`` reads another profile's ``state.db``, read-only.
 
-With an auxiliary model configured (``auxiliary.session_search``: ``base_url``, ``model``, ``api_key``), each
-discovered session also gets a ``summary`` written by it; without one the answer is the messages themselves.
+When a model can be asked (the host's model callback, an MCP client's sampling, or the auxiliary model
+``auxiliary.session_search``: ``base_url``, ``model``, ``api_key``), each discovered session also gets a ``summary``
+written by it; without one the answer is the messages themselves.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any, Final
 from hermes_core.plugin import tool_context, tool_error
 from hermes_core.state.store import SessionStore
 
-from .summaries import summarize
+from .summaries import summarize, summary_model
 
 #: Sessions of other programs' tools and of sub-agents are not the user's history (Hermes Agent's rule).
 HIDDEN_SOURCES: Final = ("subagent", "tool")
@@ -57,10 +58,10 @@ def session_search(args: dict[str, Any], **kwargs: Any) -> str:
         sort = str(args.get("sort") or "").strip().lower()
         answer = _discover(store, query.strip(), roles, limit, sort if sort in ("newest", "oldest") else None,
                            current)
-        model = context.section("auxiliary").get("session_search")
-        if isinstance(model, dict) and model.get("base_url") and model.get("model") and answer["results"]:
+        model = summary_model(context) if answer["results"] else None
+        if model is not None:
             for result in answer["results"]:
-                result["summary"] = summarize(model, query.strip(), result)
+                result["summary"] = summarize(context, model, query.strip(), result)
         return json.dumps(answer, ensure_ascii=False)
     finally:
         if store is not state.sessions:

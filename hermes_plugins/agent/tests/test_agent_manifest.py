@@ -17,12 +17,26 @@ TOOLSETS = {
     "session_search": "session_search",
     "delegate_task": "delegation",
     "clarify": "clarify",
+    "spawn_agent": "subagents",
+    "subagent_list": "subagents",
+    "subagent_status": "subagents",
+    "sessions_list": "sessions",
+    "sessions_history": "sessions",
+    "sessions_send": "sessions",
+    "notify": "notify",
+    "slash_command": "commands",
 }
 #: Each tool's handler: the state tools over the runtime's agent state, the others over its callbacks.
 HANDLERS = {"todo": "hermes_plugin_agent.todo:todo", "memory": "hermes_plugin_agent.memory:memory",
             "session_search": "hermes_plugin_agent.session_search:session_search",
             "delegate_task": "hermes_plugin_agent.delegate:delegate_task",
-            "clarify": "hermes_plugin_agent.clarify:clarify"}
+            "clarify": "hermes_plugin_agent.clarify:clarify",
+            **{name: f"hermes_plugin_agent.subagents:{name}" for name in ("spawn_agent", "subagent_list",
+                                                                         "subagent_status")},
+            **{name: f"hermes_plugin_agent.sessions:{name}" for name in ("sessions_list", "sessions_history",
+                                                                        "sessions_send")},
+            "notify": "hermes_plugin_agent.notify:notify",
+            "slash_command": "hermes_plugin_agent.commands:slash_command"}
 
 
 @pytest.fixture(scope="module")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import functools
 import json
 import time
 import uuid
@@ -38,21 +39,33 @@ def service() -> BrowserService:
 
 
 def run_action(kwargs: dict[str, Any], action: Callable[[Session, BrowserSettings], Awaitable[dict[str, Any]]],
-         *, navigation: bool = False, sees_dialogs: bool = False, timeout: float | None = None) -> str:
-    """Run ``action`` on the calling session's page; its result, or the error, as the tools' JSON answer."""
+         *, navigation: bool = False, sees_dialogs: bool = False, timeout: float | None = None,
+         needs_page: bool = True) -> str:
+    """Run ``action`` on the calling session's page; its result, or the error, as the tools' JSON answer. Unless
+    it navigates or does not ``need_page`` (the console), a session with no page open yet is told so."""
     try:
         browser = service()
         settings = parse_settings(tool_context().section("browser"))
         if timeout is None:
             timeout = settings.navigation_timeout if navigation else settings.command_timeout
         key = str(kwargs.get("session_id") or kwargs.get("task_id") or "default")
-        result = browser.call(key, settings, action, timeout + settings.command_timeout,  # navigate, then snapshot
+        guarded = functools.partial(_on_a_page, action) if needs_page and not navigation else action
+        result = browser.call(key, settings, guarded,
+                              timeout + settings.command_timeout,  # navigate, then snapshot
                               sees_dialogs=sees_dialogs)
     except (BrowserError, ChromiumNotFound, SettingsError) as exc:
         return json.dumps({"success": False, "error": str(exc)})
     except Exception as exc:  # Playwright's errors are many; the model gets the first line
         return json.dumps({"success": False, "error": _first_line(exc)})
     return json.dumps({"success": True, **result}, ensure_ascii=False)
+
+
+async def _on_a_page(action: Callable[[Session, BrowserSettings], Awaitable[dict[str, Any]]], session: Session,
+                     settings: BrowserSettings) -> dict[str, Any]:
+    """``action``, once this session has a page open (not the blank one it starts with)."""
+    if session.page.url in ("", "about:blank"):
+        raise BrowserError("no page is open in this session: call browser_navigate first")
+    return await action(session, settings)
 
 
 def _first_line(exc: Exception) -> str:
@@ -221,7 +234,7 @@ def browser_console(args: dict[str, Any], **kwargs: Any) -> str:
             session.errors.clear()
         return result
 
-    return run_action(kwargs, console)
+    return run_action(kwargs, console, needs_page=False)  # what was logged, even by a navigation that failed
 
 
 def browser_vision(args: dict[str, Any], **kwargs: Any) -> str:

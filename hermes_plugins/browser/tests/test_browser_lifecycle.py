@@ -187,3 +187,13 @@ def test_without_the_sandbox_every_navigation_says_so(browser, browser_config, p
     opened = browser("browser_navigate", url=pages.add("/", "<title>unsandboxed</title>"))
 
     assert opened["warning"] == "Chromium runs without its sandbox (browser.sandbox: off in config.yaml)"
+
+
+def test_a_call_before_any_page_is_open_says_so(browser, pages) -> None:
+    """Not "success" with an empty snapshot of the blank page a session starts with."""
+    for tool, args in (("browser_snapshot", {}), ("browser_click", {"ref": "@e1"}), ("browser_get_images", {})):
+        assert browser(tool, session_id="fresh", **args) == {
+            "success": False, "error": "no page is open in this session: call browser_navigate first"}, tool
+    opened = browser("browser_navigate", session_id="fresh", url=pages.add("/p", "<h1>Now a page</h1>"))
+    assert opened["success"] is True
+    assert "Now a page" in json.dumps(browser("browser_snapshot", session_id="fresh"))

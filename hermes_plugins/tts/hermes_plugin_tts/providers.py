@@ -8,8 +8,13 @@
 - ``edge``: Microsoft Edge's online voices through ``edge-tts`` (``tts.edge.voice``), the extra ``[edge]``.
 - ``piper``: a local Piper voice file (``tts.piper.voice``: the ``.onnx`` path) through ``piper-tts``, the extra
   ``[piper]``.
+- ``deepinfra``: DeepInfra's OpenAI-compatible speech API (``tts.deepinfra.model``, ``voice``, ``base_url``;
+  ``DEEPINFRA_API_KEY``).
+- any other name: a command provider the user declares (``tts.providers.<name>: {type: command, command: ...}``,
+  see :mod:`.command`).
 
-Each speaks one piece of text (within its ``limit``) and answers WAV, except edge (MP3).
+openai and deepinfra are asked through the ``openai`` SDK (the extra ``[openai]``). Each speaks one piece of text
+(within its ``limit``) and answers WAV, except edge (MP3) and commands (their ``output_format``).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import wave
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .settings import TtsSettings
 
@@ -79,21 +85,58 @@ def _openai_key(settings: TtsSettings) -> str:
                or os.environ.get("OPENAI_API_KEY") or "")
 
 
+def _sdk_missing(provider: str) -> str | None:
+    return None if importlib.util.find_spec("openai") else (f"tts.provider is {provider}, which is asked through the "
+                                                            "openai package: pip install 'hermes-tools-tts[openai]'")
+
+
 def _openai_unavailable(settings: TtsSettings) -> str | None:
-    return None if _openai_key(settings) else ("tts.provider is openai but no key is set: set VOICE_TOOLS_OPENAI_KEY "
-                                               "or OPENAI_API_KEY, or tts.openai.api_key")
+    if not _openai_key(settings):
+        return ("tts.provider is openai but no key is set: set VOICE_TOOLS_OPENAI_KEY or OPENAI_API_KEY, or "
+                "tts.openai.api_key")
+    return _sdk_missing("openai")
 
 
 def _openai(text: str, settings: TtsSettings) -> tuple[bytes, str]:
     section = settings.section("openai")
-    base_url = str(section.get("base_url") or "https://api.openai.com/v1").rstrip("/")
-    body: dict[str, object] = {"model": str(section.get("model") or "gpt-4o-mini-tts"), "input": text,
-                               "voice": str(section.get("voice") or "alloy"), "response_format": "wav"}
-    speed = settings.speed_of("openai")
+    return _speech_api("openai", text, settings, str(section.get("base_url") or "https://api.openai.com/v1"),
+                       _openai_key(settings), str(section.get("model") or "gpt-4o-mini-tts"),
+                       str(section.get("voice") or "alloy"))
+
+
+def _deepinfra_unavailable(settings: TtsSettings) -> str | None:
+    if not os.environ.get("DEEPINFRA_API_KEY"):
+        return "tts.provider is deepinfra but DEEPINFRA_API_KEY is not set (https://deepinfra.com)"
+    if not settings.section("deepinfra").get("model"):
+        return "tts.provider is deepinfra but tts.deepinfra.model (the speech model to use there) is not set"
+    return _sdk_missing("deepinfra")
+
+
+def _deepinfra(text: str, settings: TtsSettings) -> tuple[bytes, str]:
+    section = settings.section("deepinfra")
+    return _speech_api("deepinfra", text, settings,
+                       str(section.get("base_url") or "https://api.deepinfra.com/v1/openai"),
+                       os.environ.get("DEEPINFRA_API_KEY", ""), str(section["model"]),
+                       str(section.get("voice") or "af_bella"))
+
+
+def _speech_api(provider: str, text: str, settings: TtsSettings, base_url: str, key: str, model: str,
+                voice: str) -> tuple[bytes, str]:
+    """An OpenAI-compatible ``/audio/speech`` endpoint, through the openai SDK: WAV."""
+    import openai
+
+    options: dict[str, Any] = {"model": model, "input": text, "voice": voice, "response_format": "wav"}
+    speed = settings.speed_of(provider)
     if speed != 1.0:
-        body["speed"] = max(0.25, min(4.0, speed))
-    return _post(f"{base_url}/audio/speech", body, {"Authorization": f"Bearer {_openai_key(settings)}"},
-                 settings), "audio/wav"
+        options["speed"] = max(0.25, min(4.0, speed))
+    try:
+        with openai.OpenAI(base_url=base_url.rstrip("/"), api_key=key, timeout=settings.timeout,
+                           max_retries=0) as client:  # the user's endpoint; its errors go back to the model
+            return client.audio.speech.create(**options).read(), "audio/wav"
+    except openai.APIStatusError as exc:
+        raise SpeechError(f"{base_url} answered HTTP {exc.status_code}: {exc.response.text[:300]}") from None
+    except openai.OpenAIError as exc:
+        raise SpeechError(f"{base_url} failed: {exc or type(exc).__name__}") from None
 
 
 def _elevenlabs_unavailable(settings: TtsSettings) -> str | None:
@@ -193,7 +236,26 @@ PROVIDERS: dict[str, Provider] = {provider.name: provider for provider in (
              _elevenlabs_unavailable, _elevenlabs),
     Provider("edge", lambda settings: 5000, _edge_unavailable, _edge),
     Provider("piper", lambda settings: 5000, _piper_unavailable, _piper),
+    Provider("deepinfra", lambda settings: 4096, _deepinfra_unavailable, _deepinfra),
 )}
+
+
+def _command_provider(name: str, settings: TtsSettings) -> Provider | None:
+    """The command provider the user declared under ``name`` (see :mod:`.command`), or None."""
+    from .command import CommandError, command_config, run_command  # (subprocess: not for listing tools)
+
+    config = command_config(name, settings.sections)
+    if config is None:
+        return None
+
+    def speak(text: str, settings: TtsSettings) -> tuple[bytes, str]:
+        try:
+            return run_command(name, config, text, settings.speed, settings.timeout)
+        except CommandError as exc:
+            raise SpeechError(str(exc)) from None
+
+    limit = int(config.get("max_text_length") or 5000)
+    return Provider(name, lambda settings: max(1, limit), lambda settings: None, speak)
 
 
 def chosen(settings: TtsSettings) -> Provider:
@@ -205,10 +267,11 @@ def chosen(settings: TtsSettings) -> Provider:
                 return PROVIDERS[name]
         raise SpeechError("no speech engine: install espeak-ng (apt-get install espeak-ng, brew install espeak-ng), "
                           "or set tts.provider (openai, elevenlabs, edge or piper) in config.yaml")
-    provider = PROVIDERS.get(settings.provider)
+    provider = PROVIDERS.get(settings.provider) or _command_provider(settings.provider, settings)
     if provider is None:
         raise SpeechError(f"unknown tts.provider {settings.provider!r}; the providers are "
-                          + ", ".join(PROVIDERS))
+                          + ", ".join(PROVIDERS) + ", or a command declared under tts.providers."
+                          + settings.provider)
     why = provider.unavailable(settings)
     if why is not None:
         raise SpeechError(why)

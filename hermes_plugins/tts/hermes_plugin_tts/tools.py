@@ -17,7 +17,7 @@ from .text import chunks
 
 __all__ = ["text_to_speech"]
 
-_SUFFIXES = {"audio/ogg": ".ogg", "audio/wav": ".wav", "audio/mpeg": ".mp3"}
+_SUFFIXES = {"audio/ogg": ".ogg", "audio/wav": ".wav", "audio/mpeg": ".mp3", "audio/flac": ".flac"}
 
 
 def text_to_speech(args: dict[str, Any], **kwargs: Any) -> str | ToolResult:
@@ -56,15 +56,17 @@ def _spoken(text: str, limit: int, speak: Any, settings: TtsSettings) -> tuple[l
 
 
 def _encoded(spoken: tuple[list[bytes], str], settings: TtsSettings) -> tuple[bytes, str]:
-    """The pieces as one file: Ogg/Opus when ffmpeg is there (``format: auto`` or ``ogg``), else WAV (MP3 pieces
-    without ffmpeg stay MP3, joined frame to frame)."""
+    """The pieces as one file: Ogg/Opus when ffmpeg is there (``format: auto`` or ``ogg``), else WAV (without
+    ffmpeg, MP3 pieces stay MP3, joined frame to frame, and one piece of another format stays as it is)."""
     pieces, mime_type = spoken
     has_ffmpeg = ffmpeg() is not None
     if settings.format == "ogg" and not has_ffmpeg:
         raise AudioError("format ogg needs ffmpeg, which is not installed")
-    if mime_type == "audio/mpeg":
+    if mime_type != "audio/wav":
         if not has_ffmpeg:
-            return b"".join(pieces), mime_type
+            if mime_type == "audio/mpeg" or len(pieces) == 1:
+                return b"".join(pieces), mime_type
+            raise AudioError(f"joining {len(pieces)} pieces of {mime_type} needs ffmpeg, which is not installed")
         pieces, mime_type = [to_wav(piece, settings.timeout) for piece in pieces], "audio/wav"
     audio = join_wav(pieces)
     if settings.format == "wav" or not has_ffmpeg:

@@ -21,4 +21,4 @@ def test_text_to_speech_is_hermes_agents_and_says_what_it_may_do(manifest_drift)
         "read_only": False, "destructive": False, "idempotent": False, "open_world": True}
     assert manifest_drift("hermes_plugin_tts") == []
     assert [m for m in imports_of("hermes_plugin_tts.check", path=PACK.parent)
-            if m.startswith(("httpx", "subprocess", "edge_tts", "piper"))] == []
+            if m.startswith(("httpx", "subprocess", "edge_tts", "piper", "openai"))] == []

@@ -30,7 +30,9 @@ def test_openai_gets_hermes_agents_settings_and_the_key(speak, openai_tts, speec
     assert answer["success"] is True and answer["provider"] == "openai"
     assert speech_apis.bodies == [{"model": "gpt-4o-mini-tts", "input": "Hello there.", "voice": "nova",
                                    "response_format": "wav"}]
-    assert speech_apis.server.requests[0].headers["Authorization"] == "Bearer test-key"
+    headers = {name.lower(): value for name, value in speech_apis.server.requests[0].headers.items()}
+    assert headers["authorization"] == "Bearer test-key"
+    assert headers["user-agent"].startswith("OpenAI/Python")  # through the openai SDK
     assert seconds(answer["file_path"]) == pytest.approx(len("Hello there.") / 100)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hermes_core.errors import LlmEndpointError
+from hermes_core.errors import LlmEndpointError, NoAnswer
 from hermes_core.plugin import media_info
 
 from .frames import FramesError, take_frames
@@ -28,7 +28,7 @@ def vision_analyze(args: dict[str, Any], **kwargs: Any) -> str:
         settings = load_settings()
         image = load_image(str(args.get("image_url") or ""), settings)
         return _answer(ask(IMAGE_PROMPT.format(question), [image], max_tokens=2000), "image")
-    except (SettingsError, SourceError, VisionUnavailable, LlmEndpointError) as exc:
+    except (SettingsError, SourceError, VisionUnavailable, LlmEndpointError, NoAnswer) as exc:
         return _failed("image", exc)
 
 
@@ -40,7 +40,7 @@ def video_analyze(args: dict[str, Any], **kwargs: Any) -> str:
         frames = [Loaded(frame, f"frame {index}", media_info(frame)) for index, frame in enumerate(
             take_frames(video.data, settings.video_frames, settings.frame_width, settings.ffmpeg_timeout), 1)]
         return _answer(ask(VIDEO_PROMPT.format(len(frames), question), frames, max_tokens=4000), "video")
-    except (SettingsError, SourceError, FramesError, VisionUnavailable, LlmEndpointError) as exc:
+    except (SettingsError, SourceError, FramesError, VisionUnavailable, LlmEndpointError, NoAnswer) as exc:
         return _failed("video", exc)
 
 

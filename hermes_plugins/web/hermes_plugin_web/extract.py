@@ -2,7 +2,8 @@
 
 Two call shapes: Hermes Agent's ``urls`` (a list, answered as ``{results: [...]}``, one entry per URL) and this
 project's ``url`` (one page, answered as that page's object). A page longer than ``char_limit`` is cut to its
-start and end, and its full text is saved in the runtime's results folder, which ``read_file`` may read.
+start and end, and its full text is saved in the runtime's results folder, which ``read_file`` may read; with
+``web.summarize: true`` a page over ``web.summarize_threshold`` is summarised by a model instead (``summary.py``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from hermes_core.plugin import ProgressReporter, tool_context, tool_error
 from .fetch import FetchError, fetch
 from .markdown import ConversionError, Markdown, html_to_markdown
 from .settings import SettingsError, WebSettings, load_settings
+from .summary import SummarySettings, summarize
 from .text import decode
 
 HTML_MEDIA_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -115,10 +117,23 @@ def extract(url: str, settings: WebSettings, limit: int, folder: Path) -> dict[s
         raise ExtractError(str(exc)) from None
     if converted.content is None:
         raise ExtractError(f"no main text found in {page.url} (the page may need JavaScript to render)")
-    content = _fit(converted.content, page.url, limit, folder)
-    result = {"url": page.url, "title": converted.title, "content_type": page.media_type, "content": content}
-    if converted.note:
-        result["note"] = converted.note
+    result: dict[str, Any] = {"url": page.url, "title": converted.title, "content_type": page.media_type}
+    notes = [converted.note] if converted.note else []
+    summaries = SummarySettings(tool_context().section("web"))
+    if summaries.enabled and len(converted.content) > summaries.threshold:
+        try:
+            saved = _save(converted.content, page.url, folder)
+        except OSError as exc:
+            notes.append(f"not summarised: the full text could not be saved ({exc.strerror or exc})")
+        else:
+            summary, why_not = summarize(converted.content, page.url, converted.title, saved)
+            if summary is not None:
+                return {**result, "content": summary, "summarized": True, "full_text_path": str(saved),
+                        **({"note": "; ".join(notes)} if notes else {})}
+            notes.append(why_not or "not summarised")
+    result["content"] = _fit(converted.content, page.url, limit, folder)
+    if notes:
+        result["note"] = "; ".join(notes)
     return result
 
 

@@ -1,0 +1,35 @@
+"""What a plugin's code and manifest look like on disk, to tell on a reload which plugins changed."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from .discovery import PluginCandidate
+
+__all__ = ["fingerprint", "forget_modules"]
+
+_MAX_FILES = 2000  # a plugin folder larger than this is compared by its first files only
+
+
+def fingerprint(candidate: PluginCandidate) -> tuple[object, ...]:
+    """Its source, version and module, and the size and modification time of each ``.py`` and ``.yaml`` file in
+    its folder: equal fingerprints mean nothing to reload."""
+    files: list[tuple[str, int, int]] = []
+    if candidate.path and os.path.isdir(candidate.path):
+        for root, folders, names in os.walk(candidate.path):
+            folders[:] = sorted(f for f in folders if f != "__pycache__" and not f.startswith("."))
+            for name in sorted(names):
+                if name.endswith((".py", ".yaml", ".yml")) and len(files) < _MAX_FILES:
+                    try:
+                        status = os.stat(os.path.join(root, name))
+                    except OSError:
+                        continue
+                    files.append((os.path.join(root, name), status.st_size, status.st_mtime_ns))
+    return candidate.source, candidate.version, candidate.module, candidate.path, tuple(files)
+
+
+def forget_modules(package: str) -> None:
+    """Drop ``package`` and its submodules from ``sys.modules``, so the next import reads the files again."""
+    for name in [name for name in sys.modules if name == package or name.startswith(f"{package}.")]:
+        del sys.modules[name]
