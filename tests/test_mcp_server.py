@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import signal
 import subprocess
 import sys
 import threading
@@ -143,6 +144,44 @@ def test_sdk_client_is_told_when_the_tool_list_changes(server_home):
             assert {tool.name for tool in (await session.list_tools()).tools} == SERVED
 
     run(main)
+
+
+PLUGIN_TOOL = """
+import os
+
+
+def register(ctx):
+    ctx.register_tool(name="{tool}", toolset="{tool}", schema={{"name": "{tool}", "parameters": {{}}}},
+                      handler=lambda args, **kw: {answer})
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="no SIGHUP on this platform")
+def test_sighup_reloads_the_plugins_and_tells_the_client(server_home):
+    """A plugin folder added while ``hermes mcp serve`` runs is loaded on SIGHUP; the client hears
+    ``notifications/tools/list_changed`` and lists and calls the new tool."""
+    plugins = server_home / "plugins"
+    (plugins / "pidof").mkdir(parents=True)
+    (plugins / "pidof" / "__init__.py").write_text(PLUGIN_TOOL.format(tool="server_pid", answer="str(os.getpid())"))
+    (server_home / "config.yaml").write_text("plugins:\n  enabled: [demo, pidof]\n")
+
+    async def main() -> None:
+        inbox = _Inbox()
+        async with AsyncExitStack() as stack:
+            session = await stdio_session(stack, server_home, inbox=inbox)
+            assert {tool.name for tool in (await session.list_tools()).tools} == SERVED | {"server_pid"}
+            pid = int(texts(await session.call_tool("server_pid", {})))
+            (plugins / "arriving").mkdir()
+            (plugins / "arriving" / "__init__.py").write_text(PLUGIN_TOOL.format(tool="arriving", answer='"hello"'))
+            (server_home / "config.yaml").write_text("plugins:\n  enabled: [demo, pidof, arriving]\n")
+            os.kill(pid, signal.SIGHUP)
+            await inbox.next_change()
+            assert {tool.name for tool in (await session.list_tools()).tools} == SERVED | {"server_pid", "arriving"}
+            assert texts(await session.call_tool("arriving", {})) == "hello"
+            assert int(texts(await session.call_tool("server_pid", {}))) == pid  # the same process, still serving
+
+    run(main)
+    assert "SIGHUP: plugins reloaded (loaded arriving)" in (server_home / "serve-stderr.log").read_text()
 
 
 def test_toolsets_option_limits_what_is_served(server_home):
