@@ -459,6 +459,26 @@ def test_a_file_name_that_is_not_utf8_comes_back_as_text(server_home, tmp_path):
     run(main)
 
 
+def test_deploy_docs_python_client_with_a_bearer_token_lists_the_tools(server_home):
+    """docs/deploy.md's Python client, run as written against a stateless server that needs a token (its URL
+    pointed at this one)."""
+    page = (Path(__file__).resolve().parents[1] / "docs" / "deploy.md").read_text()
+    [snippet] = [block for block in page.split("```python\n")[1:] if "Bearer" in block]
+    snippet = snippet.split("```")[0]
+    env = {"HERMES_HOME": str(server_home), "HERMES_MCP_AUTH_TOKEN": "s3cret"}
+    with support.spawn_until(serve_command("--transport", "http", "--stateless", "--port", "0"), HTTP_URL,
+                             env=env) as (_, match):
+        assert 'URL = "http://nginx-host:8080/mcp"' in snippet
+        code = snippet.replace("http://nginx-host:8080/mcp", match.group(1))
+        client = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=WAIT,
+                                env={**os.environ, **env})
+        assert client.returncode == 0, client.stderr
+        assert eval(client.stdout) == sorted(SERVED)  # the printed list of names
+        wrong = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=WAIT,
+                               env={**os.environ, **env, "HERMES_MCP_AUTH_TOKEN": "wrong"})
+        assert wrong.returncode != 0 and wrong.stdout == ""  # refused: no tool listed
+
+
 def test_http_on_an_address_that_is_not_loopback_needs_a_token(server_home):
     result = serve_once(server_home, "--transport", "http", "--host", "0.0.0.0", "--port", "0")
     assert result.returncode == 1
