@@ -176,3 +176,20 @@ def test_what_the_private_tmp_would_hide_is_bound_over_it(sandbox_runtime: Any, 
     assert shown["exit_code"] == 0 and shown["output"].strip() == "from the checkout", shown
     refused = terminal(runtime, f"touch {checkout / 'new.txt'}")  # read-only: only the workspace is writable
     assert refused["exit_code"] != 0 and not (checkout / "new.txt").exists()
+
+
+
+def test_a_folder_the_sandbox_cannot_make_visible_is_named_with_the_reason(sandbox_runtime: Any,
+                                                                          tmp_path: Path) -> None:
+    """A writable folder gone after the backend started cannot be bound: the terminal and execute_code say so,
+    naming the folder and bubblewrap's reason, instead of failing with no reason."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    runtime = sandbox_runtime(writable=[str(gone)])
+    assert terminal(runtime, "echo ready")["output"].strip() == "ready"
+    gone.rmdir()
+
+    expected = f"the sandbox backend could not run the command: bwrap: Can't find source path {gone}"
+    assert terminal(runtime, "echo hi")["error"].startswith(expected)
+    code = json.loads(runtime.handle_function_call("execute_code", {"code": "print(1)"}, task_id="t"))
+    assert code["status"] == "error" and code["error"].startswith(expected)
