@@ -164,13 +164,13 @@ def test_what_the_private_tmp_would_hide_is_bound_over_it(sandbox_runtime: Any, 
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """A checkout or venv under /tmp (here: a folder on sys.path, as an editable install puts one) and a workspace
     reached through a symbolic link stay visible inside the sandbox: commands and execute_code keep working."""
-    from hermes_plugin_terminal.sandbox import under_tmp
+    from hermes_plugin_terminal.sandbox import hidden_folders
 
     checkout = tmp_path / "clone" / "src"
     checkout.mkdir(parents=True)
     (checkout / "marker.txt").write_text("from the checkout\n")
     monkeypatch.syspath_prepend(str(checkout))
-    assert under_tmp([str(checkout), str(checkout / "marker.txt"), "/usr/bin"]) == [str(checkout.resolve())]
+    assert hidden_folders([str(checkout), str(checkout / "marker.txt"), "/usr/bin"]) == [str(checkout.resolve())]
     runtime = sandbox_runtime()
     shown = terminal(runtime, f"cat {checkout / 'marker.txt'}")
     assert shown["exit_code"] == 0 and shown["output"].strip() == "from the checkout", shown
@@ -193,3 +193,22 @@ def test_a_folder_the_sandbox_cannot_make_visible_is_named_with_the_reason(sandb
     assert terminal(runtime, "echo hi")["error"].startswith(expected)
     code = json.loads(runtime.handle_function_call("execute_code", {"code": "print(1)"}, task_id="t"))
     assert code["status"] == "error" and code["error"].startswith(expected)
+
+
+@pytest.mark.skipif(not os.access("/dev/shm", os.W_OK), reason="no writable /dev/shm")
+def test_a_folder_on_sys_path_in_dev_shm_stays_visible_under_the_fresh_dev(sandbox_runtime: Any,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A venv or checkout in /dev/shm (a RAM disk some CI machines build in) is bound over the sandbox's /dev."""
+    import tempfile
+
+    from hermes_plugin_terminal.sandbox import hidden_folders
+
+    checkout = Path(tempfile.mkdtemp(prefix="hermes-test-", dir="/dev/shm"))
+    try:
+        (checkout / "marker.txt").write_text("from the RAM disk\n")
+        monkeypatch.syspath_prepend(str(checkout))
+        assert hidden_folders([str(checkout / "marker.txt"), "/dev/null", "/usr/bin"]) == [str(checkout)]
+        shown = terminal(sandbox_runtime(), f"cat {checkout / 'marker.txt'}")
+        assert shown["exit_code"] == 0 and shown["output"].strip() == "from the RAM disk", shown
+    finally:
+        shutil.rmtree(checkout)
