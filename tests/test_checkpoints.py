@@ -240,7 +240,7 @@ def test_without_git_checkpoints_are_unavailable_with_the_reason(isolated_home: 
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     runtime = Runtime(home=isolated_home, workspace=workspace, entry_points=())
     reason = "git is not installed; checkpoints need it (Debian and Ubuntu: apt-get install git)"
-    assert runtime.checkpoints.availability() == (False, reason)
+    assert runtime.checkpoints.availability() == (False, reason, False)
     with pytest.raises(CheckpointError, match="git is not installed"):
         runtime.checkpoints.list()
 
@@ -337,6 +337,40 @@ def test_one_checkpoint_per_turn_and_none_for_read_only_calls(pack_runtime: Any,
     runtime.handle_function_call("write_file", {"path": "a.txt", "content": "h\n"})
     assert [entry.reason for entry in runtime.checkpoints.list()][:2] == ["before write_file", "before write_file"]
     assert len(runtime.checkpoints.list()) == 4
+
+
+def test_read_only_terminal_commands_take_no_checkpoint(pack_runtime: Any, workspace: Path) -> None:
+    (workspace / "a.txt").write_text("a\n")
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    runtime = pack_runtime({"checkpoints": True, "terminal": {"read_only_commands": ["make lint"]}}, *PACKS)
+    for command in ("ls -la", "cat a.txt", "git status", "grep -c a a.txt | wc -l", "make lint"):
+        result = json.loads(runtime.run_tool_calls([tool_call("terminal", {"command": command})])[0])
+        assert "error" not in result, (command, result)
+        assert runtime.checkpoints.list() == [], command
+    # each of these may change files: a checkpoint before each (a file written first, so each has news to keep)
+    changing = ("rm a.txt", "sed -i s/b/c/ b.txt", "echo b > b.txt", "./make-things.sh", "python3 -c 'pass'")
+    for index, command in enumerate(changing, 1):
+        (workspace / f"step{index}.txt").write_text(command)
+        runtime.run_tool_calls([tool_call("terminal", {"command": command})])
+        assert len(runtime.checkpoints.list()) == index, command
+    first = runtime.checkpoints.list()[-1]
+    assert first.reason == "before terminal" and "a.txt" in runtime.checkpoints.diff(first.short_id).stat
+
+
+def test_a_failing_changes_files_judge_still_checkpoints(pack_runtime: Any, workspace: Path,
+                                                          caplog: pytest.LogCaptureFixture) -> None:
+    (workspace / "a.txt").write_text("a\n")
+    runtime = pack_runtime({"checkpoints": True}, *PACKS)
+    entry = runtime.registry.get("terminal")
+    assert entry is not None and entry.changes_files is not None  # (reading it builds the declared entry)
+
+    def broken(args: dict[str, Any], config: Any) -> bool:
+        raise RuntimeError("judge broke")
+
+    entry.changes_files = broken
+    runtime.run_tool_calls([tool_call("terminal", {"command": "ls"})])
+    assert [checkpoint.reason for checkpoint in runtime.checkpoints.list()] == ["before terminal"]
+    assert "judge broke" in caplog.text
 
 
 def test_a_call_the_pipeline_blocks_takes_no_checkpoint(pack_runtime: Any, workspace: Path) -> None:

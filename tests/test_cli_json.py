@@ -44,6 +44,10 @@ NOT_LISTINGS = {
     "hermes cron resume": "an action: one line on the job resumed and its next run",
     "hermes cron remove": "an action: one line on the job removed",
     "hermes cron serve": "runs jobs until stopped; what each run did is in its output file",
+    "hermes config path": "prints one path, for scripts as it is",
+    "hermes config set": "an action: edits config.yaml",
+    "hermes config unset": "an action: edits config.yaml",
+    "hermes tools end": "an action: ends a named session and says so",
 }
 
 

@@ -338,6 +338,7 @@ JSON_COMMANDS = {
     "hermes sessions prune --json": ["sessions", "prune", "--older-than", "0", "--source", "nothing", "--json"],
     "hermes memory show --json": ["memory", "show", "--json"],
     "hermes memory pending --json": ["memory", "pending", "--json"],
+    "hermes config show --json": ["config", "show", "--json"],
 }
 #: Listings whose shape another section gives.
 JSON_ELSEWHERE = {"hermes index show": "hermes plugins search --json",
@@ -347,7 +348,8 @@ JSON_ELSEWHERE = {"hermes index show": "hermes plugins search --json",
                   "hermes skills validate": "hermes skills list --json",
                   "hermes checkpoints diff": "hermes checkpoints list --json",
                   "hermes checkpoints restore": "hermes checkpoints list --json",
-                  "hermes checkpoints prune": "hermes checkpoints list --json"}
+                  "hermes checkpoints prune": "hermes checkpoints list --json",
+                  "hermes config get": "hermes config show --json"}
 
 DEMO_MANIFEST = """\
 name: demo

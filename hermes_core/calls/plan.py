@@ -291,10 +291,20 @@ class Plan:
         return self._blocked(call, refusal) if refusal is not None else self.approval(call, given)
 
     def checkpoint(self, call: Call) -> str | None:
-        """Before a call that may change files and goes ahead: the turn's checkpoint of the workspace (issue 42)."""
+        """Before a call that may change files and goes ahead (as its tool's ``changes_files`` judges, when it has
+        one: a ``terminal`` ``ls`` does not): the turn's checkpoint of the workspace (issue 42)."""
         assert self.dispatcher.checkpoints is not None
-        self.dispatcher.checkpoints.before_mutation(self.entry.name, TURN.get() or call)
+        if self.entry.changes_files is None or self._changes_files(self.entry.changes_files, call):
+            self.dispatcher.checkpoints.before_mutation(self.entry.name, TURN.get() or call)
         return None
+
+    def _changes_files(self, judge: Callable[[dict[str, Any], Any], bool], call: Call) -> bool:
+        """``judge``'s answer for ``call``; a judge that fails counts as a yes (a checkpoint too many is cheap)."""
+        try:
+            return bool(judge(dict(call.args), self.tool_context.config))
+        except Exception as exc:
+            log.warning("%s's changes_files failed (%s): checkpointing before the call", self.entry.name, exc)
+            return True
 
     def handle(self, call: Call) -> str | None:
         """The handler (inside the ``tool_execution`` middleware), its result fitted to the budget. Under a deadline

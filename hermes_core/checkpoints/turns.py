@@ -4,9 +4,9 @@ of each turn when ``checkpoints`` is on in config.yaml, and listed, compared and
 A turn is one batch of the model's tool calls: one ``run_tool_calls`` or ``answer_tool_calls`` (or their async
 twins), or the calls made inside ``with hermes_core.turn():``; a call made on its own through
 ``handle_function_call`` is a turn by itself. The calls that may change files are ``write_file``, ``patch`` and
-``terminal`` (Hermes Agent's list). Every ``terminal`` command counts (Hermes Agent guesses from the command's
-text, which misses a script that writes): a checkpoint with nothing changed costs an ``ls-files`` and a commit that
-finds nothing.
+``terminal`` (Hermes Agent's list); a tool's ``changes_files`` (the terminal pack's: all but read-only commands)
+spares the calls it judges cannot change files. A checkpoint with nothing changed costs an ``ls-files`` and a
+commit that finds nothing.
 """
 
 from __future__ import annotations

@@ -212,6 +212,8 @@ def declared_entry(tool: dict[str, Any], candidate: PluginCandidate, package: st
         tool["name"], tool["toolset"], LazyReference(tool["handler"], package, candidate.id, origin, adapt=_handler),
         description=tool["description"], parameters=tool["parameters"],
         check_fn=LazyReference(tool["check_fn"], package, candidate.id, origin) if tool["check_fn"] else None,
+        changes_files=LazyReference(tool["changes_files"], package, candidate.id, origin)
+        if tool.get("changes_files") else None,
         requirements=Requirements(tuple(check["env"]), tuple(check["bins"]), tuple(check["modules"]))
         if check else None,
         is_async=tool["is_async"], emoji=tool["emoji"],

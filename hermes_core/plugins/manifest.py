@@ -138,6 +138,10 @@ class ToolDeclaration(_Model):
     check_fn: Reference | None = Field(None, description="`module:function` returning whether the tool is "
                                                          "available; an exception's message is the reason.")
     is_async: bool = Field(False, description="The handler is `async def`.")
+    changes_files: Reference | None = Field(
+        None, description="`module:function` called as `function(args, config) -> bool` before a call of a tool "
+                          "that checkpoints watch: whether this call may change the workspace's files (absent: every "
+                          "call may); imported on the first such call.")
     emoji: str = Field("", description="Shown next to the tool in listings.")
     max_result_size_chars: Annotated[int, Field(ge=1)] | Literal["unlimited"] | None = Field(
         None, description="Results longer than this are saved to a file and previewed; `unlimited` for none at all "

@@ -60,6 +60,9 @@ UNLIMITED: Final = Unlimited.UNLIMITED
 #: Characters a tool's result may have: a number, :data:`UNLIMITED`, or ``None`` for the runtime's
 #: configured default (``tool_output.max_result_size_chars``).
 ResultLimit = int | Literal[Unlimited.UNLIMITED] | None
+#: A tool's ``changes_files``: whether a call with these arguments, under this config (``HermesConfig``), may
+#: change the workspace's files.
+ChangesFiles = Callable[[dict[str, Any], Any], bool]
 
 
 class Requirements(NamedTuple):
@@ -241,7 +244,8 @@ class ToolEntry:
                  requires_env: list[Any] | None = None, is_async: bool = False, description: str = "",
                  emoji: str = "", max_result_size_chars: ResultLimit = None, plugin: str | None = None,
                  parallel_safe: bool = False, path_args: tuple[str, ...] = (),
-                 annotations: ToolAnnotations = NO_ANNOTATIONS, call_timeout: float | None = None) -> None:
+                 annotations: ToolAnnotations = NO_ANNOTATIONS, call_timeout: float | None = None,
+                 changes_files: ChangesFiles | None = None) -> None:
         self.name = name
         self.toolset = toolset
         #: ``{"name", "description", "parameters"}``, as the model sees it.
@@ -263,6 +267,9 @@ class ToolEntry:
         #: Seconds a call's handler may take (None: ``tools.call_timeout`` for a plugin's tool, no deadline for the
         #: host program's own; 0: no deadline).
         self.call_timeout = call_timeout
+        #: Whether one call (its arguments, the runtime's config) may change the workspace's files, asked before
+        #: the call's checkpoint (None: every call of a tool checkpoints watch may).
+        self.changes_files = changes_files
 
     def __repr__(self) -> str:
         return f"ToolEntry(name={self.name!r}, toolset={self.toolset!r}, plugin={self.plugin!r})"
@@ -377,7 +384,7 @@ def tool_entry(name: str, toolset: str, handler: Callable[..., Any], *, descript
                emoji: str = "", max_result_size_chars: ResultLimit = None, plugin: str | None = None,
                parallel_safe: bool | None = None, path_args: Iterable[str] = (),
                annotations: ToolAnnotations | Mapping[str, Any] | None = None,
-               call_timeout: float | None = None) -> ToolEntry:
+               call_timeout: float | None = None, changes_files: ChangesFiles | None = None) -> ToolEntry:
     """The one way to make a :class:`ToolEntry`: the schema is built here, with the same defaults for every source.
 
     ``annotations`` may be a mapping (``{"read_only": True}``, or MCP's ``readOnlyHint`` names); ``parallel_safe``
@@ -399,7 +406,8 @@ def tool_entry(name: str, toolset: str, handler: Callable[..., Any], *, descript
                      handler=handler, check_fn=check_fn, requirements=requirements or Requirements(),
                      requires_env=list(requires_env), is_async=is_async, description=description, emoji=emoji,
                      max_result_size_chars=max_result_size_chars, plugin=plugin, parallel_safe=parallel_safe,
-                     path_args=tuple(path_args), annotations=annotations, call_timeout=call_timeout)
+                     path_args=tuple(path_args), annotations=annotations, call_timeout=call_timeout,
+                     changes_files=changes_files)
 
 
 class HandlerContext(Protocol):

@@ -66,9 +66,13 @@ def render(nodes: list[dict[str, Any]], *, full: bool, max_chars: int) -> Snapsh
     text = "\n".join(lines) or "(the page shows no accessible content)"
     if len(text) <= max_chars:
         return Snapshot(text, refs, title=title)
-    cut = text[:max_chars].rsplit("\n", 1)[0]
-    return Snapshot(f"{cut}\n[snapshot truncated: {len(text) - len(cut)} of {len(text)} characters left out]",
-                    refs, truncated=True, title=title)
+    return Snapshot(cut(text, max_chars), refs, truncated=True, title=title)
+
+
+def cut(text: str, max_chars: int) -> str:
+    """``text`` cut to ``max_chars`` at a line's end, saying how much was left out."""
+    kept = text[:max_chars].rsplit("\n", 1)[0]
+    return f"{kept}\n[snapshot truncated: {len(text) - len(kept)} of {len(text)} characters left out]"
 
 
 def _value(node: dict[str, Any], key: str) -> str:
