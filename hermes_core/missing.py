@@ -1,8 +1,9 @@
 """Why a tool is not in the registry, when Hermes can tell: its plugin is switched off or failed, it is a
-project plugin's and project plugins are not enabled, or its MCP server is not ready.
+project plugin's and project plugins are not enabled, its MCP server is not ready, or it is a tool of a plugin
+the bundled plugin index lists and that is not installed.
 
-Read from the plugin records, the names of the project's plugin folders and the MCP servers' statuses: nothing
-is imported, and no file of a project plugin is read.
+Read from the plugin records, the names of the project's plugin folders, the MCP servers' statuses and the
+bundled index: nothing is imported, and no file of a project plugin is read.
 """
 
 from __future__ import annotations
@@ -51,7 +52,28 @@ def why_missing(name: str, records: Iterable[PluginRecord], servers: Mapping[str
     mcp = _mcp_reason(name, servers)
     if mcp:
         return mcp
-    return _project_reason(name, project_plugins) if project_plugins is not None else None
+    project = _project_reason(name, project_plugins) if project_plugins is not None else None
+    return project or _index_reason(name, {record.id for record in records})
+
+
+def _index_reason(name: str, known: set[str]) -> str | None:
+    """The plugins of the bundled index that provide ``name`` and are not installed, with the command that
+    installs one (never the configured index: an unknown tool must not wait for the network)."""
+    from .errors import PluginIndexError
+    from .index.catalog import bundled_index_path, load_index
+
+    try:
+        index = load_index(bundled_index_path())
+    except PluginIndexError:
+        return None
+    providers = [entry for entry in index if name in entry.tool_names and entry.id not in known]
+    if not providers:
+        return None
+    first = providers[0]
+    others = f" (also provided by {', '.join(repr(e.id) for e in providers[1:])})" if providers[1:] else ""
+    pack = "Hermes pack" if first.first_party else "plugin"
+    return (f"it is a tool of the {pack} {first.id!r} ({first.distribution}), which is not installed{others}; "
+            f"`hermes plugins install {first.id}` installs it")
 
 
 def _mcp_reason(name: str, servers: Mapping[str, Any]) -> str | None:

@@ -34,7 +34,7 @@ LAYERS: dict[str, set[str]] = {
                 "_version"},
     "index": {"skills", "plugins", "config", "errors", "_version"},
     "mcp": {"state", "skills", "host", "calls", "tools", "config", "media", "errors", "_version"},
-    "missing": {"plugins", "mcp", "config", "errors"},
+    "missing": {"index", "plugins", "mcp", "config", "errors"},
     "cron": {"plugins", "errors"},
     "runtime": {"cron", "missing", "mcp", "state", "skills", "plugins", "host", "calls", "tools", "workers",
                 "backends", "checkpoints", "config", "checks", "media", "errors", "_version"},

@@ -164,15 +164,51 @@ def test_what_the_private_tmp_would_hide_is_bound_over_it(sandbox_runtime: Any, 
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """A checkout or venv under /tmp (here: a folder on sys.path, as an editable install puts one) and a workspace
     reached through a symbolic link stay visible inside the sandbox: commands and execute_code keep working."""
-    from hermes_plugin_terminal.sandbox import under_tmp
+    from hermes_plugin_terminal.sandbox import hidden_folders
 
     checkout = tmp_path / "clone" / "src"
     checkout.mkdir(parents=True)
     (checkout / "marker.txt").write_text("from the checkout\n")
     monkeypatch.syspath_prepend(str(checkout))
-    assert under_tmp([str(checkout), str(checkout / "marker.txt"), "/usr/bin"]) == [str(checkout.resolve())]
+    assert hidden_folders([str(checkout), str(checkout / "marker.txt"), "/usr/bin"]) == [str(checkout.resolve())]
     runtime = sandbox_runtime()
     shown = terminal(runtime, f"cat {checkout / 'marker.txt'}")
     assert shown["exit_code"] == 0 and shown["output"].strip() == "from the checkout", shown
     refused = terminal(runtime, f"touch {checkout / 'new.txt'}")  # read-only: only the workspace is writable
     assert refused["exit_code"] != 0 and not (checkout / "new.txt").exists()
+
+
+
+def test_a_folder_the_sandbox_cannot_make_visible_is_named_with_the_reason(sandbox_runtime: Any,
+                                                                          tmp_path: Path) -> None:
+    """A writable folder gone after the backend started cannot be bound: the terminal and execute_code say so,
+    naming the folder and bubblewrap's reason, instead of failing with no reason."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    runtime = sandbox_runtime(writable=[str(gone)])
+    assert terminal(runtime, "echo ready")["output"].strip() == "ready"
+    gone.rmdir()
+
+    expected = f"the sandbox backend could not run the command: bwrap: Can't find source path {gone}"
+    assert terminal(runtime, "echo hi")["error"].startswith(expected)
+    code = json.loads(runtime.handle_function_call("execute_code", {"code": "print(1)"}, task_id="t"))
+    assert code["status"] == "error" and code["error"].startswith(expected)
+
+
+@pytest.mark.skipif(not os.access("/dev/shm", os.W_OK), reason="no writable /dev/shm")
+def test_a_folder_on_sys_path_in_dev_shm_stays_visible_under_the_fresh_dev(sandbox_runtime: Any,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A venv or checkout in /dev/shm (a RAM disk some CI machines build in) is bound over the sandbox's /dev."""
+    import tempfile
+
+    from hermes_plugin_terminal.sandbox import hidden_folders
+
+    checkout = Path(tempfile.mkdtemp(prefix="hermes-test-", dir="/dev/shm"))
+    try:
+        (checkout / "marker.txt").write_text("from the RAM disk\n")
+        monkeypatch.syspath_prepend(str(checkout))
+        assert hidden_folders([str(checkout / "marker.txt"), "/dev/null", "/usr/bin"]) == [str(checkout)]
+        shown = terminal(sandbox_runtime(), f"cat {checkout / 'marker.txt'}")
+        assert shown["exit_code"] == 0 and shown["output"].strip() == "from the RAM disk", shown
+    finally:
+        shutil.rmtree(checkout)

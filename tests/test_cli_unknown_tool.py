@@ -1,7 +1,8 @@
 """A call of a tool that is not registered says why when Hermes can tell — its plugin is disabled, not enabled or
 failed to load, it is a project plugin's without HERMES_ENABLE_PROJECT_PLUGINS, its MCP server failed to start —
 in the API's error and in ``hermes tools call``; an unavailable tool says why it is unavailable; and the
-closest-name suggestions never offer an unavailable tool."""
+closest-name suggestions never offer an unavailable tool; the tool of an indexed plugin that is not installed names
+the plugin and the command that installs it."""
 
 from __future__ import annotations
 
@@ -113,3 +114,17 @@ def test_a_name_nothing_explains_gets_the_closest_names_or_the_listing_hint(plug
     runtime.load_plugins()
     assert error_of(runtime, "notes_ad")["error"] == "Unknown tool 'notes_ad'; did you mean 'notes_add'?"
     assert cli_error("tools", "call", "zzz") == "Error: unknown tool 'zzz'; see `hermes tools list --all`"
+
+
+def test_a_tool_of_an_indexed_plugin_not_installed_names_the_plugin_and_its_install_command(plugins):
+    from hermes_core.index.catalog import bundled_index_path, load_index
+
+    [provider] = [entry for entry in load_index(bundled_index_path()) if "pushary_notify" in entry.tool_names]
+    runtime = plugins.runtime()
+    runtime.load_plugins()
+
+    error = error_of(runtime, "pushary_notify")["error"]
+
+    assert error == (f"Unknown tool 'pushary_notify': it is a tool of the plugin 'pushary' ({provider.distribution}), "
+                     "which is not installed; `hermes plugins install pushary` installs it")
+    assert cli_error("tools", "call", "pushary_notify") == f"Error: unknown tool {error.removeprefix('Unknown tool ')}"

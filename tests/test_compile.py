@@ -100,6 +100,25 @@ def test_compiled_plugin_is_declared_and_its_tools_answer(tmp_path: Path, plugin
     assert runtime.handle_function_call("unit_list", {}) == '["km", "mi"]'
 
 
+def test_a_tool_in_the_packages_init_compiles_and_answers(tmp_path: Path, plugins):
+    folder = plugins.folder("greeter", init='''
+from hermes_core.plugin import tool
+
+
+@tool(toolset="greeter")
+def greet(name: str) -> str:
+    """Greet someone."""
+    return f"hello {name}"
+''')
+
+    result = compile_manifest(folder)
+
+    assert result.added == ["greet"] and entries(folder)["greet"]["handler"] == ".:greet"
+    runtime = plugins.runtime()
+    runtime.load_plugins()
+    assert runtime.handle_function_call("greet", {"name": "ada"}) == "hello ada"
+
+
 EDITED = """\
     # The units plugin. Keep this comment.
     manifest_version: 1

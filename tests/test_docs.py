@@ -475,6 +475,28 @@ def test_every_extra_an_install_line_names_exists():
     assert missing == [], "install lines name extras that do not exist"
 
 
+def test_every_install_from_a_clone_names_a_project_of_the_repository_and_its_extras():
+    """`pip install ./hermes/...` (a clone named hermes), the docs' way while the packs are not on the package
+    index, names a folder of this repository holding a project, with extras that project has."""
+    import tomllib
+
+    named = [(page.name, folder.strip("/"), extras)
+             for page in [ROOT / "README.md", DOCS / "getting-started.md", DOCS / "writing-plugins.md"]
+             for folder, extras in re.findall(r"\./hermes((?:/[\w.-]+)*)(?:\[([\w,-]+)\])?", page.read_text())]
+    assert ("writing-plugins.md", "", "scaffold") in named
+    assert ("getting-started.md", "hermes_plugins/file", "") in named
+    problems = []
+    for page, folder, extras in named:
+        pyproject = ROOT / folder / "pyproject.toml"
+        if not pyproject.is_file():
+            problems.append(f"{page}: ./hermes/{folder} holds no project")
+            continue
+        offered = tomllib.loads(pyproject.read_text())["project"].get("optional-dependencies", {})
+        problems += [f"{page}: ./hermes/{folder} has no extra {extra!r}" for extra in extras.split(",") if extra
+                     and extra not in offered]
+    assert problems == []
+
+
 def test_the_langgraph_extra_brings_what_the_frameworks_example_imports():
     requirements = {re.split(r"[<>=\[; ]", requirement)[0] for requirement in _extras()["hermes-tools"]["langgraph"]}
     imported = set(re.findall(r"^from (langgraph|langchain_core)\b", (DOCS / "frameworks.md").read_text(), re.M))

@@ -46,11 +46,11 @@ TRAP = "raise ImportError('plugin code was imported; the index must only read th
 
 def make_wheel(folder: Path, name: str = "hermes-demo-plugin", version: str = "1.0.0", *,
                entry_points: str | None = "[hermes_agent.plugins]\ndemo = hermes_demo_plugin\n",
-               manifest: str | None = DEMO_MANIFEST, metadata: str = "") -> Path:
+               manifest: str | None = DEMO_MANIFEST, metadata: str = "", tools_code: str = TRAP) -> Path:
     """A real, installable wheel zipped by hand (METADATA, WHEEL, RECORD with hashes)."""
     package = name.replace("-", "_")
     dist_info = f"{package}-{version}.dist-info"
-    files = {f"{package}/__init__.py": TRAP, f"{package}/tools.py": TRAP,
+    files = {f"{package}/__init__.py": TRAP, f"{package}/tools.py": tools_code,
              f"{dist_info}/METADATA": (f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
                                        f"Summary: Demo tools for Hermes\n{metadata}"),
              f"{dist_info}/WHEEL": "Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
@@ -202,6 +202,31 @@ def test_cli_fetch_reports_what_it_wrote_and_fails_on_a_bad_package(tmp_path, la
     result = runner.invoke(cli, ["index", "fetch", "--root", str(layout.root), "--find-links", str(links), "--no-index",
                                    "missing-plugin"])
     assert result.exit_code == 1 and "missing-plugin: pip failed" in result.output
+
+
+REGISTERS_IN_CODE = TRAP + """
+PING = "demo_ping"
+
+
+def register(ctx):
+    ctx.register_tool(name="demo_echo", toolset="demo", schema={}, handler=print)
+    ctx.register_tool(PING, "demo", {}, print)
+    ctx.register_tool(name=computed_name(), toolset="demo", schema={}, handler=print)  # not knowable: left out
+"""
+
+
+def test_cli_fetch_counts_the_tools_registered_in_code_when_no_manifest_declares_them(tmp_path, layout):
+    links = tmp_path / "links"
+    make_wheel(links, manifest=None, tools_code=REGISTERS_IN_CODE)
+
+    result = CliRunner().invoke(cli, ["index", "fetch", "--root", str(layout.root), "--find-links", str(links),
+                                      "--no-index", "hermes-demo-plugin"])
+
+    assert result.exit_code == 0, result.output
+    assert "(hermes-demo-plugin 1.0.0: 2 tools, 0 hooks)" in result.output
+    entry = load_entry_file(layout.plugins_dir / "demo.yaml")
+    assert entry.tool_names == ["demo_echo", "demo_ping"]
+    assert any("register_tool calls" in note for note in entry.notes)
 
 
 def test_install_by_id_through_the_index_requirement_from_a_local_wheel_directory(tmp_path, layout, monkeypatch):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import signal
 import subprocess
 import sys
 import threading
@@ -143,6 +144,44 @@ def test_sdk_client_is_told_when_the_tool_list_changes(server_home):
             assert {tool.name for tool in (await session.list_tools()).tools} == SERVED
 
     run(main)
+
+
+PLUGIN_TOOL = """
+import os
+
+
+def register(ctx):
+    ctx.register_tool(name="{tool}", toolset="{tool}", schema={{"name": "{tool}", "parameters": {{}}}},
+                      handler=lambda args, **kw: {answer})
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="no SIGHUP on this platform")
+def test_sighup_reloads_the_plugins_and_tells_the_client(server_home):
+    """A plugin folder added while ``hermes mcp serve`` runs is loaded on SIGHUP; the client hears
+    ``notifications/tools/list_changed`` and lists and calls the new tool."""
+    plugins = server_home / "plugins"
+    (plugins / "pidof").mkdir(parents=True)
+    (plugins / "pidof" / "__init__.py").write_text(PLUGIN_TOOL.format(tool="server_pid", answer="str(os.getpid())"))
+    (server_home / "config.yaml").write_text("plugins:\n  enabled: [demo, pidof]\n")
+
+    async def main() -> None:
+        inbox = _Inbox()
+        async with AsyncExitStack() as stack:
+            session = await stdio_session(stack, server_home, inbox=inbox)
+            assert {tool.name for tool in (await session.list_tools()).tools} == SERVED | {"server_pid"}
+            pid = int(texts(await session.call_tool("server_pid", {})))
+            (plugins / "arriving").mkdir()
+            (plugins / "arriving" / "__init__.py").write_text(PLUGIN_TOOL.format(tool="arriving", answer='"hello"'))
+            (server_home / "config.yaml").write_text("plugins:\n  enabled: [demo, pidof, arriving]\n")
+            os.kill(pid, signal.SIGHUP)
+            await inbox.next_change()
+            assert {tool.name for tool in (await session.list_tools()).tools} == SERVED | {"server_pid", "arriving"}
+            assert texts(await session.call_tool("arriving", {})) == "hello"
+            assert int(texts(await session.call_tool("server_pid", {}))) == pid  # the same process, still serving
+
+    run(main)
+    assert "SIGHUP: plugins reloaded (loaded arriving)" in (server_home / "serve-stderr.log").read_text()
 
 
 def test_toolsets_option_limits_what_is_served(server_home):
@@ -418,6 +457,26 @@ def test_a_file_name_that_is_not_utf8_comes_back_as_text(server_home, tmp_path):
             assert json.loads(texts(await session.call_tool("add", {"a": 1, "b": 1}))) == {"sum": 2}
 
     run(main)
+
+
+def test_deploy_docs_python_client_with_a_bearer_token_lists_the_tools(server_home):
+    """docs/deploy.md's Python client, run as written against a stateless server that needs a token (its URL
+    pointed at this one)."""
+    page = (Path(__file__).resolve().parents[1] / "docs" / "deploy.md").read_text()
+    [snippet] = [block for block in page.split("```python\n")[1:] if "Bearer" in block]
+    snippet = snippet.split("```")[0]
+    env = {"HERMES_HOME": str(server_home), "HERMES_MCP_AUTH_TOKEN": "s3cret"}
+    with support.spawn_until(serve_command("--transport", "http", "--stateless", "--port", "0"), HTTP_URL,
+                             env=env) as (_, match):
+        assert 'URL = "http://nginx-host:8080/mcp"' in snippet
+        code = snippet.replace("http://nginx-host:8080/mcp", match.group(1))
+        client = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=WAIT,
+                                env={**os.environ, **env})
+        assert client.returncode == 0, client.stderr
+        assert eval(client.stdout) == sorted(SERVED)  # the printed list of names
+        wrong = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=WAIT,
+                               env={**os.environ, **env, "HERMES_MCP_AUTH_TOKEN": "wrong"})
+        assert wrong.returncode != 0 and wrong.stdout == ""  # refused: no tool listed
 
 
 def test_http_on_an_address_that_is_not_loopback_needs_a_token(server_home):

@@ -42,8 +42,10 @@ def session_server(workspace: Path, toolsets: Iterable[str],
         if runtime.mcp is not None:  # the servers Hermes uses may ask this server's clients (elicitation chains)
             runtime.mcp.relays_questions = True
         with runtime.session(platform="mcp") as session_id:
-            yield runtime, HermesMcpServer(runtime.filtered(read_only=True) if read_only else runtime,
-                                           list(toolsets) or runtime.config.toolsets, session_id=session_id)
+            server = HermesMcpServer(runtime.filtered(read_only=True) if read_only else runtime,
+                                     list(toolsets) or runtime.config.toolsets, session_id=session_id)
+            server.reload = runtime.reload_plugins  # on SIGHUP
+            yield runtime, server
     finally:
         runtime.close()
 

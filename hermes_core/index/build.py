@@ -275,6 +275,25 @@ def _manifest_of(wheel: WheelInfo, ep: EntryPoint) -> tuple[ManifestFacts, list[
     return facts, [*notes, *facts.notes]
 
 
+def _tools_in_code(wheel: WheelInfo, ep: EntryPoint) -> tuple[list[IndexTool], list[str]]:
+    """The tools the package's code registers with a literal name, when no manifest declares them."""
+    from .codescan import registered_tool_names
+
+    package = ep.module.split(".")[0]
+    members = [m for m in sorted(wheel.members) if m.endswith(".py") and m.startswith(f"{package}/")]
+    sources = []
+    for member in members:
+        try:
+            sources.append(wheel.read_text(member))
+        except WheelError:
+            continue  # too large or not text: no registration code
+    names = registered_tool_names(sources)
+    if not names:
+        return [], []
+    return [IndexTool(name=name) for name in names], ["its tools were read from its register_tool calls "
+                                                      "(no manifest declares them)"]
+
+
 def _skills_of(wheel: WheelInfo, ep: EntryPoint) -> tuple[list[IndexSkill], list[str]]:
     """The skills in the package of ``ep``: each folder holding a ``SKILL.md``, described by its front matter; one
     that does not validate as an index skill is left out with a note."""
@@ -308,6 +327,9 @@ def entries_from_wheel(wheel: WheelInfo, *, first_party: bool = False) -> list[I
         if not PLUGIN_ID.match(ep.name):
             raise WheelError(f"{wheel.path.name}: entry-point name {ep.name!r} cannot be a plugin id")
         facts, notes = _manifest_of(wheel, ep)
+        if not facts.tools:
+            facts.tools, found_notes = _tools_in_code(wheel, ep)
+            notes += found_notes
         skills, skill_notes = _skills_of(wheel, ep)
         entries.append(IndexEntry(
             id=ep.name, distribution=wheel.name, requirement=str(canonicalize_name(wheel.name)),

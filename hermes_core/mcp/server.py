@@ -15,10 +15,12 @@ import hmac
 import json
 import logging
 import re
+import signal
 import socket
 import sys
+import threading
 import weakref
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
@@ -144,6 +146,8 @@ class HermesMcpServer:
         #: A call that may write finished since the watcher last looked: it may have changed the skills
         #: (``skill_manage``, or any tool that writes files).
         self._wrote = False
+        #: What SIGHUP runs to load the plugins again (``Runtime.reload_plugins``); None: SIGHUP is not handled.
+        self.reload: Callable[[], dict[str, list[str]]] | None = None
         self.server = _Server("hermes", version=__version__, title="Hermes tools", instructions=INSTRUCTIONS,
                               on_list_tools=self._list_tools, on_call_tool=self._call_tool,
                               on_list_prompts=self._list_prompts, on_get_prompt=self._get_prompt,
@@ -363,6 +367,26 @@ class HermesMcpServer:
                     log.info("prompt list changed; notifying %d client(s)", len(self._connections))
                     await self.notify_prompts_changed()
 
+    async def reload_on_hangup(self) -> None:
+        """On each SIGHUP, reload the plugins (:attr:`reload`) and tell the clients their lists changed. Nothing
+        where there is no SIGHUP (Windows) or off the main thread (signals reach only the main thread)."""
+        if self.reload is None or not hasattr(signal, "SIGHUP") \
+                or threading.current_thread() is not threading.main_thread():
+            return
+        with anyio.open_signal_receiver(signal.SIGHUP) as signals:
+            async for _ in signals:
+                try:
+                    report = await anyio.to_thread.run_sync(self.reload)
+                except Exception as exc:  # a reload gone wrong must not end the server: it serves what it had
+                    log.error("SIGHUP: plugins not reloaded: %s: %s", type(exc).__name__, exc)
+                    continue
+                changes = "; ".join(f"{what} {', '.join(ids)}" for what, ids in report.items()
+                                    if ids and what != "kept") or "nothing changed"
+                print(f"SIGHUP: plugins reloaded ({changes})", file=sys.stderr, flush=True)
+                if changes != "nothing changed":
+                    await self.notify_tools_changed()
+                    await self.notify_prompts_changed()
+
     # -- transports ---------------------------------------------------------------------------
 
     async def serve_stdio(self, stdout: Any = None, stdin: CappedLines | None = None) -> None:
@@ -375,6 +399,7 @@ class HermesMcpServer:
             if stdin is not None:
                 stdin.refuse = partial(_refuse_oversized, write_stream)
             group.start_soon(self.watch_registry)
+            group.start_soon(self.reload_on_hangup)
             await self.server.run(read_stream, write_stream, self.server.create_initialization_options())
             group.cancel_scope.cancel()
 
@@ -402,6 +427,7 @@ class HermesMcpServer:
         async with anyio.create_task_group() as group:
             if not options.stateless:  # stateless clients hold no stream a change could be pushed on
                 group.start_soon(self.watch_registry)
+            group.start_soon(self.reload_on_hangup)
             await serve_app(app, sock, options, health)
             group.cancel_scope.cancel()
 

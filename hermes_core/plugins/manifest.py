@@ -35,7 +35,7 @@ __all__ = [
 HERMES_AGENT_FIELDS = frozenset({"kind", "provides_web_providers", "provides_memory_providers", "pip_dependencies",
                                  "python_dependencies", "optional_env", "label", "hooks", "platforms",
                                  "python_runtime", "provides"})
-REFERENCE = re.compile(r"^\.*[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+REFERENCE = re.compile(r"^(\.+|\.*[A-Za-z_][\w.]*):[A-Za-z_][\w.]*$")  # ".:f" is the plugin's own __init__.py
 
 
 def _tool_name(value: str) -> str:

@@ -269,8 +269,10 @@ def browser_console(args: dict[str, Any], **kwargs: Any) -> str:
             except Exception as exc:  # the page's own error, for the model
                 return {"result": None, "error": _first_line(exc)}
             return {"result": value}
+        # an error is an uncaught exception or a console message of type error (console.error, a failed load)
+        logged_errors = sum(message.get("type") == "error" for message in session.messages)
         result = {"console_messages": list(session.messages), "js_errors": list(session.errors),
-                  "total_messages": len(session.messages), "total_errors": len(session.errors)}
+                  "total_messages": len(session.messages), "total_errors": len(session.errors) + logged_errors}
         if clear:
             session.messages.clear()
             session.errors.clear()

@@ -88,6 +88,19 @@ def test_console_shows_console_errors_and_uncaught_exceptions(browser, pages) ->
     assert browser("browser_console")["total_errors"] == 0  # cleared
 
 
+def test_console_counts_console_errors_in_total_errors(browser, pages) -> None:
+    browser("browser_navigate", url=pages.add("/two-errors", """<script>
+        console.error('first failure');
+        console.error('second failure');
+        console.log('not an error');
+    </script>"""))
+
+    console = browser("browser_console")
+
+    assert console["js_errors"] == [] and console["total_messages"] == 3
+    assert console["total_errors"] == 2  # the two console.error lines, though nothing was thrown
+
+
 def test_console_expression_evaluates_in_the_page(browser, pages) -> None:
     browser("browser_navigate", url=pages.add("/title", "<title>Evaluated</title>"))
 

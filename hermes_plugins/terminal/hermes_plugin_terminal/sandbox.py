@@ -3,10 +3,11 @@
 Each command gets a fresh set of namespaces (``--unshare-all``): no network unless ``terminal.sandbox.network``
 is true, its own process ids (the whole tree dies with the sandbox, even what left the process group), no
 capabilities, and a ``/tmp`` private to this backend (kept between its commands, removed when it closes). What that
-private ``/tmp`` would hide and commands need is bound over it: the interpreter's folders and ``sys.path`` (a
-checkout or venv under ``/tmp``, read-only) and the writable folders (the workspace), by their real paths too.
-Without bubblewrap, or where it cannot create namespaces, the backend is unavailable with that reason;
-commands never quietly run unsandboxed.
+private ``/tmp`` or the fresh ``/dev`` would hide and commands need is bound over it: the interpreter's folders and
+``sys.path`` (a checkout or venv under ``/tmp`` or ``/dev/shm``, read-only) and the writable folders (the
+workspace), by their real paths too; a folder that cannot be bound fails the command with bubblewrap's reason.
+Without bubblewrap, or where it cannot create namespaces, the backend is unavailable with that reason; commands
+never quietly run unsandboxed.
 """
 
 from __future__ import annotations
@@ -95,16 +96,20 @@ def available() -> bool:
 _ISOLATION: Final = ("--unshare-all", "--new-session", "--die-with-parent", "--cap-drop", "ALL")
 
 
-def under_tmp(paths: Iterable[str]) -> list[str]:
-    """The folders in ``/tmp`` that hold ``paths`` (as given or resolved; none inside another), which the
-    sandbox's private ``/tmp`` would hide."""
+#: The folders the sandbox mounts afresh, hiding what the host has there.
+_REPLACED: Final = (("/", "tmp"), ("/", "dev"))
+
+
+def hidden_folders(paths: Iterable[str]) -> list[str]:
+    """The folders in ``/tmp`` or ``/dev`` (``/dev/shm``) that hold ``paths`` (as given or resolved; none inside
+    another), which the sandbox's private ``/tmp`` and fresh ``/dev`` would hide."""
     found: set[Path] = set()
     for path in paths:
         if not path:
             continue
         for variant in {Path(path).absolute(), Path(path).resolve()}:
             folder = variant if variant.is_dir() else variant.parent
-            if len(folder.parts) > 2 and folder.parts[:2] == ("/", "tmp") and folder.is_dir():
+            if len(folder.parts) > 2 and folder.parts[:2] in _REPLACED and folder.is_dir():
                 found.add(folder)
     return sorted(str(folder) for folder in found if not any(other in folder.parents for other in found))
 
@@ -133,10 +138,10 @@ class SandboxBackend(ShellBackend):
         self._writable = list(dict.fromkeys(str(variant) for path in writable
                                             for variant in (path.absolute(), path.resolve())))
         self._tmp = Path(tempfile.mkdtemp(prefix="hermes-sandbox-tmp-"))
-        self._under_tmp = under_tmp([sys.executable, sys.prefix, sys.base_prefix, *sys.path])
+        self._hidden = hidden_folders([sys.executable, sys.prefix, sys.base_prefix, *sys.path])
 
     def argv(self, script: str, *, pty: bool) -> list[str]:
-        binds = [*(arg for path in self._under_tmp for arg in ("--ro-bind", path, path)),
+        binds = [*(arg for path in self._hidden for arg in ("--ro-bind", path, path)),
                  *(arg for path in self._writable for arg in ("--bind", path, path))]
         # in its own session the shell has no terminal; setsid -c makes the pseudo-terminal its controlling one
         controlling_terminal = [self._setsid, "-w", "-c"] if pty and self._setsid else []
