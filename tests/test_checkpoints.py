@@ -240,7 +240,7 @@ def test_without_git_checkpoints_are_unavailable_with_the_reason(isolated_home: 
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     runtime = Runtime(home=isolated_home, workspace=workspace, entry_points=())
     reason = "git is not installed; checkpoints need it (Debian and Ubuntu: apt-get install git)"
-    assert runtime.checkpoints.availability() == (False, reason, False)
+    assert runtime.checkpoints.availability() == (False, reason)
     with pytest.raises(CheckpointError, match="git is not installed"):
         runtime.checkpoints.list()
 

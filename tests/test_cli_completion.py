@@ -122,7 +122,7 @@ def test_zsh_and_fish_get_each_value_with_its_description(notes):
 def test_top_level_completion_offers_the_command_groups_without_loading_plugins(notes):
     notes.folder("coded", None, "def register(ctx):\n    ctx.register_cli_command('mine', 'Mine', lambda p: None)\n")
     assert offered("hermes ") == ["plugins", "tools", "toolsets", "mcp", "index", "skills", "checkpoints", "cron",
-                                  "sessions", "memory"]
+                                  "sessions", "memory", "config"]
     assert not notes.imported("coded")
 
 

@@ -50,7 +50,7 @@ def test_a_bad_key_or_value_is_refused_with_the_valid_choices_and_nothing_change
     config.write_text(COMMENTED)
     bad_value = hermes("config", "set", "approvals.mode", "maybe")
     assert bad_value.exit_code == 1
-    assert "approvals.mode: Input should be 'ask', 'strict', 'deny' or 'approve'" in bad_value.output
+    assert "approvals.mode: Input should be 'ask', 'strict', 'smart', 'deny' or 'approve'" in bad_value.output
     bad_key = hermes("config", "set", "approvals.mod", "ask")
     assert bad_key.exit_code == 1 and "unknown key 'approvals.mod': the keys of approvals are mode, timeout, " \
                                      "policy" in bad_key.output

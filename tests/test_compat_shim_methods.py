@@ -314,7 +314,7 @@ def test_every_shim_function_runs_and_answers_as_hermes_agent_plugins_expect(run
                                       "async": "from a coroutine"}
     assert answers["manager"] == {"view": True, "plugins": ["everything"], "listed": ["everything"],
                                   "hooks": ["on_session_end"], "has": [True, False], "invoked": ["ended s-9"],
-                                  "refused": ["Hermes loads plugins once per runtime"] * 2}
+                                  "refused": []}  # (forced rediscovery reloads: Runtime.reload_plugins)
     assert answers["places"] == {"cwd": str(tmp_path / "workspace"), "context_cwd": str(tmp_path / "workspace"),
                                  "skills_dir": str(isolated_home / "skills"), "dirs": 1, "tiers": ["local"]}
     assert answers["state"] == {

@@ -359,8 +359,10 @@ def test_plivo_tools_with_a_hermes_agent_manifest_name_the_missing_credentials(p
                                                      ["PLIVO_PHONE_NUMBER", False]]]
     assert plugin["warnings"] == ["unknown manifest field 'label' ignored",
                                   "unknown manifest field 'optional_env' ignored"]
-    assert out["sms"] == {"error": "Tool 'send_sms' is unavailable: environment variable PLIVO_AUTH_ID is not "
-                                   "set; environment variable PLIVO_AUTH_TOKEN is not set"}
+    # missing only its requires_env, the call reaches the plugin's handler, which names what to set (as in Hermes
+    # Agent)
+    assert out["sms"] == {"error": "Plivo credentials missing. Set PLIVO_AUTH_ID and PLIVO_AUTH_TOKEN (from "
+                                   "https://cx.plivo.com/)."}
 
 
 HERMEAD = '''

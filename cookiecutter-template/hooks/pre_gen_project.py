@@ -22,7 +22,7 @@ EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 
 #: Ids of the first-party plugins (hermes-tools-<id> on PyPI).
 FIRST_PARTY = frozenset({"file", "terminal", "web", "code", "agent", "ssh", "skills", "browser", "vision", "image",
-                         "tts", "cron"})
+                         "tts", "cron", "docker", "homeassistant"})
 #: The agent's own tools (hermes-tools-agent): a plugin's tool of one of these names would clash.
 AGENT_TOOLS = frozenset({"todo", "memory", "session_search", "delegate_task", "clarify"})
 #: Toolset names with a meaning of their own: everything, and Hermes Agent's legacy names.

@@ -36,7 +36,7 @@ _CODE = ("config/model.py", "config/data.py")
 ENTRY_KEYS = frozenset({"allow_tool_override", "settings"})
 #: The keys of ``plugins`` that are Hermes's own (any other is a plugin's settings block).
 PLUGINS_KEYS = frozenset({"enabled", "disabled", "entries", "hook_timeout", "max_abandoned_hooks", "load_timeout",
-                           "post_hooks"})
+                           "post_hooks", "exit_timeout"})
 
 #: The last content read of each config file, by the file's identity: (device, inode, mtime, size).
 _memo: dict[Path, tuple[tuple[int, int, int, int], dict[str, Any]]] = {}

@@ -1,5 +1,6 @@
 """Shim of Hermes Agent's ``hermes_cli.plugins``: a read-only view of the plugins and hooks of the runtime running
-the plugin. Hermes loads plugins once per runtime, so nothing here loads, reloads or registers anything."""
+the plugin; a forced rediscovery reloads the runtime's plugins (``Runtime.reload_plugins``), nothing else here loads
+or registers anything."""
 
 from __future__ import annotations
 

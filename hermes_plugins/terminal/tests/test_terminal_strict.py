@@ -10,7 +10,7 @@ import pytest
 from hermes_plugin_terminal.danger import Level, ReadOnlyList, Strictness, Workspace, classify
 
 STRICT = Strictness(read_only=ReadOnlyList.extended(["make test", "cargo check"]))
-WORKSPACE = Strictness(workspace=Workspace("/work/space", "/work/space", "/home/me"))
+WORKSPACE = Strictness(workspace=Workspace("/home/me/project", "/home/me/project", "/home/me"))
 
 
 @pytest.mark.parametrize("command", [
@@ -50,7 +50,7 @@ def test_the_default_reading_asks_for_none_of_them() -> None:
     ("cat ../../etc/passwd", "../../etc/passwd"), ("cp x /tmp/y", "/tmp/y"), ("cat ~/.ssh/id_rsa", "~/.ssh/id_rsa"),
     ("cat $HOME/.netrc", "$HOME/.netrc"), ("cd .. && ls", ".."), ("cat < /etc/shadow", "/etc/shadow"),
     ("echo x > /tmp/out", "/tmp/out"), ("ls /etc/*", "/etc/*"), ("make DESTDIR=/opt/x install", "/opt/x"),
-    ("tar -xf a.tar --directory=/srv", "/srv"), ("cat /work/space/../other/x", "/work/space/../other/x"),
+    ("tar -xf a.tar --directory=/srv", "/srv"), ("cat /home/me/project/../other/x", "/home/me/project/../other/x"),
     ('cat "$f"', "$f"), ("find / -name passwd", "/"), ("cat ~other/.profile", "~other/.profile"),
     ("git -C ../other status", "../other"), ("../other/run.sh", "../other/run.sh"),
 ])
@@ -61,7 +61,7 @@ def test_workspace_only_flags_paths_outside_the_workspace(command: str, outside:
 
 
 @pytest.mark.parametrize("command", [
-    "cat ./x", "cat x", "cat src/../README.md", "cat /work/space/notes.md", "ls > /dev/null 2>&1",
+    "cat ./x", "cat x", "cat src/../README.md", "cat /home/me/project/notes.md", "ls > /dev/null 2>&1",
     "grep -r '/api/v1' src", "sed 's/a/b/' f.txt", "find . -name '/x/*'", "git log origin/main",
     "scp f.txt host:/tmp/", "curl -o out.html https://example.com/a/b", "cat $PWD/x", "echo /etc/passwd",
     "ls *.py", "cp -r src/ build/", "docker run --rm -v $PWD:/src node npm test",

@@ -15,7 +15,7 @@ from hermes_plugin_tts.command import CommandError, render
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the commands are POSIX shell")
 
 
-def duration(path: str) -> float:
+def audio_seconds(path: str) -> float:
     """Seconds of audio ffprobe reads in the file."""
     probed = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", path],
                             capture_output=True, text=True, check=True)
@@ -32,7 +32,7 @@ def test_an_espeak_command_provider_speaks_the_whole_text(speak, tts_config):
     answer = speak(text="One two three four five six seven eight nine ten.")
 
     assert answer["success"] is True and answer["provider"] == "robot"
-    assert answer["file_path"].endswith(".wav") and 1.5 < duration(answer["file_path"]) < 15
+    assert answer["file_path"].endswith(".wav") and 1.5 < audio_seconds(answer["file_path"]) < 15
 
 
 def test_the_models_text_never_reaches_the_command_line(speak, tts_config, tmp_path: Path):
