@@ -183,7 +183,9 @@ class Dispatcher:
                                          enabled_tools))
 
     def _hinted(self, result: str) -> str:
-        hint = self.error_hint() if self.error_hint is not None else None
+        if self.error_hint is None or '"error"' not in result:  # (a result that cannot be an error costs a scan)
+            return result
+        hint = self.error_hint()
         return with_hint(result, hint) if hint else result
 
     def _handle(self, function_name: Any, function_args: Any, task_id: str | None, tool_call_id: str | None,
