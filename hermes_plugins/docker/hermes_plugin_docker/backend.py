@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import posixpath
 import shutil
 import signal
 import tempfile
@@ -34,8 +35,9 @@ from .settings import DockerSettings, parse_volume
 
 __all__ = ["DockerBackend", "available", "find_executable", "run_arguments"]
 
-#: Where ``stage`` folders appear in the container (a folder of this machine, private to the backend).
-STAGE_PATH: Final = "/tmp/hermes-stage"
+#: Where ``stage`` folders appear inside the container (its own temporary folder; each staged folder is a private
+#: folder of this machine mounted there).
+STAGE_PATH: Final = posixpath.join("/tmp", "hermes-stage")
 #: Hermes Agent's hardening: every capability dropped but what package managers need, no privilege escalation,
 #: size-limited scratch folders.
 _SECURITY: Final = (

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 import yaml
+from hermes_plugin_docker.backend import STAGE_PATH
 
 from hermes_core import Runtime
 from hermes_core.authoring.backend_contract import BackendContract
@@ -241,7 +242,7 @@ def test_staged_files_are_readable_in_the_container(runtime_of: Any, docker_sett
     terminal(runtime, "true")
     backend = runtime.backends.get("t")
     with backend.stage({"script.txt": "staged text\n"}) as staged:
-        assert staged.directory.startswith("/tmp/hermes-stage/")
+        assert staged.directory.startswith(STAGE_PATH + "/")
         result = backend.run(f"cat {staged.directory}/script.txt; touch {staged.directory}/x 2>/dev/null || echo ro",
                              cwd="/", timeout=scaled_timeout(30), max_output_chars=1000)
         assert result.output == "staged text\nro\n"
