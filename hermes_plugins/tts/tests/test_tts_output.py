@@ -30,16 +30,16 @@ def test_a_results_folder_path_is_allowed(speak, hermes_home: Path):
     assert answer["success"] is True and Path(answer["file_path"]) == hermes_home / "results" / "speech.wav"
 
 
-@pytest.mark.parametrize("where", ["../outside.wav", "/tmp/hermes-tts-outside.wav", "~/speech.wav",
-                                   "linked/speech.wav"])
+@pytest.mark.parametrize("where", ["../outside.wav", "ABSOLUTE", "~/speech.wav", "linked/speech.wav"])
 def test_a_path_outside_the_workspace_and_results_folder_is_refused(speak, hermes_workspace: Path, where: str):
     (hermes_workspace / "linked").symlink_to(hermes_workspace.parent)
+    absolute = hermes_workspace.parent / "absolute.wav"  # (an absolute path outside the workspace)
 
-    answer = speak(text="Hi.", output_path=where)
+    answer = speak(text="Hi.", output_path=str(absolute) if where == "ABSOLUTE" else where)
 
     assert answer["success"] is False and "audio is written in the workspace" in answer["error"]
     assert not (hermes_workspace.parent / "outside.wav").exists() and not (hermes_workspace.parent / "speech.wav")\
-        .exists() and not Path("/tmp/hermes-tts-outside.wav").exists()
+        .exists() and not absolute.exists()
 
 
 def test_an_existing_file_is_never_replaced(speak, hermes_workspace: Path):
