@@ -104,6 +104,7 @@ class ShellProcess:
         #: The control channel arrives in the output stream (a terminal on the other side carries both).
         self._control_in_output = control_in_output
         self._held = b""
+        self._carriage = b""
         master = slave = None
         if pty:
             import fcntl  # (Unix-only, like pseudo-terminals: imported here so the core imports everywhere)
@@ -263,11 +264,11 @@ class ShellProcess:
                     if not chunk:
                         open_fds.discard(fd)
                     elif fd == self._out_fd:
-                        self.output.write(decoder.decode(self._take_control(chunk) if self._control_in_output
-                                                         else chunk))
+                        self.output.write(decoder.decode(self._remote_terminal_output(chunk)
+                                                         if self._control_in_output else chunk))
                     else:
                         self._read_control(chunk)
-            self.output.write(decoder.decode(self._held, final=True))
+            self.output.write(decoder.decode(self._carriage + self._held, final=True))
         finally:
             control.close()
             if self._master is not None:
@@ -280,6 +281,14 @@ class ShellProcess:
                 with self._input_lock, contextlib.suppress(OSError):
                     self._input_closed = True
                     self._popen.stdin.close()
+
+    def _remote_terminal_output(self, chunk: bytes) -> bytes:
+        """What a terminal made on the other side printed, without the control channel and with its line ends read
+        as ``"\\n"``: the shell turns ``onlcr`` off, but the container runtime may set it again once the command
+        has started (conmon does), so ``"\\r\\n"`` is read as ``"\\n"`` here whatever the terminal's mode."""
+        data = self._carriage + self._take_control(chunk)
+        self._carriage = b"\r" if data.endswith(b"\r") else b""
+        return data[:len(data) - len(self._carriage)].replace(b"\r\n", b"\n")
 
     def _take_control(self, chunk: bytes) -> bytes:
         """``chunk`` of the output without the control channel's lines, which go to :meth:`_read_control`; the start

@@ -83,6 +83,15 @@ def test_commands_run_inside_the_image(runtime_of: Any, docker_settings: dict[st
     assert terminal(runtime, "readlink /bin/sh")["output"] == "busybox\n"
 
 
+def test_a_terminal_whose_runtime_turns_onlcr_back_on_still_ends_lines_with_newline(
+        runtime_of: Any, docker_settings: dict[str, Any]) -> None:
+    # conmon sets onlcr on the container's terminal when it receives it, which may come after the shell turned it
+    # off: the command does here what conmon may do, so that the race's losing side is what is tested
+    runtime = runtime_of(docker_settings)
+    result = terminal(runtime, "stty onlcr; printf 'a\\nb\\n\\n'; sleep 0.1; printf 'c\\n'", pty=True)
+    assert result["output"] == "a\nb\n\nc\n", result
+
+
 def test_writes_land_in_the_workspace_and_the_workspace_is_seen_at_its_own_path(
         runtime_of: Any, docker_settings: dict[str, Any], hermes_workspace: Path) -> None:
     (hermes_workspace / "given.txt").write_text("from the host\n")
