@@ -27,7 +27,7 @@ from .plugins.cache import DiscoveryCache
 from .plugins.context import PluginContext, normalize_command_name
 from .plugins.contributions import Contributions
 from .plugins.discovery import PluginCandidate, Source, candidate_from_folder, discover, installed_entry_points
-from .plugins.loader import LoadResult, load_plugin
+from .plugins.loader import LoadResult, declares_only, load_declared, load_plugin
 from .plugins.records import PluginRecord
 from .plugins.selection import PluginSelection, SelectionPolicy, select, truthy
 from .state.agent import AgentState
@@ -134,7 +134,11 @@ class Runtime(ToolApi):
         self._watching_sessions = False
         self._sessions_lock = threading.Lock()
         self._plugin_contexts: list[PluginContext] = []
-        self._fingerprints: dict[str, tuple[object, ...]] = {}
+        #: What reload_plugins compares: each plugin's fingerprint, or a declared-only plugin's candidate until one
+        #: of its tools is used.
+        self._fingerprints: dict[str, tuple[object, ...] | PluginCandidate] = {}
+        #: The declared-only plugins loaded without a context: the candidate, and what undoes its registrations.
+        self._declared: dict[str, tuple[PluginCandidate, Callable[[], None]]] = {}
         tool_output = self._config_data()["tool_output"]
         self.budget = ResultBudget(self.home.results_dir, tool_output["max_result_size_chars"],
                                    tool_output["turn_budget_chars"], tool_output["max_media_bytes"],
@@ -324,7 +328,7 @@ class Runtime(ToolApi):
         registrations undone first), unload those gone or no longer selected, keep the others as they are.
         Returns the ids ``loaded``, ``reloaded``, ``unloaded`` and ``kept``. A plugin whose new load fails is
         left out whole (its record says why), never half-registered."""
-        from .plugins.reload import fingerprint, forget_modules
+        from .plugins.reload import forget_modules
 
         if not self._loaded:
             return {"loaded": [r.id for r in self.load_plugins() if r.active], "reloaded": [], "unloaded": [],
@@ -336,8 +340,7 @@ class Runtime(ToolApi):
             report: dict[str, list[str]] = {"loaded": [], "reloaded": [], "unloaded": [], "kept": []}
             for record in list(self.plugins):
                 selection = chosen.get(record.id)
-                if selection is not None and record.load is not None and \
-                        self._fingerprints.get(record.id) == fingerprint(selection.candidate):
+                if selection is not None and record.load is not None and self._unchanged(record, selection.candidate):
                     report["kept"].append(record.id)
                     chosen.pop(record.id)
                     continue
@@ -347,6 +350,9 @@ class Runtime(ToolApi):
                 for context in [c for c in self._plugin_contexts if c.plugin_id == record.id]:
                     context.close()
                     self._plugin_contexts.remove(context)
+                declared = self._declared.pop(record.id, None)
+                if declared is not None:
+                    declared[1]()
                 forget_modules(record.module)
                 report["reloaded" if selection is not None else "unloaded"].append(record.id)
             timeout = config["plugins"]["load_timeout"] or None
@@ -403,6 +409,12 @@ class Runtime(ToolApi):
 
     def _load(self, candidate: PluginCandidate, timeout: float | None) -> LoadResult:
         compat.install()  # plugins written for Hermes Agent find its internals they import (the shims)
+        if declares_only(candidate):  # no context, no fingerprint until one of its tools is used: see _first_use
+            result, undo = load_declared(candidate, self.contributions, self._first_use)
+            self._fingerprints[candidate.id] = candidate
+            if undo is not None:
+                self._declared[candidate.id] = (candidate, undo)
+            return result
 
         from .plugins.reload import fingerprint
 
@@ -411,6 +423,29 @@ class Runtime(ToolApi):
         # Kept as long as the runtime: the compatibility shims act for a plugin through its context.
         self._plugin_contexts.append(context)
         return load_plugin(candidate, self.contributions, context, timeout)
+
+    def _first_use(self, candidate: PluginCandidate, code_prefix: str) -> None:
+        """The first tool of a declared-only plugin is being built (called, checked): from now on its code may run,
+        so it gets its plugin context (what the compatibility shims act for) and its fingerprint is taken."""
+        from .plugins.reload import fingerprint
+
+        loaded = self._declared.get(candidate.id)
+        if loaded is None or loaded[0] is not candidate:  # an entry of a load since undone
+            return
+        context = self.context(candidate.id, candidate)
+        self._plugin_contexts.append(context)
+        INTEROP.layer.adopt(code_prefix, context)
+        self._fingerprints[candidate.id] = fingerprint(candidate)
+
+    def _unchanged(self, record: PluginRecord, candidate: PluginCandidate) -> bool:
+        """Reloading would load ``candidate`` as ``record`` was loaded: equal fingerprints, or for a declared-only
+        plugin none of whose tools was used (its code never ran), equal declarations."""
+        from .plugins.reload import fingerprint, same_declarations
+
+        loaded = self._fingerprints.get(record.id)
+        if isinstance(loaded, PluginCandidate):
+            return record.module not in sys.modules and same_declarations(loaded, candidate)
+        return loaded == fingerprint(candidate)
 
     def plugin(self, plugin_id: str) -> PluginRecord | None:
         """The active record of ``plugin_id`` (or its first record when none is active)."""
@@ -665,15 +700,6 @@ def _local_backend(setup: BackendSetup) -> ExecutionBackend:
     return LocalBackend(setup)
 
 
-def _declared_only(candidate: PluginCandidate) -> bool:
-    """Loading the candidate registers its declared tools and nothing else (no code runs, nothing else is
-    contributed): the mirror of the loader's rule."""
-    outline = candidate.outline
-    return outline is not None and outline.get("tools") is not None and not outline.get("provides_hooks") \
-        and not candidate.defines_register and not outline.get("backends") and not outline.get("skills") \
-        and not outline.get("toolsets") and not outline.get("provides_tools") and not candidate.error
-
-
 def _declared_names(selections: Iterable[PluginSelection]) -> set[str]:
     return {tool[0] for s in selections for tool in (s.candidate.outline or {}).get("tools") or ()}
 
@@ -681,7 +707,7 @@ def _declared_names(selections: Iterable[PluginSelection]) -> set[str]:
 def _not_needed_for(ordered: list[PluginSelection], tool: str) -> list[PluginSelection]:
     """Of the ordered selections, the declared-only ones a call of ``tool`` does not need: not declaring it, and
     declaring no name a needed plugin declares (so that whoever wins a name wins it as in a full load)."""
-    later = [s for s in ordered if _declared_only(s.candidate)]
+    later = [s for s in ordered if declares_only(s.candidate)]
     skipped = {id(s) for s in later}
     names = _declared_names(s for s in ordered if id(s) not in skipped) | {tool}
     while True:

@@ -117,6 +117,10 @@ OTHER_SHAPES = [
     '{"key": KEY, "stamps": [], "watched": [], "records": [{"id": "x", "unknown": 1}]}\nnull',
     '{"key": KEY, "stamps": [], "watched": [], "records": [{"id": "x", "source": "user", "module": "m", '
     '"outline": {"tools": "not a list"}, "warnings": []}]}\nnull',
+    '{"key": KEY, "stamps": [], "watched": [], "records": [{"id": "x", "source": "user", "module": "m", '
+    '"outline": {"tools": [["x_tool", "x", false]]}, "warnings": []}]}\nnull',
+    '{"key": KEY, "stamps": [], "watched": [], "records": [{"id": "x", "source": "user", "module": "m", '
+    '"outline": {"tools": [["bad name\\u200b", "x", false, "", null]]}, "warnings": []}]}\nnull',
 ]
 
 
@@ -166,22 +170,26 @@ HANDLER = {"tools.py": "def run(args, **kwargs):\n    return 'ran ' + __name__\n
 
 
 def test_a_cached_load_reads_a_tools_details_only_when_the_tool_is_used(plugins, isolated_home):
-    """The cache's first line names each declared tool; the manifest lines after it are read per plugin, when one
-    of its tools is listed, defined or called: a line gone bad harms only the tools of its plugin, which say why,
-    and the file is removed so that the next process discovers again."""
+    """The cache's first line names each declared tool with what a listing shows of it; the manifest lines after it
+    are read per plugin, when one of its tools is defined or called: a line gone bad harms only the tools of its
+    plugin, which say why, and the file is removed so that the next process discovers again."""
     for plugin_id in ("alpha", "beta"):
         plugins.folder(plugin_id, manifest=DECLARED.format(id=plugin_id), files=HANDLER)
     plugins.runtime().discover()
     [cache_file] = (isolated_home / "cache").glob("discovery-*.json")
     lines = cache_file.read_text().split("\n")
     assert [record["outline"]["tools"] for record in json.loads(lines[0])["records"]] == [
-        [["alpha_tool", "alpha", False]], [["beta_tool", "beta", False]]]
+        [["alpha_tool", "alpha", False, "The alpha tool", {"read_only": True}]],
+        [["beta_tool", "beta", False, "The beta tool", {"read_only": True}]]]
     cache_file.write_text("\n".join([*lines[:2], '{"tools": "gone bad"', *lines[3:]]))
 
     runtime = plugins.runtime()
     runtime.load_plugins()
 
     assert sorted(runtime.registry.names()) == ["alpha_tool", "beta_tool"]
+    beta = runtime.registry.get("beta_tool")
+    assert (beta.description, beta.annotations.read_only) == ("The beta tool", True)  # from the first line
+    assert cache_file.exists()  # listed: no manifest line read
     assert runtime.handle_function_call("alpha_tool", {}).startswith("ran hermes_plugins.alpha")
     assert cache_file.exists()  # beta's line was not read: nothing used its tool
     result = json.loads(runtime.handle_function_call("beta_tool", {}))

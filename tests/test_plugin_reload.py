@@ -78,3 +78,39 @@ def test_a_plugin_whose_new_code_fails_leaves_nothing_of_itself(isolated_home):
     assert "fragile_tool" not in runtime.registry and runtime.hooks.implementations("pre_tool_call") == []
     assert "Unknown tool" in json.loads(runtime.handle_function_call("fragile_tool", {}))["error"]
     runtime.close()
+
+
+DECLARED = "name: {id}\ntools:\n  - {{name: {id}_tool, toolset: {id}, description: {text}, handler: .tools:run}}\n"
+HANDLER = "def run(args, **kwargs):\n    return {answer!r}\n"
+
+
+def declared(folder, text: str, answer: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "plugin.yaml").write_text(DECLARED.format(id=folder.name, text=text))
+    (folder / "tools.py").write_text(HANDLER.format(answer=answer))
+    later = time.time() + 5
+    for name in ("plugin.yaml", "tools.py"):
+        os.utime(folder / name, (later, later))
+
+
+def test_declared_plugins_reload_by_their_declarations_until_used_then_by_their_files(isolated_home):
+    """A declared-only plugin loads without a plugin context; until one of its tools is used its code never ran, so
+    a reload compares what it declares; once used, its files, as for a plugin whose code ran at load."""
+    plugins = isolated_home / "plugins"
+    for name in ("unused", "renamed", "used"):
+        declared(plugins / name, "Version one", "v1")
+    runtime = Runtime(home=isolated_home, entry_points=())
+    runtime.load_plugins()
+    assert runtime.handle_function_call("used_tool", {}) == "v1"
+
+    declared(plugins / "unused", "Version one", "v2")  # code only: read when first used, nothing to reload
+    declared(plugins / "renamed", "Version two", "v1")
+    declared(plugins / "used", "Version one", "v2")
+    report = runtime.reload_plugins()
+
+    assert (report["kept"], sorted(report["reloaded"])) == (["unused"], ["renamed", "used"])
+    assert runtime.registry.get("renamed_tool").description == "Version two"
+    assert runtime.handle_function_call("used_tool", {}) == "v2"
+    assert runtime.handle_function_call("unused_tool", {}) == "v2"
+    assert sorted(runtime.reload_plugins()["kept"]) == ["renamed", "unused", "used"]
+    runtime.close()

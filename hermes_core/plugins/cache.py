@@ -3,9 +3,9 @@
 A hit reads JSON and builds :class:`PluginCandidate` records holding that plain data: no YAML parser,
 no pydantic model and no ``importlib.metadata`` scan (a miss does all three). The file is JSON lines: the first
 line holds the key, the watched files and each candidate with its manifest's outline (the manifest with each tool
-reduced to its name, toolset and whether it is checked: the index a load registers tools by); line ``2 + i``
-holds candidate ``i``'s whole manifest, parsed only when something needs a tool's details (a call parses the one
-plugin it calls).
+reduced to its name, toolset, whether it is checked, description and annotations: the index a load registers
+tools by and all a listing shows); line ``2 + i`` holds candidate ``i``'s whole manifest, parsed only when something
+needs a tool's schema or handler (a call parses the one plugin it calls).
 
 The cache is valid while the interpreter, ``sys.path``, the folders on it, the ``entry_points.txt`` files
 and every manifest and plugin folder it saw keep their paths and modification times: installing,
@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..config.cachefile import code_key, write_atomically
 from ..config.untrusted import TEXT_LIMIT, read_untrusted_text
+from ..tools.toolnames import TOOL_NAME
 from .discovery import PluginCandidate, Source, discover
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ log = logging.getLogger(__name__)
 
 #: The code whose change makes cached candidates stale: what they hold (discovery, the plain manifest) and this.
 _CODE = ("plugins/cache.py", "plugins/discovery.py", "plugins/manifest.py")
+_NONE = type(None)
 #: A cache of thousands of plugins outgrows the limit of other untrusted files.
 CACHE_LIMIT = 16 * TEXT_LIMIT
 
@@ -133,10 +135,18 @@ def _candidate(data: dict[str, Any], manifest: Callable[[], dict[str, Any] | Non
     data["warnings"] = tuple(data["warnings"])
     candidate = PluginCandidate(**data, full_manifest=manifest if data.get("outline") is not None else None)
     outline = candidate.outline
-    plain_outline = outline is None or (isinstance(outline, dict) and isinstance(outline.get("tools"), list | None))
+    plain_outline = outline is None or (isinstance(outline, dict) and _tool_outlines(outline.get("tools")))
     if not isinstance(candidate.id, str) or candidate.source not in ("pip", "user", "project") or not plain_outline:
         raise ValueError("not a plugin candidate")
     return candidate
+
+
+def _tool_outlines(tools: Any) -> bool:
+    """``tools`` is None or a list of what :func:`~hermes_core.plugins.discovery.outline_of` makes of each tool."""
+    return tools is None or (type(tools) is list and all(
+        type(tool) is list and len(tool) == 5 and type(tool[0]) is str and TOOL_NAME.fullmatch(tool[0]) is not None
+        and type(tool[1]) is str and type(tool[2]) is bool and type(tool[3]) is str and type(tool[4]) in (dict, _NONE)
+        for tool in tools))
 
 
 def _manifest(path: Path, lines: list[str], line: int) -> dict[str, Any] | None:

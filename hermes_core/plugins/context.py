@@ -215,14 +215,9 @@ class PluginContext:
             self._warn_if_look_alike(entry.name)
 
     def _warn_if_look_alike(self, name: str) -> None:
-        registry = self._contributions.registry
-        other = registry.look_alike(name)
-        if other is not None:
-            owner = registry.get(other)
-            self.warnings.append(f"tool {name!r} looks like tool {other!r}"
-                                 f"{f' of plugin {owner.plugin!r}' if owner and owner.plugin else ''}; a model may "
-                                 "call one for the other")
-            log.warning("%s", self.warnings[-1])
+        warning = self._contributions.registry.look_alike_warning(name)
+        if warning is not None:
+            self.warnings.append(warning)
 
     @property
     def registry(self) -> ToolRegistry:

@@ -66,8 +66,9 @@ class PluginCandidate:
     distribution: str | None = None
     dist_version: str | None = None
     #: The manifest's outline: the validated manifest as plain JSON data, defaults filled in, each declared tool
-    #: reduced to ``[name, toolset, checked]`` (:func:`outline_of`): what listing plugins and loading them read up
-    #: front, so they need no pydantic model and no tool's details; None without a (usable) plugin.yaml.
+    #: reduced to ``[name, toolset, checked, description, annotations]`` (:func:`outline_of`): what listing plugins
+    #: and tools and loading them read, so they need no pydantic model and no tool's schema; None without a (usable)
+    #: plugin.yaml.
     outline: dict[str, Any] | None = None
     #: Why this plugin cannot be loaded at all (an invalid manifest), else None.
     error: str | None = None
@@ -114,11 +115,18 @@ class PluginCandidate:
 
 
 def outline_of(manifest_data: dict[str, Any]) -> dict[str, Any]:
-    """A plain manifest with each declared tool reduced to ``[name, toolset, checked]`` (``checked``: it declares
-    a ``check`` or a ``check_fn``, so its availability must be evaluated)."""
+    """A plain manifest with each declared tool reduced to ``[name, toolset, checked, description, annotations]``
+    (``checked``: it declares a ``check`` or a ``check_fn``, so its availability must be evaluated; ``annotations``:
+    the hints it gives, those left unsaid dropped, or None): all a listing shows of a tool."""
     tools = manifest_data.get("tools")
     return {**manifest_data, "tools": None if tools is None else [
-        [tool["name"], tool["toolset"], bool(tool.get("check") or tool.get("check_fn"))] for tool in tools]}
+        [tool["name"], tool["toolset"], bool(tool.get("check") or tool.get("check_fn")), tool["description"],
+         _said(tool.get("annotations"))] for tool in tools]}
+
+
+def _said(annotations: dict[str, Any] | None) -> dict[str, Any] | None:
+    said = {name: value for name, value in (annotations or {}).items() if value is not None}
+    return said or None
 
 
 def slug(plugin_id: str) -> str:

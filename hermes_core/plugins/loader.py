@@ -14,7 +14,7 @@ import sys
 import time
 import types
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
@@ -22,7 +22,7 @@ from .._version import __version__
 from ..calls.hooks import KNOWN_HOOKS
 from ..errors import HermesError
 from ..tools.references import LazyReference, ReferenceImportError
-from ..tools.registry import UNLIMITED, DeclaredEntry, Requirements, ToolEntry, tool_entry
+from ..tools.registry import UNLIMITED, DeclaredEntry, Requirements, ToolEntry, Undo, tool_entry
 from ..tools.toolsets import Toolset
 from ..workers.executor import DeadlineExceeded, call_with_deadline
 from ..workers.exitguard import refusing_exit
@@ -37,8 +37,8 @@ if TYPE_CHECKING:
     from .context import PluginContext
     from .contributions import Contributions
 
-__all__ = ["NAMESPACE", "LoadResult", "declared_entry", "importable_package", "load_plugin",
-           "mount_directory_plugin", "reference_problems"]
+__all__ = ["NAMESPACE", "LoadResult", "declared_entry", "declares_only", "importable_package", "load_declared",
+           "load_plugin", "mount_directory_plugin", "reference_problems"]
 
 #: The ``@tool`` module: looked up in ``sys.modules``, never imported here (it costs pydantic).
 _TOOL_MODULE = f"{__package__}.tool"
@@ -128,16 +128,12 @@ def load_plugin(candidate: PluginCandidate, contributions: Contributions, contex
 
     ``timeout`` bounds the plugin's import and ``register()`` (``None`` or 0: no bound).
     """
-    if candidate.error:
-        return LoadResult("error", candidate.error, candidate.module)
+    refused = _refusal(candidate)
+    if refused is not None:
+        return refused
     # the outline (plain data, each tool only named): loading a declared plugin builds no pydantic model and reads
-    # no tool's details
+    # no tool's schema
     manifest = candidate.outline
-    # a foreign (Hermes Agent) manifest's requires_hermes names a Hermes Agent version: shown, not checked
-    required = manifest.get("requires_hermes") if manifest is not None and not candidate.foreign_manifest else None
-    if required and not (candidate.requires_hermes_met if candidate.requires_hermes_met is not None
-                         else core_satisfies(required)):
-        return LoadResult("error", f"requires hermes-tools {required}, but this is {__version__}", candidate.module)
     module = candidate.module if candidate.source == "pip" else mount_directory_plugin(candidate, contributions)
     interop = INTEROP.layer  # a compatibility layer the runtime installed, if any (its shims act for this context)
     interop.adopt(_code_prefix(candidate, module), context)
@@ -176,11 +172,56 @@ def load_plugin(candidate: PluginCandidate, contributions: Contributions, contex
                       import_ms=timings.get("import_ms"), register_ms=timings.get("register_ms"))
 
 
+def _refusal(candidate: PluginCandidate) -> LoadResult | None:
+    """Why the candidate is not loaded at all (an invalid manifest, a ``requires_hermes`` this core does not meet),
+    as its result; None when it may be."""
+    if candidate.error:
+        return LoadResult("error", candidate.error, candidate.module)
+    manifest = candidate.outline
+    # a foreign (Hermes Agent) manifest's requires_hermes names a Hermes Agent version: shown, not checked
+    required = manifest.get("requires_hermes") if manifest is not None and not candidate.foreign_manifest else None
+    if required and not (candidate.requires_hermes_met if candidate.requires_hermes_met is not None
+                         else core_satisfies(required)):
+        return LoadResult("error", f"requires hermes-tools {required}, but this is {__version__}", candidate.module)
+    return None
+
+
+def declares_only(candidate: PluginCandidate) -> bool:
+    """Loading the candidate registers its declared tools and nothing else: no code runs at load and nothing else
+    is contributed (no hooks, ``register()``, backends, skills, toolsets or undeclared tools)."""
+    outline = candidate.outline
+    return outline is not None and outline.get("tools") is not None and not outline.get("provides_hooks") \
+        and not candidate.defines_register and not outline.get("backends") and not outline.get("skills") \
+        and not outline.get("toolsets") and not outline.get("provides_tools") and not candidate.error
+
+
+def load_declared(candidate: PluginCandidate, contributions: Contributions,
+                  first_use: Callable[[PluginCandidate, str], None]) -> tuple[LoadResult, Undo | None]:
+    """Load a :func:`declares_only` candidate: its tools registered from its outline, with no plugin context;
+    ``first_use(candidate, code_prefix)`` runs once, before the first of its tools is built (its handler or checks
+    read: its code may run from then on). Returns the result and what undoes the registrations."""
+    refused = _refusal(candidate)
+    if refused is not None:
+        return refused, None
+    module = candidate.module if candidate.source == "pip" else mount_directory_plugin(candidate, contributions)
+    registry = contributions.registry
+    added, undo = registry.register_many(_declared_entries(candidate, module, first_use))
+    warnings = tuple(filter(None, (registry.look_alike_warning(entry.name) for entry in added)))
+    tools = tuple(dict.fromkeys(entry.name for entry in added))
+    return LoadResult("declared", "", module, tools, warnings=warnings), undo
+
+
+def _declared_entries(candidate: PluginCandidate, module: str,
+                      first_use: Callable[[PluginCandidate, str], None] | None = None) -> list[ToolEntry]:
+    declarations = _Declarations(candidate, module, first_use)
+    return [DeclaredEntry(name, toolset, candidate.id, declarations, index, checked, description, annotations)
+            for index, (name, toolset, checked, description, annotations)
+            in enumerate((candidate.outline or {}).get("tools") or ())]
+
+
 def _register_declared(contributions: Contributions, context: PluginContext, candidate: PluginCandidate,
                        manifest: dict[str, Any], module: str) -> None:
-    declarations = _Declarations(candidate, module)
-    context.add_entries([DeclaredEntry(name, toolset, candidate.id, declarations, index, checked)
-                         for index, (name, toolset, checked) in enumerate(manifest["tools"] or ())])
+    context.add_entries(_declared_entries(candidate, module))
     source = f"plugin:{candidate.id}"
     for toolset in manifest["toolsets"]:
         contributions.toolsets.define(Toolset(toolset["name"], toolset["description"], tuple(toolset["tools"]),
@@ -226,10 +267,11 @@ def declared_entry(tool: dict[str, Any], candidate: PluginCandidate, package: st
 class _Declarations:
     """The tools one candidate's manifest declares, read when first needed (see ``DeclaredEntry``)."""
 
-    __slots__ = ("candidate", "package")
+    __slots__ = ("candidate", "first_use", "package")
 
-    def __init__(self, candidate: PluginCandidate, package: str) -> None:
-        self.candidate, self.package = candidate, package
+    def __init__(self, candidate: PluginCandidate, package: str,
+                 first_use: Callable[[PluginCandidate, str], None] | None) -> None:
+        self.candidate, self.package, self.first_use = candidate, package, first_use
 
     def declaration(self, index: int, name: str) -> dict[str, Any] | None:
         """The plain declaration of the ``index``-th tool, or None when it is not ``name``'s (the discovery cache
@@ -241,6 +283,9 @@ class _Declarations:
     def entry(self, index: int, name: str, toolset: str) -> ToolEntry:
         """The whole entry of the ``index``-th tool; one whose declaration is gone or cannot be read is unavailable
         and says why."""
+        first_use, self.first_use = self.first_use, None  # (entries are built one at a time: DeclaredEntry)
+        if first_use is not None:
+            first_use(self.candidate, _code_prefix(self.candidate, self.package))
         tool = self.declaration(index, name)
         problem = "its declaration changed while Hermes read the discovery cache; run the command again"
         if tool is not None:

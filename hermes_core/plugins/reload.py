@@ -7,7 +7,7 @@ import sys
 
 from .discovery import PluginCandidate
 
-__all__ = ["fingerprint", "forget_modules"]
+__all__ = ["fingerprint", "forget_modules", "same_declarations"]
 
 _MAX_FILES = 2000  # a plugin folder larger than this is compared by its first files only
 
@@ -27,6 +27,14 @@ def fingerprint(candidate: PluginCandidate) -> tuple[object, ...]:
                         continue
                     files.append((os.path.join(root, name), status.st_size, status.st_mtime_ns))
     return candidate.source, candidate.version, candidate.module, candidate.path, tuple(files)
+
+
+def same_declarations(loaded: PluginCandidate, now: PluginCandidate) -> bool:
+    """``now`` declares what ``loaded`` declared, from the same place (what tells a declared-only plugin whose code
+    never ran unchanged: its code is read when first used)."""
+    return (loaded.source, loaded.version, loaded.module, loaded.path, loaded.defines_register, loaded.outline) == \
+        (now.source, now.version, now.module, now.path, now.defines_register, now.outline) \
+        and loaded.manifest_data == now.manifest_data
 
 
 def forget_modules(package: str) -> None:

@@ -307,23 +307,26 @@ class Declarations(Protocol):
 
 class DeclaredEntry(ToolEntry):
     """A tool a manifest declares, read from its declaration as far as something needs it: its name, toolset,
-    plugin and whether it has checks at once (all a registration and an availability needs), its description,
-    annotations and schema from the declaration (all a listing or a definition needs), and the rest — handler,
-    checks — built when first read (calling it, checking it). A load of thousands of declared tools thus does
-    per-tool work only for the tools something uses, and only the work it needs."""
+    plugin, description, annotations and whether it has checks at once, from the manifest's outline (all a
+    registration, an availability and a listing need), its schema from the declaration (what a definition needs),
+    and the rest — handler, checks — built when first read (calling it, checking it). A load of thousands of
+    declared tools thus does per-tool work only for the tools something uses, and only the work it needs."""
 
     _building = threading.Lock()
 
     def __init__(self, name: str, toolset: str, plugin: str | None, source: Declarations, index: int,
-                 checked: bool) -> None:
+                 checked: bool, description: str, annotations: Mapping[str, Any] | None) -> None:
         check_tool_name(name)
         self.name = name
         self.toolset = toolset
         self.plugin = plugin
+        self.description = description
         self._source = source
         self._index = index
         #: The declaration has a ``check`` or a ``check_fn`` (known from the outline: no declaration read).
         self._checked = checked
+        #: The hints the outline gives, read into :class:`ToolAnnotations` on first use.
+        self._hints = annotations
         #: Whether the rest is still to be built.
         self._build = True
 
@@ -337,17 +340,14 @@ class DeclaredEntry(ToolEntry):
         return super().has_checks if not self._build else self._checked
 
     def __getattr__(self, attribute: str) -> Any:
-        # called only for an attribute not set yet: read from the declaration (the declaration itself, then the
-        # description and the annotations), or built with the rest (schema, handler...)
+        # called only for an attribute not set yet: the declaration, the schema read from it and the annotations
+        # from the outline's hints, or the rest (handler, checks...) built from the declaration
         values = self.__dict__
         if attribute.startswith("__") or not values.get("_build"):
             raise AttributeError(attribute)
         if attribute == "declaration":  # ``{}`` when it is gone: the built entry says why the tool is unavailable
             declaration = values["declaration"] = self._source.declaration(self._index, self.name) or {}
             return declaration
-        if attribute == "description":
-            description = values["description"] = str(self.declaration.get("description") or "")
-            return description
         if attribute == "schema":
             declaration = self.declaration
             schema = values["schema"] = {"name": self.name, "description": self.description, "parameters":
@@ -355,8 +355,8 @@ class DeclaredEntry(ToolEntry):
             return schema
         if attribute == "annotations":
             try:
-                annotations = ToolAnnotations.of(self.declaration.get("annotations"))
-            except ValueError:  # a declaration Hermes did not write: the built entry says why it is unavailable
+                annotations = ToolAnnotations.of(self._hints)
+            except ValueError:  # an outline Hermes did not write: the built entry says why it is unavailable
                 annotations = NO_ANNOTATIONS
             values["annotations"] = annotations
             return annotations
@@ -559,6 +559,18 @@ class ToolRegistry:
         """Another registered tool whose name looks like ``name`` (``Read_File`` and ``read_file``), or None."""
         other = self._skeletons.get(skeleton(name))
         return other if other != name and other in self._tools else None
+
+    def look_alike_warning(self, name: str) -> str | None:
+        """The warning for the plugin that registered ``name`` when another tool looks like it (also logged)."""
+        other = self.look_alike(name)
+        if other is None:
+            return None
+        owner = self._tools.get(other)
+        warning = (f"tool {name!r} looks like tool {other!r}"
+                   f"{f' of plugin {owner.plugin!r}' if owner and owner.plugin else ''}; a model may call one for "
+                   "the other")
+        log.warning("%s", warning)
+        return warning
 
     def get(self, name: str) -> ToolEntry | None:
         entry = self._tools.get(name)
