@@ -3,14 +3,17 @@ loaded groups included), as docs/cli.md promises; and the JSON of ``tools show``
 
 from __future__ import annotations
 
+import enum
 import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import click
+import pytest
 from click.testing import CliRunner
 
 from hermes_core.cli import cli
+from hermes_core.cli.jsontext import indented_json
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
 
@@ -125,3 +128,25 @@ def test_plugins_validate_json_reports_errors_and_warnings_with_the_same_exit_st
     assert invalid.exit_code == 1
     report = json.loads(invalid.output)
     assert report["valid"] is False and report["errors"] and "toolset" in report["errors"][0]
+
+
+class _Colour(enum.IntEnum):
+    RED = 1
+
+
+@pytest.mark.parametrize("data", [
+    {}, [], (), "text", 3, -2.5, None, True, float("nan"), float("inf"), -float("inf"), _Colour.RED,
+    [{"name": "read_file", "annotations": {"read_only": True}, "reason": None, "description": "Reads é \u202e \x01"}],
+    {"b": [1, [], {}, [[]], {"x": {"y": ()}}], "a": {"z": 1.0, "y": [None, False]}, "c": Path("some/where")},
+    {1: "one", 2.5: "half"}, {None: "none"}, {True: "yes", False: "no"}, [{"nested": [{"deep": ["x", 1e-7, 10**30]}]}],
+])
+def test_the_json_the_cli_writes_is_what_json_dumps_writes(data):
+    assert indented_json(data) == json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=str)
+
+
+@pytest.mark.parametrize("data", [{(1, 2): "a tuple key"}, {"a": 1, 2: "keys that do not sort"}])
+def test_keys_json_refuses_are_refused(data):
+    with pytest.raises(TypeError):
+        json.dumps(data, sort_keys=True)
+    with pytest.raises(TypeError):
+        indented_json(data)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import json
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -132,9 +131,10 @@ class LazyGroup(click.Group):
 
 def echo_json(data: Any) -> None:
     """Stable JSON output: sorted keys, two-space indent, control and bidi characters escaped."""
+    from .jsontext import indented_json
     from .safetext import json_safe
 
-    click.echo(json_safe(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=str)))
+    click.echo(json_safe(indented_json(data)))
 
 
 def plugin_cli_command(name: str) -> click.Command | None:
