@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config.cachefile import code_key, write_atomically
-from ..config.untrusted import TEXT_LIMIT, read_untrusted_text
+from ..config.untrusted import TEXT_LIMIT, read_untrusted_bytes
 from ..tools.toolnames import TOOL_NAME
 from .discovery import PluginCandidate, Source, discover
 
@@ -115,15 +115,16 @@ def _load(path: Path, key: str) -> list[PluginCandidate] | None:
     """The cached candidates of ``key``, or None when the file is missing, stale, another key's, or not what
     this module writes."""
     try:
-        lines = read_untrusted_text(path, CACHE_LIMIT).split("\n")
-        stored = json.loads(lines[0])
-    except (OSError, UnicodeDecodeError, ValueError):
+        content = read_untrusted_bytes(path, CACHE_LIMIT)
+        stored = json.loads(content[:content.find(b"\n")] if b"\n" in content else content)
+    except (OSError, ValueError):  # (a UnicodeDecodeError is a ValueError)
         return None
     try:
         if stored["key"] != key or not isinstance(stored["watched"], list) \
                 or stored["stamps"] != _stamps([str(p) for p in stored["watched"]]) \
-                or len(lines) != len(stored["records"]) + 1:
+                or content.count(b"\n") != len(stored["records"]):
             return None
+        lines = _Lines(content)
         return [_candidate(dict(data), functools.partial(_manifest, path, lines, index + 1))
                 for index, data in enumerate(stored["records"])]
     except Exception as exc:  # any shape but ours: ignore it, the caller rewrites it
@@ -149,7 +150,21 @@ def _tool_outlines(tools: Any) -> bool:
         for tool in tools))
 
 
-def _manifest(path: Path, lines: list[str], line: int) -> dict[str, Any] | None:
+class _Lines:
+    """The lines of a cache file's content, split when a manifest is first read (a listing reads none)."""
+
+    def __init__(self, content: bytes) -> None:
+        self.content = content
+
+    @functools.cached_property
+    def lines(self) -> list[bytes]:
+        return self.content.split(b"\n")
+
+    def __getitem__(self, line: int) -> bytes:
+        return self.lines[line]
+
+
+def _manifest(path: Path, lines: _Lines, line: int) -> dict[str, Any] | None:
     """The whole manifest a cache line holds; when the line is not one (a file changed under the reader), the
     cache file is removed (the next process discovers again) and the plugin's tools say so when used."""
     try:
