@@ -30,7 +30,48 @@ def load_untrusted_yaml(text: str) -> Any:
         for event in yaml.parse(text, Loader=_Loader):
             if isinstance(event, yaml.AliasEvent):
                 raise _AliasesRefused(event.start_mark.line + 1 if event.start_mark else 0)
-    return yaml.load(text, Loader=_Loader)
+    loader = _Loader(text)
+    try:  # what yaml.load does, with the common nodes built by _plain (PyYAML's constructor is pure Python)
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        try:
+            return _plain(node, loader)
+        except (_Unusual, RecursionError):
+            return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+_TAG = "tag:yaml.org,2002:"
+_STR, _MAP, _SEQ = f"{_TAG}str", f"{_TAG}map", f"{_TAG}seq"
+_SCALARS = frozenset({f"{_TAG}null", f"{_TAG}bool", f"{_TAG}int", f"{_TAG}float"})
+
+
+class _Unusual(Exception):
+    """A node :func:`_plain` leaves to PyYAML's constructor (a merge key, a timestamp, a set, a key that is not a
+    scalar...): the whole document is built by it instead."""
+
+
+def _plain(node: yaml.Node, loader: Any) -> Any:
+    """What PyYAML's safe constructor builds of ``node`` when it holds only text, numbers, booleans, nulls, lists and
+    mappings with scalar keys (about a third of its time); :class:`_Unusual` for anything else."""
+    tag = node.tag
+    if isinstance(node, yaml.ScalarNode):
+        if tag == _STR:
+            return node.value
+        if tag in _SCALARS:
+            return loader.yaml_constructors[tag](loader, node)
+    elif isinstance(node, yaml.MappingNode) and tag == _MAP:
+        mapping = {}
+        for key, value in node.value:
+            if not isinstance(key, yaml.ScalarNode) or (key.tag not in _SCALARS and key.tag != _STR):
+                raise _Unusual
+            mapping[_plain(key, loader)] = _plain(value, loader)
+        return mapping
+    elif isinstance(node, yaml.SequenceNode) and tag == _SEQ:
+        return [_plain(item, loader) for item in node.value]
+    raise _Unusual
 
 
 def validate_yaml(text: str, source: Path | str, model: type[M], error: type[Exception], what: str,
