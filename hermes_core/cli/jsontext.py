@@ -4,7 +4,7 @@ spent more time there than in reading them)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from json.encoder import INFINITY, encode_basestring
 from typing import Any
 
@@ -53,8 +53,9 @@ def indented_json(data: Any) -> str:
             inner = margin + "  "
             between = ",\n" + inner
             is_dict = isinstance(value, dict)
+            items: Iterable[Any] = sorted(value.items()) if isinstance(value, dict) else value
             add("{\n" + inner if is_dict else "[\n" + inner)
-            for index, item in enumerate(sorted(value.items()) if is_dict else value):
+            for index, item in enumerate(items):
                 if index:
                     add(between)
                 if is_dict:
