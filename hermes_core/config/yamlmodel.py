@@ -30,7 +30,7 @@ def load_untrusted_yaml(text: str) -> Any:
         for event in yaml.parse(text, Loader=_Loader):
             if isinstance(event, yaml.AliasEvent):
                 raise _AliasesRefused(event.start_mark.line + 1 if event.start_mark else 0)
-    loader = _Loader(text)
+    loader = _UntrustedLoader(text)
     try:  # what yaml.load does, with the common nodes built by _plain (PyYAML's constructor is pure Python)
         node = loader.get_single_node()
         if node is None:
@@ -41,6 +41,25 @@ def load_untrusted_yaml(text: str) -> Any:
             return loader.construct_document(node)
     finally:
         loader.dispose()
+
+
+class _UntrustedLoader(_Loader):
+    """The safe loader, remembering the tags of short plain scalars (names, types, numbers recur in every manifest:
+    PyYAML matches each against its patterns, in Python, each time)."""
+
+    _tags: dict[tuple[str, tuple[bool, bool]], str] = {}
+
+    def resolve(self, kind: type[yaml.Node], value: Any, implicit: Any) -> str:
+        if kind is not yaml.ScalarNode or len(value) > 64 or self.yaml_path_resolvers:
+            return str(super().resolve(kind, value, implicit))
+        key = (value, implicit)
+        tag = self._tags.get(key)
+        if tag is None:
+            tag = str(super().resolve(kind, value, implicit))
+            if len(self._tags) >= 4096:
+                self._tags.clear()
+            self._tags[key] = tag
+        return tag
 
 
 _TAG = "tag:yaml.org,2002:"
