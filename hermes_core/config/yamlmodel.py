@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -47,7 +47,7 @@ class _UntrustedLoader(_Loader):
     """The safe loader, remembering the tags of short plain scalars (names, types, numbers recur in every manifest:
     PyYAML matches each against its patterns, in Python, each time)."""
 
-    _tags: dict[tuple[str, tuple[bool, bool]], str] = {}
+    _tags: ClassVar[dict[tuple[str, tuple[bool, bool]], str]] = {}
 
     def resolve(self, kind: type[yaml.Node], value: Any, implicit: Any) -> str:
         if kind is not yaml.ScalarNode or len(value) > 64 or self.yaml_path_resolvers:
