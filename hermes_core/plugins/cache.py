@@ -44,7 +44,6 @@ log = logging.getLogger(__name__)
 
 #: The code whose change makes cached candidates stale: what they hold (discovery, the plain manifest) and this.
 _CODE = ("plugins/cache.py", "plugins/discovery.py", "plugins/manifest.py")
-_NONE = type(None)
 #: A cache of thousands of plugins outgrows the limit of other untrusted files.
 CACHE_LIMIT = 16 * TEXT_LIMIT
 
@@ -142,12 +141,17 @@ def _candidate(data: dict[str, Any], manifest: Callable[[], dict[str, Any] | Non
     return candidate
 
 
+#: The types of what :func:`~hermes_core.plugins.discovery.outline_of` makes of a tool.
+_TOOL_OUTLINES = frozenset({(str, str, bool, str, dict), (str, str, bool, str, type(None))})
+
+
 def _tool_outlines(tools: Any) -> bool:
     """``tools`` is None or a list of what :func:`~hermes_core.plugins.discovery.outline_of` makes of each tool."""
-    return tools is None or (type(tools) is list and all(
-        type(tool) is list and len(tool) == 5 and type(tool[0]) is str and TOOL_NAME.fullmatch(tool[0]) is not None
-        and type(tool[1]) is str and type(tool[2]) is bool and type(tool[3]) is str and type(tool[4]) in (dict, _NONE)
-        for tool in tools))
+    if tools is None:
+        return True
+    shapes = _TOOL_OUTLINES
+    return type(tools) is list and all(type(tool) is list and tuple(map(type, tool)) in shapes for tool in tools) \
+        and all(TOOL_NAME.fullmatch(tool[0]) for tool in tools)
 
 
 class _Lines:
