@@ -71,6 +71,18 @@ def test_a_look_alike_of_a_registered_tool_is_registered_with_a_warning(plugins)
     assert len(warned) == 2, second.warnings
 
 
+def test_a_declared_look_alike_is_registered_with_a_warning_too(plugins) -> None:
+    """Declared-only plugins load without a plugin context: the warning is on their record all the same."""
+    declared = "name: {id}\ntools:\n  - {{name: {tool}, toolset: {id}, description: d, handler: .m:f}}\n"
+    plugins.folder("first", manifest=declared.format(id="first", tool="read_file"))
+    plugins.folder("second", manifest=declared.format(id="second", tool="Read.Fi1e"))
+    runtime = plugins.runtime()
+    runtime.load_plugins()
+    second = next(record for record in runtime.plugins if record.id == "second")
+    assert second.state == "declared" and second.tools == ["Read.Fi1e"]
+    assert [w for w in second.warnings if "looks like tool 'read_file' of plugin 'first'" in w], second.warnings
+
+
 def test_a_check_that_answers_with_text_is_available_and_doctor_shows_the_note(plugins) -> None:
     import json
 

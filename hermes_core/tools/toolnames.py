@@ -18,6 +18,7 @@ TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 #: Tool search's bridge tools (``hermes_core.tools.search``): reserved, no plugin registers a tool of these names.
 BRIDGE_TOOL_NAMES: Final = frozenset({"tool_search", "tool_describe", "tool_call"})
 _LOOK_ALIKE: Final = str.maketrans({"-": "_", ".": "_", "0": "o", "1": "l", "i": "l", "|": "l"})
+_ASCII_LOOK_ALIKE: Final = bytes.maketrans(b"-.01i|", b"__olll")
 
 
 def check_tool_name(name: object) -> str:
@@ -39,8 +40,9 @@ def check_tool_name(name: object) -> str:
 @functools.lru_cache(maxsize=16384)
 def skeleton(name: str) -> str:
     """What ``name`` looks like: equal skeletons are names a reader (or a model) may take for each other."""
-    if not name.isascii():  # registered names are ASCII; NFKC changes nothing there
-        import unicodedata
+    if name.isascii():  # registered names are: a byte table maps them several times faster
+        return name.lower().encode().translate(_ASCII_LOOK_ALIKE).decode().replace("rn", "m").replace("vv", "w")
+    import unicodedata
 
-        name = unicodedata.normalize("NFKC", name)
+    name = unicodedata.normalize("NFKC", name)
     return name.casefold().translate(_LOOK_ALIKE).replace("rn", "m").replace("vv", "w")
