@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import importlib.util
 import os
 import sys
+from types import ModuleType
 
 from .discovery import PluginCandidate
 
@@ -40,4 +43,14 @@ def same_declarations(loaded: PluginCandidate, now: PluginCandidate) -> bool:
 def forget_modules(package: str) -> None:
     """Drop ``package`` and its submodules from ``sys.modules``, so the next import reads the files again."""
     for name in [name for name in sys.modules if name == package or name.startswith(f"{package}.")]:
-        del sys.modules[name]
+        _drop_bytecode(sys.modules.pop(name))
+
+
+def _drop_bytecode(module: ModuleType) -> None:
+    """Remove the module's cached bytecode: it is stamped with its source's whole seconds and size, so a file edited
+    to the same size within the second it was compiled in would be imported again as the stale bytecode."""
+    source = getattr(module, "__file__", None)
+    if not isinstance(source, str) or not source.endswith(".py"):
+        return
+    with contextlib.suppress(OSError, NotImplementedError, ValueError):  # none kept, or none at all
+        os.unlink(importlib.util.cache_from_source(source))
