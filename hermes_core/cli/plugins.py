@@ -240,7 +240,8 @@ def install(spec: str, as_pip: bool, upgrade: bool, force_reinstall: bool, edita
     before = snapshot()
     args = ["install", *(["-U"] if upgrade else []), *(["--force-reinstall", "--no-deps"] if force_reinstall else []),
             *(["--pre"] if pre else []), *(f"--find-links={d}" for d in find_links),
-            *([f"--index-url={index_url}"] if index_url else []), *(["-e"] if editable else []), target.requirement]
+            *([f"--index-url={index_url}"] if index_url else []), *(["-e"] if editable else []), target.requirement,
+            *target.also]
     _step(f"Installing {target.requirement} with pip" + ("" if verbose else " (-v shows pip's output)"))
     _run_pip(args, verbose, f"pip could not install {target.requirement!r}")
     importlib.invalidate_caches()
