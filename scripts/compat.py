@@ -82,6 +82,8 @@ PINNED: dict[str, str] = {
     "incontext": "incontext==0.0.5",
     "apify": "apify-hermes-agent-plugin==0.1.5",
     "stock-analysis": "stock-analysis-plugin==0.2.9",
+    # the other skills-shipping plugin of the survey of #46 (29 skills)
+    "clawmes": "clawmes==0.21.0",
 }
 
 #: Plugin id -> environment variables a plugin needs before it registers anything (its own service's key), set to
