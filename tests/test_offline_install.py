@@ -18,8 +18,6 @@ import pytest
 
 from hermes_core.authoring.testing import scaled_timeout
 
-pytestmark = pytest.mark.slow
-
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = {name: ROOT / "docs" / name for name in ("getting-started.md", "writing-plugins.md")}
 #: An install step: a pip install, a clone, or a make target that builds distributions.
@@ -148,6 +146,8 @@ RUN_AS_PRINTED = {
 }
 
 
+@pytest.mark.slow
+@pytest.mark.network
 def test_getting_started_from_a_clone_offline(shell, clone: Path):
     from_source = shell("from-source")
     from_source("pip install ./hermes ./hermes/hermes_plugins/file")
@@ -179,6 +179,8 @@ def test_getting_started_from_a_clone_offline(shell, clone: Path):
     assert "web_extract" in wheelhouse("hermes tools list --all").stdout
 
 
+@pytest.mark.slow
+@pytest.mark.network
 def test_writing_plugins_from_a_clone_offline(shell):
     writer = shell("writer")
     writer("pip install './hermes[scaffold]'")
