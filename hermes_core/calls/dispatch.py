@@ -208,20 +208,31 @@ class Dispatcher:
         """A call :meth:`handle_function_call` does not run at once: a bridge tool of tool search (answered, or
         unwrapped into the call it asks for), a tool without a plan that holds, or a conversation's own selection
         (raises what the call raised)."""
-        if self.bridge is not None and type(function_name) is str and function_name in self.bridge.names \
-                and self.bridge.active():  # (the bridge's names are reserved: no registered tool has a plan of one)
+        if self._bridged(function_name):  # (the bridge's names are reserved: no registered tool has a plan of one)
+            assert self.bridge is not None
             bridged = self.bridge.route(function_name, function_args, self.scope)
             if isinstance(bridged, str):
                 return bridged
             function_name, function_args = bridged
-        made = self._current_plan(function_name)
+        made = self._plan_for(function_name, enabled_tools)
         if isinstance(made, str):
             return made
-        if enabled_tools is not None and made.refusal is None and function_name not in enabled_tools:
-            return tool_error(f"Tool '{function_name}' is not enabled for this conversation")
         if made.inline:
             return made.run_inline(function_args, task_id, tool_call_id, session_id, user_task, since)
         return made.run(Call(function_args, task_id, tool_call_id, session_id, user_task, since))
+
+    def _bridged(self, function_name: Any) -> bool:
+        """Whether ``function_name`` is a bridge tool of tool search, in force now."""
+        return self.bridge is not None and type(function_name) is str and function_name in self.bridge.names \
+            and self.bridge.active()
+
+    def _plan_for(self, function_name: Any, enabled_tools: Iterable[str] | None) -> Plan | str:
+        """The plan of a call of ``function_name`` in a conversation that enables ``enabled_tools`` (None: any), or
+        the error that answers it."""
+        plan = self._current_plan(function_name)
+        if isinstance(plan, str) or enabled_tools is None or plan.refusal is not None or function_name in enabled_tools:
+            return plan
+        return tool_error(f"Tool '{function_name}' is not enabled for this conversation")
 
     async def ahandle_function_call(self, function_name: str, function_args: Any, task_id: str | None = None,
                                     tool_call_id: str | None = None, session_id: str | None = None,
@@ -241,17 +252,15 @@ class Dispatcher:
 
         since = sigints()
         try:
-            if self.bridge is not None and type(function_name) is str and function_name in self.bridge.names \
-                    and self.bridge.active():
+            if self._bridged(function_name):
+                assert self.bridge is not None
                 bridged = await in_worker(self.bridge.route, function_name, function_args, self.scope)
                 if isinstance(bridged, str):
                     return bridged
                 function_name, function_args = bridged
-            plan = self._current_plan(function_name)
+            plan = self._plan_for(function_name, enabled_tools)
             if isinstance(plan, str):
                 return plan
-            if enabled_tools is not None and plan.refusal is None and function_name not in enabled_tools:
-                return tool_error(f"Tool '{function_name}' is not enabled for this conversation")
             function = await self._async_handler(plan.entry)
             if plan.direct and function is not None:
                 return await self._await_directly(plan, function, Call(function_args, task_id, tool_call_id,
