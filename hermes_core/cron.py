@@ -75,8 +75,8 @@ def scheduler_of(runtime: Any, record: PluginRecord | None) -> CronScheduler:
     """The cron pack's scheduler for ``runtime`` (whose ``cron`` plugin record is ``record``), or
     :class:`CronUnavailable` saying why there is none."""
     if record is None:
-        raise CronUnavailable("scheduled jobs need the cron pack, which is not installed: "
-                              "pip install hermes-tools-cron")
+        raise CronUnavailable("scheduled jobs need the cron pack (hermes-tools-cron), which is not installed: "
+                              "`hermes plugins install cron` installs it")
     if record.module != PACK_MODULE:
         raise CronUnavailable(f"the plugin 'cron' here is {record.module} ({record.source}), not hermes-tools-cron, "
                               "so there is no scheduler")

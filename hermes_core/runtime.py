@@ -18,7 +18,7 @@ from .calls.asking import Asking, ModelCallback, UserCallback
 from .calls.budget import ResultBudget
 from .calls.hooks import HookRunner
 from .calls.sessions import session
-from .calls.toolcontext import CURRENT, ToolContext
+from .calls.toolcontext import ToolContext, current_tool_context
 from .config.data import override_granted, plugin_settings
 from .config.home import HermesHome
 from .host.views import ToolApi
@@ -475,7 +475,7 @@ class Runtime(ToolApi):
     def _dispatch_for_plugin(self, tool_name: str, args: Any, **context: Any) -> str:
         """``ctx.dispatch_tool``: from inside a tool call of this runtime or of one of its views, through that
         call's own view (a sub-agent's tool cannot reach past its view); otherwise through the runtime."""
-        current = CURRENT.get()
+        current = current_tool_context()
         if current is not None and current.approvals is self.approvals:
             return current.dispatch(tool_name, args, **context)
         return self.handle_function_call(tool_name, args, **context)
@@ -668,7 +668,7 @@ class Runtime(ToolApi):
             if not command.read_only and scope.policy == "writes" and not self.approvals.ask(ApprovalRequest(
                     f"The model wants to run /{command.name} {raw_args[:200]}".rstrip() + ", which may change things",
                     f"slash_command:{command.name}", "slash_command", {"command": command.name, "args": raw_args},
-                    current.session_id if (current := CURRENT.get()) is not None else None)):
+                    current.session_id if (current := current_tool_context()) is not None else None)):
                 raise PolicyError(f"/{command.name} was not approved")
             view = scope.filtered(command.allowed_tools, read_only=command.read_only)
             with view.tool_context(command.plugin).activate():

@@ -82,6 +82,8 @@ PINNED: dict[str, str] = {
     "incontext": "incontext==0.0.5",
     "apify": "apify-hermes-agent-plugin==0.1.5",
     "stock-analysis": "stock-analysis-plugin==0.2.9",
+    # the other skills-shipping plugin of the survey of #46 (29 skills)
+    "clawmes": "clawmes==0.21.0",
 }
 
 #: Plugin id -> environment variables a plugin needs before it registers anything (its own service's key), set to
@@ -283,10 +285,11 @@ def record(plugin_id: str, requirement: str, probe: dict[str, Any], today: str) 
 
     layout = find_layout(ROOT / "registry-index")
     path = layout.entry_path(plugin_id)
-    if not path.is_file():
-        fetched = hermes("index", "fetch", requirement, "--root", str(layout.root))
-        if fetched.returncode or not path.is_file():
-            raise SystemExit(f"{plugin_id}: hermes index fetch {requirement} failed: {fetched.stderr.strip()}")
+    # the facts are read again from the pinned wheel each time (what a newer `index fetch` finds, such as the
+    # skills a record written before it read skills lacks); tags added by hand and the requirement are kept
+    fetched = hermes("index", "fetch", requirement, "--root", str(layout.root))
+    if fetched.returncode or not path.is_file():
+        raise SystemExit(f"{plugin_id}: hermes index fetch {requirement} failed: {fetched.stderr.strip()}")
     entry = load_entry_file(path)
     status, reason = classify(probe)
     measured = Compatibility(status=status, reason=reason[:600], date=today, hermes_tools=__version__,

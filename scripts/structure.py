@@ -12,12 +12,12 @@ count as one floor, and the cycle is named).
 
 from __future__ import annotations
 
+import argparse
 import ast
 import functools
 import io
 import runpy
 import subprocess
-import sys
 import tarfile
 import tempfile
 import types
@@ -108,4 +108,6 @@ def main(refs: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("refs", nargs="*", metavar="REF", help="git refs to compare (default: the working tree)")
+    main(parser.parse_args().refs)

@@ -135,12 +135,13 @@ def test_without_bwrap_the_backend_is_unavailable_and_nothing_runs(sandbox_runti
 
 
 def test_where_user_namespaces_are_unavailable_the_reason_is_given(tmp_path: Path) -> None:
-    # a real machine without user namespaces: a sandbox that may create none (bwrap --disable-userns)
+    # a real machine without user namespaces: a sandbox that may create none (bwrap --disable-userns); the host's
+    # /tmp stays visible in it (read-only), where a checkout and its venv may be
     bwrap = shutil.which("bwrap")
     assert bwrap
     probe = ("import sys; sys.path[:0] = " + repr(sys.path) + "\n"
              "from hermes_plugin_terminal.sandbox import sandbox_problem; print(sandbox_problem())")
-    result = subprocess.run([bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+    result = subprocess.run([bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
                              "--unshare-user", "--disable-userns", "--unshare-pid", "--die-with-parent", "--",
                              sys.executable, "-c", probe], capture_output=True, text=True, timeout=scaled_timeout(60))
     assert result.returncode == 0, result.stderr

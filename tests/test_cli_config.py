@@ -78,3 +78,20 @@ def test_show_without_a_file_says_every_setting_has_its_default(isolated_home: P
     assert result.exit_code == 0 and "every setting has its default" in result.output
     effective = yaml.safe_load(CliRunner().invoke(cli, ["config", "show", "--effective"]).output)
     assert effective["approvals"]["mode"] == "ask" and effective["mcp"]["list_timeout"] == 5.0
+
+
+def test_an_empty_section_the_edits_fill_is_written_in_block_style(isolated_home: Path):
+    """Item 13 of #46: `{}` / `[]` in the file, filled by `config set` or `mcp add`, became `{fs: {command: ...}}`
+    on one line. Filled, they are block style; one with a comment on its line keeps it there."""
+    config = isolated_home / "config.yaml"
+    config.write_text("mcp_servers: {}\nweb: {}\nplugins:\n  disabled: []  # kept off\n")
+
+    assert hermes("mcp", "add", "fs", "--force", "--", "mcp-server-fs", "--root", "a b").exit_code == 0
+    assert hermes("config", "set", "web.summarize", "true").exit_code == 0
+    assert hermes("config", "set", "plugins.enabled", "[file]").exit_code == 0
+
+    text = config.read_text()
+    assert "{" not in text and "[" not in text.replace("disabled: []  # kept off", ""), text
+    assert "mcp_servers:\n  fs:\n    command: mcp-server-fs\n    args:\n    - --root\n    - a b\n" in text
+    assert "web:\n  summarize: true\n" in text
+    assert yaml.safe_load(text)["mcp_servers"]["fs"]["args"] == ["--root", "a b"]

@@ -3,6 +3,7 @@ comments and hand-written fields kept), and ``hermes plugins validate`` reports 
 
 from __future__ import annotations
 
+import re
 import sys
 import textwrap
 from pathlib import Path
@@ -351,3 +352,26 @@ def test_text_that_yaml_1_1_reads_as_something_else_is_quoted(tmp_path: Path):
     [declared] = load_manifest(folder / "plugin.yaml").tools or []
     assert declared.parameters["properties"]["state"] == {"enum": ["on", "off", "yes"], "type": "string",
                                                           "default": "off"}
+
+
+#: A flow collection that holds something (``[a, b]``, ``{type: string}``); an empty ``[]`` / ``{}`` is the only
+#: way YAML writes an empty one.
+FILLED_FLOW = re.compile(r"[\[{]\s*[^\]}\s]")
+
+
+@pytest.mark.parametrize("manifest", [None, "manifest_version: 1\nname: units\ntools: []  # compile fills it\n"],
+                         ids=["new file", "empty tools list"])
+def test_compile_writes_block_style_yaml(tmp_path: Path, manifest: str | None):
+    """Item 13 of #46: what compile writes is block style, one key a line (it wrote `tools: [{name: ...}]` on one
+    line), and reads back as the same data."""
+    folder = folder_plugin(tmp_path, manifest=manifest)
+
+    compile_manifest(folder)
+
+    text = (folder / "plugin.yaml").read_text()
+    assert [line for line in text.splitlines() if FILLED_FLOW.search(line.split("#")[0])] == []
+    assert "\n  - name: convert\n" in text or "\n- name: convert\n" in text
+    written = entries(folder)
+    assert written["convert"]["parameters"]["properties"]["unit"]["enum"] == ["km", "mi"]
+    assert load_manifest(folder / "plugin.yaml").tools[0].name == "convert"
+    assert compile_manifest(folder).changed is False  # round-trips: compiling again changes nothing

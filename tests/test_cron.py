@@ -73,8 +73,8 @@ def register(ctx):
 
 def test_without_the_pack_hermes_cron_says_what_to_install(isolated_home):
     result = CliRunner().invoke(cli, ["cron", "list"], standalone_mode=False)
-    assert "scheduled jobs need the cron pack, which is not installed: pip install hermes-tools-cron" in \
-        str(result.exception)
+    assert "scheduled jobs need the cron pack (hermes-tools-cron), which is not installed: `hermes plugins install " \
+        "cron` installs it" in str(result.exception)  # from a clone too: pip install hermes-tools-cron would not
 
 
 class Home:

@@ -46,7 +46,8 @@ TRAP = "raise ImportError('plugin code was imported; the index must only read th
 
 def make_wheel(folder: Path, name: str = "hermes-demo-plugin", version: str = "1.0.0", *,
                entry_points: str | None = "[hermes_agent.plugins]\ndemo = hermes_demo_plugin\n",
-               manifest: str | None = DEMO_MANIFEST, metadata: str = "", tools_code: str = TRAP) -> Path:
+               manifest: str | None = DEMO_MANIFEST, metadata: str = "", tools_code: str = TRAP,
+               extra: dict[str, str] | None = None) -> Path:
     """A real, installable wheel zipped by hand (METADATA, WHEEL, RECORD with hashes)."""
     package = name.replace("-", "_")
     dist_info = f"{package}-{version}.dist-info"
@@ -56,6 +57,7 @@ def make_wheel(folder: Path, name: str = "hermes-demo-plugin", version: str = "1
              f"{dist_info}/WHEEL": "Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
     if manifest is not None:
         files[f"{package}/plugin.yaml"] = manifest
+    files.update(extra or {})
     if entry_points is not None:
         files[f"{dist_info}/entry_points.txt"] = entry_points
     record = []
@@ -246,3 +248,26 @@ def test_install_by_id_through_the_index_requirement_from_a_local_wheel_director
     assert (target / "hermes_demo_plugin" / "plugin.yaml").is_file()
     entry_points = next(target.glob("hermes_demo_plugin-1.0.0.dist-info")) / "entry_points.txt"
     assert "demo = hermes_demo_plugin" in entry_points.read_text()
+
+
+def skill_document(name: str) -> str:
+    return f"---\nname: {name}\ndescription: How to use {name}.\n---\n# {name}\n"
+
+
+@pytest.mark.parametrize(("entry_points", "listed"), [
+    ("[hermes_agent.plugins]\ndemo = hermes_demo_plugin\n", ["demo-guide", "market-review"]),
+    ("[hermes_agent.plugins]\ndemo = hermes_demo_plugin\nother = other_plugin\n", ["demo-guide"]),
+], ids=["its sole plugin", "one of two plugins"])
+def test_fetch_lists_the_skills_a_sole_plugin_ships_outside_its_package(tmp_path, layout, entry_points, listed):
+    """stock-analysis-plugin ships its 21 skills in a top-level skills/ folder beside its package: for a wheel of one
+    plugin they are its skills (`hermes skills install stock-analysis` needs them listed); for a wheel of several,
+    only what is in each plugin's package is known to be its own."""
+    wheel = make_wheel(tmp_path / "wheels", entry_points=entry_points, manifest=None, extra={
+        "hermes_demo_plugin/skills/demo-guide/SKILL.md": skill_document("demo-guide"),
+        "skills/market-review/SKILL.md": skill_document("market-review"),
+        "hermes_demo_plugin-1.0.0.data/data/share/x/SKILL.md": skill_document("not-a-skill")})
+
+    [(_, entry), *_] = fetch(str(wheel), layout)
+
+    assert [skill.name for skill in entry.skills] == sorted(listed)
+    assert {skill.path for skill in entry.skills} <= {"hermes_demo_plugin/skills/demo-guide", "skills/market-review"}

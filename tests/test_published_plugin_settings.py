@@ -129,3 +129,31 @@ def test_the_skills_docs_example_installs_from_the_bundled_index(isolated_home, 
     installed = sorted(path.name for path in (isolated_home / "skills").iterdir())
     assert "html-to-markdown" in installed and len(installed) == 6
     assert (isolated_home / "skills" / "html-to-markdown" / "SKILL.md").is_file()
+
+
+@pytest.mark.parametrize(("plugin_id", "skill"), [("hermes-tenuo", "tenuo-scope"), ("rine", "rine"),
+                                                  ("stock-analysis", "bottom-volume")])
+def test_the_skills_of_the_other_skill_shipping_plugins_install_from_the_bundled_index(isolated_home, package_index,
+                                                                                         plugin_id, skill):
+    """#46 item 10: their records, refreshed by `make compat`, list their skills (stock-analysis-plugin's lie in a
+    top-level skills/ folder beside its package): `hermes skills install ID:SKILL` copies one out. (hermes-tweet's
+    skill and most of stock-analysis' are refused by the skill checks: a list for `allowed-tools`, links that leave
+    the skill's folder; test_a_skill_that_fails_the_checks_is_refused_naming_why shows one.)"""
+    from click.testing import CliRunner
+
+    from hermes_core.cli import cli
+
+    result = CliRunner().invoke(cli, ["skills", "install", f"{plugin_id}:{skill}"])
+    assert result.exit_code == 0, result.output
+    assert sorted(path.name for path in (isolated_home / "skills").iterdir()) == [skill]
+    assert (isolated_home / "skills" / skill / "SKILL.md").is_file()
+
+
+def test_a_skill_that_fails_the_checks_is_refused_naming_why(isolated_home, package_index):
+    from click.testing import CliRunner
+
+    from hermes_core.cli import cli
+
+    result = CliRunner().invoke(cli, ["skills", "install", "hermes-tweet"])
+    assert result.exit_code == 1 and "'allowed-tools' must be a string" in result.output
+    assert not (isolated_home / "skills").exists() or list((isolated_home / "skills").iterdir()) == []

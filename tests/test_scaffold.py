@@ -20,6 +20,7 @@ from click.testing import CliRunner
 from hermes_core.authoring.scaffold import ScaffoldError, naming_problems, render, requires_hermes, template_dir
 from hermes_core.cli import cli
 from hermes_core.cli.scaffold import new
+from hermes_core.origin import ci_requirement
 from hermes_core.plugins.manifest import load_manifest
 from hermes_core.tools.toolsets import LEGACY_TOOLSETS, PRESETS
 
@@ -244,8 +245,10 @@ def test_cookiecutter_run_directly_renders_what_hermes_renders(tmp_path: Path) -
     from cookiecutter.main import cookiecutter
 
     ours = render("weather", tmp_path / "ours", no_input=True, with_hook=True)
+    # where CI installs Hermes from is found at run time (this checkout's origin, if public): given to cookiecutter
     theirs = Path(cookiecutter(str(TEMPLATE), no_input=True, output_dir=str(tmp_path / "theirs"),
-                               extra_context={"plugin_name": "weather", "with_hook": True}))
+                               extra_context={"plugin_name": "weather", "with_hook": True,
+                                              "_hermes_from_git": ci_requirement() or ""}))
 
     assert files_of(theirs) == files_of(ours)
     for name in files_of(ours):
@@ -449,3 +452,96 @@ def test_tutorial_runs_as_written(make_venv, wheelhouse: Path, tmp_path: Path, c
     assert "warning:" not in result.stdout + result.stderr  # the tutorial's plugin validates cleanly at every step
     for shown in (block.strip() for block in tutorial_blocks("text") if "──" not in block):
         assert shown in result.stdout, f"the tutorial shows {shown!r}, the command printed something else"
+
+
+# -- where the new plugin's CI installs Hermes from ---------------------------------------------------
+
+
+def ci_install_steps(project: Path) -> list[str]:
+    workflow = yaml.safe_load((project / ".github" / "workflows" / "ci.yml").read_text())
+    return [str(step.get("run", "")) for step in workflow["jobs"]["test"]["steps"] if "pip install" in
+            str(step.get("run", ""))]
+
+
+def fake_checkout(root: Path, remote: str, *, pushed: bool) -> str:
+    """A git checkout laid out as the Hermes repository, with ``origin`` at ``remote``; returns its commit.
+    ``pushed``: a remote-tracking branch holds the commit (as after a fetch)."""
+    for folder in ("hermes_core", "hermes_plugins"):
+        (root / folder).mkdir(parents=True)
+    (root / "pyproject.toml").write_text("[project]\nname = 'hermes-tools'\n")
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.org"}
+    for args in (["init", "-q"], ["add", "pyproject.toml"], ["commit", "-qm", "x"],
+                 ["remote", "add", "origin", remote]):
+        subprocess.run(["git", "-C", str(root), *args], check=True, env=env, capture_output=True)
+    commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                            check=True).stdout.strip()
+    if pushed:
+        subprocess.run(["git", "-C", str(root), "update-ref", "refs/remotes/origin/main", commit], check=True)
+    return commit
+
+
+def installed_core(site: Path, direct_url: dict) -> None:
+    """A ``hermes-tools`` distribution's metadata first on sys.path, with the ``direct_url.json`` pip writes (PEP
+    610) for an install from a VCS URL (pip cannot reach a public git host here: the file is written as pip would)."""
+    info = site / "hermes_tools-0.2.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: hermes-tools\nVersion: 0.2.0\n")
+    (info / "direct_url.json").write_text(json.dumps(direct_url))
+
+
+def test_ci_installs_hermes_from_the_git_url_pip_recorded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """#46 item 9: the scaffolded CI installed hermes-tools from PyPI, where it is not published (`No matching
+    distribution found`). Installed from a git URL, Hermes pins the new plugin's CI to that URL and commit."""
+    import hermes_core.origin
+
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    installed_core(tmp_path / "site", {"url": "https://github.com/example/hermes.git",
+                                       "vcs_info": {"vcs": "git", "commit_id": commit, "requested_revision": "main"}})
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.setattr(hermes_core.origin, "_running_tree", lambda: tmp_path / "site")  # as from site-packages
+
+    project = render("weather", tmp_path / "out", no_input=True)
+
+    assert ci_install_steps(project) == [
+        f'python -m pip install "hermes-tools @ git+https://github.com/example/hermes.git@{commit}"',
+        'python -m pip install -e ".[test]"']
+
+
+@pytest.mark.parametrize(("remote", "pushed", "installs"), [
+    ("https://github.com/example/hermes.git", True, "git+https://github.com/example/hermes.git@{commit}"),
+    ("git@github.com:example/hermes.git", False, "git+ssh://git@github.com/example/hermes.git"),  # HEAD not pushed
+    ("{local}", True, None),  # a folder of this machine: never written into the project
+    ("https://ghp_token@github.com/example/hermes.git", True, None),  # a credential: never written either
+], ids=["https", "ssh, unpushed", "local folder", "token in the URL"])
+def test_ci_installs_hermes_from_the_origin_of_the_checkout_it_runs_from(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, remote: str, pushed: bool, installs: str | None) -> None:
+    import hermes_core.origin
+
+    checkout = tmp_path / "hermes"
+    commit = fake_checkout(checkout, remote.format(local=tmp_path / "upstream"), pushed=pushed)
+    installed_core(tmp_path / "site", {"url": checkout.as_uri(), "dir_info": {"editable": True}})
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.setattr(hermes_core.origin, "_running_tree", lambda: checkout)
+
+    project = render("weather", tmp_path / "out", no_input=True)
+
+    text = (project / ".github" / "workflows" / "ci.yml").read_text()
+    steps = ci_install_steps(project)
+    if installs is None:
+        assert steps == ['python -m pip install -e ".[test]"']
+        assert "hermes-tools comes from the package index" in text and 'pip install "hermes-tools @ git+' in text
+        assert str(tmp_path) not in text and "ghp_token" not in text
+    else:
+        assert steps[0] == f'python -m pip install "hermes-tools @ {installs.format(commit=commit)}"'
+        assert "Once it is published, delete this step" in text
+
+
+def test_cookiecutter_run_directly_installs_hermes_from_the_index(tmp_path: Path) -> None:
+    from cookiecutter.main import cookiecutter
+
+    project = Path(cookiecutter(str(TEMPLATE), no_input=True, output_dir=str(tmp_path),
+                                extra_context={"plugin_name": "weather"}))
+
+    assert ci_install_steps(project) == ['python -m pip install -e ".[test]"']
+    assert "To install it from elsewhere" in (project / ".github" / "workflows" / "ci.yml").read_text()

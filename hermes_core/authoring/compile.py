@@ -399,6 +399,8 @@ def compile_manifest(path: Path) -> CompileResult:
         toolset = spec.toolset or (existing or {}).get("toolset") or default_toolset
         wanted = _entry_for(spec, item, source, toolset)
         if existing is None:
+            if not tools:  # `tools: []` (or none): the list it becomes is written in block style, one tool a line
+                tools.fa.set_block_style()
             tools.append(_node(wanted))
             result.added.append(spec.name)
             continue

@@ -13,6 +13,7 @@ from packaging.version import Version
 
 from .._version import __version__
 from ..errors import ScaffoldError
+from ..origin import ci_requirement
 
 __all__ = ["ScaffoldError", "naming_problems", "render", "requires_hermes", "template_dir"]
 
@@ -84,6 +85,8 @@ def render(name: str, output_dir: Path | str = ".", *, no_input: bool = False, t
     if unknown:
         raise ScaffoldError(f"unknown template variable{'s' * (len(unknown) > 1)} {', '.join(unknown)}")
     cookiecutter_context["cookiecutter"]["_requires_hermes"] = requires_hermes()
+    if "_hermes_from_git" not in given:
+        cookiecutter_context["cookiecutter"]["_hermes_from_git"] = ci_requirement() or ""
     answers = _answers(cookiecutter_context, set(given), no_input)
     _check(answers, template)
 

@@ -4,9 +4,10 @@ one phase of them decides (:class:`Decision`, :func:`decide`)."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypedDict
+
+from .arguments import frozen_copy
 
 if TYPE_CHECKING:
     from ..errors import PluginFault
@@ -133,7 +134,7 @@ class _Answers:
     def __init__(self, runner: HookRunner, kind: str, kwargs: dict[str, Any],
                  check: Callable[[Any], dict[str, Any]]) -> None:
         self.runner, self.kind, self.kwargs, self.check = runner, kind, kwargs, check
-        self.copy = _frozen_copy()
+        self.copy = frozen_copy
         self.modified_by: list[str] = []
         #: Why the phase blocks the call, when an answer did.
         self.refusal: str | None = None
@@ -163,15 +164,6 @@ class _Answers:
             return True
         self.modified_by.append(impl.plugin)
         return False
-
-
-@functools.cache
-def _frozen_copy() -> Callable[[Any], Any]:
-    """``arguments.frozen_copy``, imported by the first call (plugins import this module for ``block``: not the call
-    path)."""
-    from .arguments import frozen_copy
-
-    return frozen_copy
 
 
 def decide(runner: HookRunner, kind: Literal["pre_tool_call", "tool_request"], kwargs: dict[str, Any],
@@ -209,8 +201,8 @@ def decide(runner: HookRunner, kind: Literal["pre_tool_call", "tool_request"], k
         which = f"{kind} middleware" if kind == "tool_request" else f"{kind} hooks"
         return Decision("block", kwargs["args"], f"Blocked: after the {which} (plugins {plugins}) the arguments are "
                                                  f"ones tool '{tool}' does not accept: {exc}", modified_by=modified)
-    if not phase.stopped:
-        return Decision("proceed", args, modified_by=modified)
+    if not phase.stopped:  # (the named tuple made from its fields: a third of its constructor's cost, every call)
+        return tuple.__new__(Decision, ("proceed", args, "", None, None, False, modified, 0, None))
     impl, answer = phase.results[-1]
     if answer["action"] == "block":
         return Decision("block", args, answer.get("message") or f"Blocked by plugin '{impl.plugin}'", impl.plugin,

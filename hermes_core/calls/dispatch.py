@@ -36,8 +36,8 @@ from .errorhints import with_hint
 from .hooks import HookRunner
 from .media import media_store  # noqa: F401 - fills the slot that lets handlers' results keep their media
 from .middleware import Middleware
-from .plan import Call, Closing, Plan, bounded, failed, missed_deadline, tool_error, valid_text
-from .toolcontext import CALL, CURRENT, CallInfo, ToolContext
+from .plan import Call, Closing, Plan, bounded, call_info, failed, missed_deadline, tool_error, valid_text
+from .toolcontext import ACTIVE, ToolContext
 from .turns import CheckpointGate, turn
 
 if TYPE_CHECKING:
@@ -179,8 +179,23 @@ class Dispatcher:
                              user_task: str | None = None, enabled_tools: Iterable[str] | None = None) -> str:
         """Run one tool call; always returns a string (``{"error": ...}`` JSON on any failure, with the
         ``tools.error_hint`` when one is set)."""
-        return self._hinted(self._handle(function_name, function_args, task_id, tool_call_id, session_id, user_task,
-                                         enabled_tools))
+        since = sigints()
+        try:  # (the hottest path inline: a registered tool whose plan holds, for any conversation)
+            plan = self._plans.get(function_name) if type(function_name) is str else None
+            if plan is None or enabled_tools is not None or plan.generation != self.registry.generation \
+                    or plan.hooks is not self.hooks.state or plan.policy != self.scope.policy() \
+                    or plan.middleware != bool(self.middleware):
+                result = self._handle(function_name, function_args, task_id, tool_call_id, session_id, user_task,
+                                      enabled_tools, since)
+            elif plan.inline:
+                result = plan.run_inline(function_args, task_id, tool_call_id, session_id, user_task, since)
+            else:
+                result = plan.run(Call(function_args, task_id, tool_call_id, session_id, user_task, since))
+        except BaseException as exc:
+            result = _contained(function_name, exc, since)
+        if self.error_hint is None or '"error"' not in result:  # (:meth:`_hinted`'s test, inline on the hot path)
+            return result
+        return self._hinted(result)
 
     def _hinted(self, result: str) -> str:
         if self.error_hint is None or '"error"' not in result:  # (a result that cannot be an error costs a scan)
@@ -189,27 +204,35 @@ class Dispatcher:
         return with_hint(result, hint) if hint else result
 
     def _handle(self, function_name: Any, function_args: Any, task_id: str | None, tool_call_id: str | None,
-                session_id: str | None, user_task: str | None, enabled_tools: Iterable[str] | None) -> str:
-        since = sigints()
-        try:
-            if self.bridge is not None and type(function_name) is str and function_name in self.bridge.names \
-                    and self.bridge.active():
-                bridged = self.bridge.route(function_name, function_args, self.scope)
-                if isinstance(bridged, str):
-                    return bridged
-                function_name, function_args = bridged
-            plan = self._plans.get(function_name) if type(function_name) is str else None
-            if plan is None or plan.generation != self.registry.generation or plan.hooks is not self.hooks.state \
-                    or plan.policy != self.scope.policy() or plan.middleware != bool(self.middleware):
-                made = self._plan(function_name)  # (:meth:`_current_plan`, inline on the hottest path)
-                if isinstance(made, str):
-                    return made
-                plan = made
-            if enabled_tools is not None and plan.refusal is None and function_name not in enabled_tools:
-                return tool_error(f"Tool '{function_name}' is not enabled for this conversation")
-            return plan.run(Call(function_args, task_id, tool_call_id, session_id, user_task, since))
-        except BaseException as exc:
-            return _contained(function_name, exc, since)
+                session_id: str | None, user_task: str | None, enabled_tools: Iterable[str] | None, since: int) -> str:
+        """A call :meth:`handle_function_call` does not run at once: a bridge tool of tool search (answered, or
+        unwrapped into the call it asks for), a tool without a plan that holds, or a conversation's own selection
+        (raises what the call raised)."""
+        if self._bridged(function_name):  # (the bridge's names are reserved: no registered tool has a plan of one)
+            assert self.bridge is not None
+            bridged = self.bridge.route(function_name, function_args, self.scope)
+            if isinstance(bridged, str):
+                return bridged
+            function_name, function_args = bridged
+        made = self._plan_for(function_name, enabled_tools)
+        if isinstance(made, str):
+            return made
+        if made.inline:
+            return made.run_inline(function_args, task_id, tool_call_id, session_id, user_task, since)
+        return made.run(Call(function_args, task_id, tool_call_id, session_id, user_task, since))
+
+    def _bridged(self, function_name: Any) -> bool:
+        """Whether ``function_name`` is a bridge tool of tool search, in force now."""
+        return self.bridge is not None and type(function_name) is str and function_name in self.bridge.names \
+            and self.bridge.active()
+
+    def _plan_for(self, function_name: Any, enabled_tools: Iterable[str] | None) -> Plan | str:
+        """The plan of a call of ``function_name`` in a conversation that enables ``enabled_tools`` (None: any), or
+        the error that answers it."""
+        plan = self._current_plan(function_name)
+        if isinstance(plan, str) or enabled_tools is None or plan.refusal is not None or function_name in enabled_tools:
+            return plan
+        return tool_error(f"Tool '{function_name}' is not enabled for this conversation")
 
     async def ahandle_function_call(self, function_name: str, function_args: Any, task_id: str | None = None,
                                     tool_call_id: str | None = None, session_id: str | None = None,
@@ -229,17 +252,15 @@ class Dispatcher:
 
         since = sigints()
         try:
-            if self.bridge is not None and type(function_name) is str and function_name in self.bridge.names \
-                    and self.bridge.active():
+            if self._bridged(function_name):
+                assert self.bridge is not None
                 bridged = await in_worker(self.bridge.route, function_name, function_args, self.scope)
                 if isinstance(bridged, str):
                     return bridged
                 function_name, function_args = bridged
-            plan = self._current_plan(function_name)
+            plan = self._plan_for(function_name, enabled_tools)
             if isinstance(plan, str):
                 return plan
-            if enabled_tools is not None and plan.refusal is None and function_name not in enabled_tools:
-                return tool_error(f"Tool '{function_name}' is not enabled for this conversation")
             function = await self._async_handler(plan.entry)
             if plan.direct and function is not None:
                 return await self._await_directly(plan, function, Call(function_args, task_id, tool_call_id,
@@ -268,8 +289,7 @@ class Dispatcher:
         if answer is not None:
             return answer
         entry, timeout = plan.entry, plan.deadline()
-        token, session = CURRENT.set(plan.tool_context), CALL.set(CallInfo(call.session_id, entry.name,
-                                                                           call.tool_call_id))
+        token = ACTIVE.set((plan.tool_context, call_info((call.session_id, entry.name, call.tool_call_id))))
         try:
             result = function(call.args, task_id=call.task_id, session_id=call.session_id,
                               user_task=call.user_task)
@@ -285,8 +305,7 @@ class Dispatcher:
                 raise
             return failed(entry.name, PluginFault(entry.plugin, "the handler", exc))
         finally:
-            CALL.reset(session)
-            CURRENT.reset(token)
+            ACTIVE.reset(token)
         if self._fits(entry, result):
             return result
         from ..workers.asyncbridge import in_worker

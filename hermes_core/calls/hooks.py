@@ -429,7 +429,7 @@ class HookRunner:
 
         after = check if stop is not None or firstresult else None  # (None: nothing to look at, the cheapest)
 
-        timeout = self.current_timeout()
+        timeout = self._settings_now()[0]  # (:meth:`current_timeout`, inline)
         since = sigints()
         while True:
             job = self._workers.run(self._job(impls, calls, kwargs, timeout, start, after)) if timeout else \
@@ -498,7 +498,7 @@ class HookRunner:
         returned (the call's result), if one did; raises :class:`PluginFault`. With ``plugins.post_hooks:
         background`` and no transform implemented, the observers are posted (:meth:`observe`)."""
         state = self.state if state is None else state
-        if "transform_tool_result" not in state.active and self.in_background():
+        if "transform_tool_result" not in state.active and self._settings_now()[1]:  # (:meth:`in_background`)
             self.observe("post_tool_call", kwargs, state)
             return None
         phase = self.run(("post_tool_call", "transform_tool_result"), kwargs, state=state)

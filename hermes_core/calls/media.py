@@ -6,14 +6,14 @@ somewhere to put their media (the dispatch imports it)."""
 from __future__ import annotations
 
 from ..media import KEEP_BYTES, KEEP_HOURS, MAX_MEDIA_BYTES, Media, MediaStore, SavedMedia, find_stores_with
-from .toolcontext import CURRENT
+from .toolcontext import current_tool_context
 
 __all__ = ["media_store", "save_media"]
 
 
 def media_store() -> MediaStore | None:
     """The media folder of the runtime whose tool handler is running, or None outside a tool call."""
-    context = CURRENT.get()
+    context = current_tool_context()
     if context is None:
         return None
     section = context.section("tool_output")

@@ -18,7 +18,7 @@ from ..workers.interop import INTEROP
 from .answers import decide
 from .approval import ApprovalRequest, approved_call
 from .arguments import ArgumentError, ArgumentValidator, frozen_copy, parse_arguments
-from .toolcontext import CALL, CURRENT, CallInfo
+from .toolcontext import ACTIVE, CallInfo
 from .turns import TURN
 
 if TYPE_CHECKING:
@@ -31,8 +31,8 @@ if TYPE_CHECKING:
     from .toolcontext import ToolContext
     from .turns import CheckpointGate
 
-__all__ = ["Call", "Closing", "Dispatching", "Plan", "Step", "bounded", "failed", "missed_deadline", "tool_error",
-           "valid_text"]
+__all__ = ["Call", "Closing", "Dispatching", "Plan", "Step", "bounded", "call_info", "failed", "missed_deadline",
+           "tool_error", "valid_text"]
 
 log = logging.getLogger(__name__)
 
@@ -124,8 +124,8 @@ class Plan:
     absent, and the closing steps that see the result (the tracing report, ``post_tool_call``). A step that blocks
     the call ends the steps: the closing ones run next."""
 
-    __slots__ = ("bounded", "check", "closing", "direct", "dispatcher", "entry", "generation", "hooks", "middleware",
-                 "observed", "policy", "refusal", "steps", "tool_context")
+    __slots__ = ("bounded", "check", "closing", "direct", "dispatcher", "entry", "generation", "hooks", "inline",
+                 "middleware", "observed", "policy", "refusal", "steps", "tool_context")
 
     def __init__(self, dispatcher: Dispatching, entry: ToolEntry, generation: int, hooks: Any, policy: str,
                  refusal: str | None) -> None:
@@ -170,6 +170,8 @@ class Plan:
         self.direct = self.steps == (self.parse, self.handle) and not (self.closing or self.middleware)
         #: Something may see the call besides its handler (its trace and its duration are kept).
         self.observed = not self.direct
+        #: A direct plan whose handler runs in the caller's thread: :meth:`run_inline` needs no :class:`Call`.
+        self.inline = self.direct and not self.bounded
 
     def run(self, call: Call) -> str:
         if self.observed:
@@ -201,14 +203,34 @@ class Plan:
             self.entry.name, availability)
 
     def parse(self, call: Call) -> str | None:
-        raw = call.raw
+        checked = self._checked(call.raw)
+        if type(checked) is str:
+            return checked
+        call.args = call.original = checked  # type: ignore[assignment]
+        return None
+
+    def _checked(self, raw: Any) -> dict[str, Any] | str:
+        """The call's arguments parsed and validated, or the error that answers it."""
         try:
-            call.args = call.original = self.check(raw if type(raw) is dict else parse_arguments(raw))
+            return self.check(raw if type(raw) is dict else parse_arguments(raw))
         except ArgumentError as exc:
             return _invalid(self.entry.name, exc)
         except RecursionError:
             return _invalid(self.entry.name, ArgumentError(["arguments are nested too deeply"]))
-        return None
+
+    def run_inline(self, raw: Any, task_id: str | None, tool_call_id: str | None, session_id: str | None,
+                   user_task: str | None, since: int) -> str:
+        """A call of an :attr:`inline` plan: the arguments checked, the handler called in this thread and its result
+        fitted, with no :class:`Call` carried between steps (the hottest path: a host's own tool, nothing else
+        registered)."""
+        checked = self._checked(raw)
+        if type(checked) is str:
+            return checked
+        try:
+            return self._fitted(self._call_handler(checked, None, None, task_id, session_id,  # type: ignore[arg-type]
+                                                   tool_call_id, user_task, since))
+        except Exception as exc:
+            return failed(self.entry.name, exc)
 
     def request_middleware(self, call: Call) -> str | None:
         """The ``tool_request`` middleware, as a phase under the hooks' deadline: arguments it gives are validated, a
@@ -310,19 +332,16 @@ class Plan:
         """The handler (inside the ``tool_execution`` middleware), its result fitted to the budget. Under a deadline
         a synchronous handler runs on a worker thread, abandoned when it misses it (the call answers at once); an
         async one is cancelled."""
-        entry, dispatcher = self.entry, self.dispatcher
+        entry = self.entry
         try:
             timeout = self.deadline() if self.bounded else None
             if timeout and call.invoke is None:
-                result = dispatcher.within(timeout, entry, self.execute, call)
+                result = self.dispatcher.within(timeout, entry, self.execute, call)
             elif call.approved or self.middleware:
                 result = self.execute(call, timeout)
             else:
                 result = self._handler(call, call.args, timeout)
-            limit = entry.max_result_size_chars
-            if not (result.isascii() and (limit is UNLIMITED or len(result) <= (
-                    dispatcher.budget.per_tool if limit is None else limit))):
-                result = dispatcher.fit(entry, result)
+            result = self._fitted(result)
         except Exception as exc:
             call.status, call.error_type = "error", _error_type(exc)
             call.error_message = str(exc)
@@ -338,29 +357,41 @@ class Plan:
         with approved_call(self.entry.name if call.approved else None, call.args):
             return self._execution_chain(call, timeout)
 
+    def _fitted(self, result: str) -> str:
+        """``result`` within the tool's result budget (a short ASCII one as it is)."""
+        limit = self.entry.max_result_size_chars
+        if result.isascii() and (limit is UNLIMITED or len(result) <= (
+                self.dispatcher.budget.per_tool if limit is None else limit)):
+            return result
+        return self.dispatcher.fit(self.entry, result)
+
     def _handler(self, call: Call, args: dict[str, Any], timeout: float | None) -> str:
-        invoke = call.invoke
-        token, session = CURRENT.set(self.tool_context), CALL.set(CallInfo(call.session_id, self.entry.name,
-                                                                           call.tool_call_id))
+        return self._call_handler(args, timeout, call.invoke, call.task_id, call.session_id, call.tool_call_id,
+                                  call.user_task, call.since)
+
+    def _call_handler(self, args: dict[str, Any], timeout: float | None, invoke: Callable[..., str] | None,
+                      task_id: str | None, session_id: str | None, tool_call_id: str | None, user_task: str | None,
+                      since: int) -> str:
+        """The handler with ``args``, its tool context and the call made current (a plugin's ``BaseException`` is
+        its fault, but for the user's Ctrl-C)."""
+        entry = self.entry
+        token = ACTIVE.set((self.tool_context, call_info((session_id, entry.name, tool_call_id))))
         try:
             if invoke is None:
-                result = self.entry.handler(args, task_id=call.task_id, session_id=call.session_id,
-                                            user_task=call.user_task)
+                result = entry.handler(args, task_id=task_id, session_id=session_id, user_task=user_task)
                 if type(result) is str:
                     return result
-                return handler_text(bounded(result, timeout, self.entry) if timeout and hasattr(
+                return handler_text(bounded(result, timeout, entry) if timeout and hasattr(
                     result, "__await__") else result)
-            return invoke(self.entry, args, timeout, task_id=call.task_id, session_id=call.session_id,
-                          user_task=call.user_task)
+            return invoke(entry, args, timeout, task_id=task_id, session_id=session_id, user_task=user_task)
         except Exception:
             raise
         except BaseException as exc:
-            if user_interrupted(exc, call.since):
+            if user_interrupted(exc, since):
                 raise
-            raise PluginFault(self.entry.plugin, "the handler", exc) from None
+            raise PluginFault(entry.plugin, "the handler", exc) from None
         finally:
-            CALL.reset(session)
-            CURRENT.reset(token)
+            ACTIVE.reset(token)
 
     def _execution_chain(self, call: Call, timeout: float | None) -> str:
         """The ``tool_execution`` middleware around the handler; the arguments one passes on are validated."""
@@ -397,6 +428,10 @@ class Plan:
         call.status, call.error_type, call.error_message = "blocked", "Blocked", message
         call.result = tool_error(message)
         return None
+
+
+#: A :class:`CallInfo` made from its tuple of fields (a third of the named tuple's own constructor's cost).
+call_info: Callable[[tuple[str | None, str | None, str | None]], CallInfo] = functools.partial(tuple.__new__, CallInfo)
 
 
 def _refuse(refusal: str, call: Call) -> str:

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from .background import BackgroundRuns
     from .subagents import SubAgentResult, SubAgentTask
 
-__all__ = ["CallInfo", "ToolContext", "tool_context"]
+__all__ = ["ACTIVE", "CallInfo", "ToolContext", "current_tool_context", "tool_context"]
 
 T = TypeVar("T")
 
@@ -137,8 +137,8 @@ class ToolContext:
     def session_id(self) -> str | None:
         """The session of the tool call this context is running now (``None`` outside one, or for a call made
         without a session)."""
-        call = CALL.get()
-        return call.session_id if call is not None and CURRENT.get() is self else None
+        context, call = ACTIVE.get()
+        return call.session_id if call is not None and context is self else None
 
     # -- asking the user, asking a model, reporting progress ------------------------------------
 
@@ -148,7 +148,7 @@ class ToolContext:
         ``timeout`` seconds (default ``agent.clarify_timeout``, 3600). Raises :class:`~hermes_core.errors.NoAnswer`,
         saying why, when nobody can be asked here (no user callback, an MCP client without elicitation), the user
         declined or was late."""
-        call = CALL.get()
+        call = ACTIVE.get()[1]
         return self._asking.ask_user(UserQuestion(question, tuple(choices), multi_select, free_text,
                                                   call.tool_name if call else None, self.session_id), timeout)
 
@@ -179,7 +179,8 @@ class ToolContext:
     def progress_reporter(self) -> ProgressReporter:
         """A reporter bound to the running call, for work the handler hands to other threads (it is falsy when
         nobody listens; its ``output(chunk)`` counts lines of a command's output as progress)."""
-        call = CALL.get() if CURRENT.get() is self else None
+        context, call = ACTIVE.get()
+        call = call if context is self else None
         listener = self._asking.progress_callback() if call is not None else None
         if call is None:
             return ProgressReporter(None)
@@ -190,7 +191,8 @@ class ToolContext:
         host's progress callback (``Runtime.set_progress_callback``) hears it after the call ended, under the call's
         tool name, id and session. Never the caller's own callback: its call is over by then (an MCP client's
         progress token expires with its request). Falsy when the host set no callback."""
-        call = CALL.get() if CURRENT.get() is self else None
+        context, call = ACTIVE.get()
+        call = call if context is self else None
         listener = self._asking.host_progress_callback()
         if call is None:
             return ProgressReporter(listener)
@@ -258,11 +260,11 @@ class ToolContext:
     def activate(self) -> Iterator[ToolContext]:
         """Make this the current context for the block, as a runtime does around a handler (for calling a
         handler function directly, e.g. in a unit test)."""
-        token = CURRENT.set(self)
+        token = ACTIVE.set((self, None))
         try:
             yield self
         finally:
-            CURRENT.reset(token)
+            ACTIVE.reset(token)
 
     def state(self, key: str, factory: Callable[[], T]) -> T:
         """This plugin's object ``key`` in this runtime, made by ``factory`` on first use (e.g. a process table).
@@ -314,14 +316,20 @@ class CallInfo(NamedTuple):
     tool_call_id: str | None = None
 
 
-CURRENT: contextvars.ContextVar[ToolContext | None] = contextvars.ContextVar("hermes_tool_context", default=None)
-#: The tool call running now (set with :data:`CURRENT`), for what a handler asks on its behalf.
-CALL: contextvars.ContextVar[CallInfo | None] = contextvars.ContextVar("hermes_call", default=None)
+#: What runs now: the tool context of the handler running (or of a context activated by hand), and its call, for
+#: what a handler asks on its behalf (one variable: a call sets it once).
+ACTIVE: contextvars.ContextVar[tuple[ToolContext | None, CallInfo | None]] = contextvars.ContextVar(
+    "hermes_active", default=(None, None))
+
+
+def current_tool_context() -> ToolContext | None:
+    """The context of the tool handler running now (or activated by hand), or None."""
+    return ACTIVE.get()[0]
 
 
 def tool_context() -> ToolContext:
     """The context of the tool handler running now; raises ``RuntimeError`` outside a Hermes tool call."""
-    context = CURRENT.get()
+    context = ACTIVE.get()[0]
     if context is None:
         raise RuntimeError("tool_context() is only available while a Hermes runtime is calling a tool handler")
     return context

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,6 +44,15 @@ def entry_record(entry: IndexEntry, score: float | None = None) -> dict[str, Any
     return record
 
 
+def _pip_requirement(entry: IndexEntry) -> str:
+    """What ``hermes plugins install`` hands pip for ``entry``: a first-party pack's folder in the repository
+    hermes-tools comes from (the packs are not on the package index yet), else the index's requirement."""
+    from ..index.installer import install_target
+
+    target = install_target(entry.id, PluginIndex.of([entry], source="info"))
+    return shlex.join([target.requirement, *target.also])
+
+
 def describe_entry(entry: IndexEntry) -> list[str]:
     """Human-readable lines about a plugin that may not be installed (``hermes plugins info`` uses them)."""
     installed = installed_version(entry)
@@ -50,7 +60,7 @@ def describe_entry(entry: IndexEntry) -> list[str]:
              f"  {entry.summary}" if entry.summary else "",
              f"  distribution: {entry.distribution}" + (f" (installed: {installed})" if installed else
                                                         " (not installed)"),
-             f"  install:      hermes plugins install {entry.id}   (pip install {entry.requirement})"]
+             f"  install:      hermes plugins install {entry.id}   (pip install {_pip_requirement(entry)})"]
     for label, value in (("homepage", entry.homepage), ("repository", entry.repository),
                          ("license", entry.license), ("author", entry.author),
                          ("requires", f"hermes {entry.requires_hermes}" if entry.requires_hermes else None),

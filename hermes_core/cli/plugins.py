@@ -240,8 +240,10 @@ def install(spec: str, as_pip: bool, upgrade: bool, force_reinstall: bool, edita
     before = snapshot()
     args = ["install", *(["-U"] if upgrade else []), *(["--force-reinstall", "--no-deps"] if force_reinstall else []),
             *(["--pre"] if pre else []), *(f"--find-links={d}" for d in find_links),
-            *([f"--index-url={index_url}"] if index_url else []), *(["-e"] if editable else []), target.requirement]
-    _step(f"Installing {target.requirement} with pip" + ("" if verbose else " (-v shows pip's output)"))
+            *([f"--index-url={index_url}"] if index_url else []), *(["-e"] if editable else []), target.requirement,
+            *target.also]
+    needs = f" and the packs it needs ({' '.join(target.also)})" if target.also else ""
+    _step(f"Installing {target.requirement}{needs} with pip" + ("" if verbose else " (-v shows pip's output)"))
     _run_pip(args, verbose, f"pip could not install {target.requirement!r}")
     importlib.invalidate_caches()
     after = snapshot()

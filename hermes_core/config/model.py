@@ -440,13 +440,14 @@ def edit_config(mutate: Callable[[Any], None], path: Path) -> HermesConfig:
         document = rt.load(original) if original.strip() else None
         # a file of nothing but comments loads as None: keep them above what the edit adds
         preamble = original if document is None and original.strip() else ""
-        if document is None:
-            document = CommentedMap()  # a new file: block style as the edit fills it
-        else:
-            # an empty list or mapping in the file is written `[]` / `{}`: keep that style when the edit fills it,
-            # so its end-of-line comment stays where YAML can read it (block style would put it above the items)
-            _flow_style_for_empty(document)
+        # an empty list or mapping is written `[]` / `{}` (in block style, its end-of-line comment would land where
+        # YAML cannot read it); one the edit fills is written in block style like the rest (see _flow_style_for_empty)
+        document = CommentedMap() if document is None else document
+        empty = _flow_style_for_empty(document)
         mutate(document)
+        for node in empty:
+            if node:
+                node.fa.set_block_style()
         _flow_style_for_empty(document)
         buffer = StringIO()
         rt.dump(document, buffer)
@@ -579,16 +580,22 @@ def _last_comment(mapping: Any, key: Any, create: bool = False) -> Any:
     return slot[position]
 
 
-def _flow_style_for_empty(node: Any) -> None:
+def _flow_style_for_empty(node: Any) -> list[Any]:
     """Empty sequences and mappings in flow style (``[]``, ``{}``): in block style ruamel writes an empty one
-    that carries a comment where YAML cannot read it."""
+    that carries a comment where YAML cannot read it. Returns those without a comment on their line: filled,
+    they may go to block style (one with a comment stays ``[a, b]  # comment``, its comment where it was)."""
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-    if isinstance(node, CommentedMap | CommentedSeq):
-        if not node:
-            node.fa.set_flow_style()
-        for child in node.values() if isinstance(node, CommentedMap) else node:
-            _flow_style_for_empty(child)
+    if not isinstance(node, CommentedMap | CommentedSeq):
+        return []
+    empty = []
+    for key, child in node.items() if isinstance(node, CommentedMap) else enumerate(node):
+        if isinstance(child, CommentedMap | CommentedSeq) and not child:
+            child.fa.set_flow_style()
+            if not node.ca.items.get(key):
+                empty.append(child)
+        empty += _flow_style_for_empty(child)
+    return empty
 
 
 @contextlib.contextmanager

@@ -294,15 +294,18 @@ def _tools_in_code(wheel: WheelInfo, ep: EntryPoint) -> tuple[list[IndexTool], l
                                                       "(no manifest declares them)"]
 
 
-def _skills_of(wheel: WheelInfo, ep: EntryPoint) -> tuple[list[IndexSkill], list[str]]:
-    """The skills in the package of ``ep``: each folder holding a ``SKILL.md``, described by its front matter; one
-    that does not validate as an index skill is left out with a note."""
+def _skills_of(wheel: WheelInfo, ep: EntryPoint, *, sole: bool) -> tuple[list[IndexSkill], list[str]]:
+    """The skills in the package of ``ep`` (anywhere in the wheel but its metadata when ``ep`` is its ``sole``
+    plugin: stock-analysis-plugin ships them in a top-level ``skills/``): each folder holding a ``SKILL.md``,
+    described by its front matter; one that does not validate as an index skill is left out with a note."""
     from ..skills.document import parse_front_matter
 
     package = ep.module.split(".")[0]
     skills, notes = [], []
     for member in sorted(wheel.members):
-        if not member.endswith("/SKILL.md") or f"/{package}/" not in f"/{member}":
+        if not member.endswith("/SKILL.md") or member.split("/")[0].endswith((".dist-info", ".data")):
+            continue
+        if not sole and f"/{package}/" not in f"/{member}":
             continue
         folder = member.removesuffix("/SKILL.md")
         try:
@@ -330,7 +333,7 @@ def entries_from_wheel(wheel: WheelInfo, *, first_party: bool = False) -> list[I
         if not facts.tools:
             facts.tools, found_notes = _tools_in_code(wheel, ep)
             notes += found_notes
-        skills, skill_notes = _skills_of(wheel, ep)
+        skills, skill_notes = _skills_of(wheel, ep, sole=len(plugin_eps) == 1)
         entries.append(IndexEntry(
             id=ep.name, distribution=wheel.name, requirement=str(canonicalize_name(wheel.name)),
             version=wheel.version, summary=_collapse(wheel.field("summary")) or facts.description,

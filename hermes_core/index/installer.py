@@ -126,6 +126,9 @@ class InstallTarget:
 
     requirement: str
     distribution: str | None
+    #: More requirements pip gets beside it: the checkout's folders of first-party packs it depends on that are
+    #: not installed (they are not on the package index either).
+    also: tuple[str, ...] = ()
 
 
 def install_target(spec: str, index: PluginIndex | None, *, as_pip: bool = False,
@@ -137,7 +140,9 @@ def install_target(spec: str, index: PluginIndex | None, *, as_pip: bool = False
     entry = index.get(spec) if index is not None and not as_pip else None
     if entry is not None:
         pack = checkout_pack(entry.id) if entry.first_party else None
-        return InstallTarget(str(pack) if pack else entry.requirement, entry.distribution)
+        if pack is None:
+            return InstallTarget(entry.requirement, entry.distribution)
+        return InstallTarget(str(pack), entry.distribution, tuple(str(folder) for folder in _pack_needs(pack)))
     if as_pip or _is_path_or_url(spec):
         return InstallTarget(spec, _distribution_of(spec))
     try:
@@ -151,12 +156,37 @@ def install_target(spec: str, index: PluginIndex | None, *, as_pip: bool = False
 
 
 def checkout_pack(plugin_id: str) -> Path | None:
-    """The folder of first-party pack ``plugin_id`` when this hermes-tools runs from a checkout of its repository
-    (an editable install): installed from there, the pack matches the running core, and needs no package index
-    (the packs are not published there yet)."""
-    root = Path(__file__).resolve().parent.parent.parent
-    folder = root / "hermes_plugins" / plugin_id
-    return folder if (root / "pyproject.toml").is_file() and (folder / "pyproject.toml").is_file() else None
+    """The folder of first-party pack ``plugin_id`` in the repository this hermes-tools runs from (an editable
+    install) or was installed from (``pip install ./hermes``): installed from there, the pack matches the core, and
+    needs no package index (the packs are not published there yet)."""
+    from ..origin import source_tree
+
+    root = source_tree()
+    folder = root / "hermes_plugins" / plugin_id if root else None
+    return folder if folder and (folder / "pyproject.toml").is_file() else None
+
+
+def _pack_needs(pack: Path) -> list[Path]:
+    """The checkout's folders of the first-party packs ``pack`` depends on (``hermes-tools-web`` of the image pack)
+    that are not installed, theirs included: pip would look for them on the package index."""
+    import tomllib
+    from importlib.metadata import PackageNotFoundError, version
+
+    needed: list[Path] = []
+    queue = [pack]
+    while queue:
+        project = tomllib.loads((queue.pop() / "pyproject.toml").read_text(encoding="utf-8")).get("project", {})
+        for line in project.get("dependencies", []):
+            name = canonicalize_name(Requirement(line).name)
+            folder = pack.parent / name.removeprefix(f"{CORE_DISTRIBUTION}-")
+            if not name.startswith(f"{CORE_DISTRIBUTION}-") or folder in needed or not folder.is_dir():
+                continue
+            try:
+                version(name)
+            except PackageNotFoundError:
+                needed.append(folder)
+                queue.append(folder)
+    return needed
 
 
 def _is_path_or_url(spec: str) -> bool:

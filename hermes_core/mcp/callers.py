@@ -36,9 +36,9 @@ class Caller:
     @classmethod
     def here(cls, asking: Asking | None) -> Caller:
         """The answerers of the tool call running in this thread now."""
-        from ..calls.toolcontext import CALL, CURRENT
+        from ..calls.toolcontext import ACTIVE
 
-        call, context = CALL.get(), CURRENT.get()
+        context, call = ACTIVE.get()
         progress = context.progress_reporter() if context is not None else ProgressReporter(None)
         return cls(asking, contextvars.copy_context(), progress, call.tool_name if call else None,
                    call.session_id if call else None)

@@ -25,7 +25,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from ...calls.toolcontext import CURRENT
+from ...calls.toolcontext import current_tool_context
 from ...config.untrusted import TEXT_LIMIT, read_untrusted_bytes
 from ...workers.interop import INTEROP
 
@@ -99,7 +99,7 @@ def host() -> PluginContext:
     context = LOADING.get()
     if context is not None:
         return context
-    tool = CURRENT.get()
+    tool = current_tool_context()
     if tool is not None and tool.plugin_id is not None:
         for candidate in reversed(_live()):
             if candidate.plugin_id == tool.plugin_id and candidate.home is tool.home:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...calls.approval import ApprovalRequest
-from ...calls.toolcontext import CURRENT
+from ...calls.toolcontext import current_tool_context
 from . import host, host_runtime
 
 __all__ = ["_get_approval_mode", "check_dangerous_command"]
@@ -37,7 +37,7 @@ def check_dangerous_command(command: str, env_type: str = "local", approval_call
                            "is not installed; install it to run commands through this plugin"}
     if not isinstance(command, str):
         return {"approved": False, "message": f"BLOCKED: the command must be text, not {type(command).__name__}"}
-    current = CURRENT.get()
+    current = current_tool_context()
     runtime = host_runtime()
     workspace = str(current.workspace if current is not None else runtime.workspace)
     verdict = classify(command, strictness(runtime.config, workspace=workspace, cwd=workspace))

@@ -166,7 +166,7 @@ def test_a_prompt_job_without_a_model_fails_with_the_reason_in_hermes_agents_lay
 
 def test_without_the_pack_runtime_cron_says_why(hermes_home):
     runtime = Runtime(home=hermes_home, entry_points=())
-    with pytest.raises(CronUnavailable, match="pip install hermes-tools-cron"):
+    with pytest.raises(CronUnavailable, match="`hermes plugins install cron` installs it"):
         runtime.cron  # noqa: B018
 
 
