@@ -92,6 +92,23 @@ def test_a_plugin_importing_the_shimmed_internals_loads_and_its_tools_run(plugin
     assert runtime.web_search_providers["shim-backend"].plugin == "shimmed"
 
 
+def test_a_declared_plugins_handler_finds_its_runtime_through_the_shims(plugins, tmp_path):
+    """A plugin that only declares tools loads with no plugin context; its first call makes one before its code
+    runs, so a shim its handler imports acts for its own runtime (each of two homes)."""
+    manifest = "name: declared\ntools:\n  - {name: where_home, toolset: d, description: d, handler: .tools:run}\n"
+    handler = ("def run(args, **kwargs):\n    from hermes_constants import get_hermes_home\n"
+               "    return str(get_hermes_home())\n")
+    folder = plugins.folder("declared", manifest=manifest, files={"tools.py": handler})
+    other = tmp_path / "other-home"
+    shutil.copytree(folder, other / "plugins" / "declared")
+    runtimes = [plugins.runtime(), plugins.runtime(home=other)]
+    for runtime in runtimes:
+        runtime.load_plugins()
+        assert runtime.plugin("declared").state == "declared"
+    assert [runtime.handle_function_call("where_home", {}) for runtime in runtimes] == \
+        [str(runtime.home.root) for runtime in runtimes]
+
+
 def test_shims_are_served_to_plugin_code_only(plugins):
     plugins.folder("shimmed", init=USES_INTERNALS)
     plugins.runtime().load_plugins()
