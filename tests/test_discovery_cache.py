@@ -45,6 +45,24 @@ def test_second_discovery_reads_the_cache(plugins, counted, isolated_home):
     assert list((isolated_home / "cache").glob("discovery-*.json"))
 
 
+def test_a_home_keeps_the_latest_cache_files_only(plugins, counted, isolated_home):
+    # what other environments and earlier versions of Hermes left: each of another key, written before
+    from hermes_core.plugins.cache import KEPT_FILES
+
+    cache = isolated_home / "cache"
+    cache.mkdir(exist_ok=True)
+    left = [cache / f"discovery-{number:08x}.json" for number in range(KEPT_FILES + 3)]
+    for age, file in enumerate(left):
+        file.write_text('{"key": "another"}')
+        os.utime(file, ns=(10**18 - age * 10**9, 10**18 - age * 10**9))
+    plugins.folder("one", manifest=MANIFEST.format(id="one", text="first"))
+    assert ids(plugins.runtime().discover()) == ["one"]
+    kept = sorted(cache.glob("discovery-*.json"))
+    assert len(kept) == KEPT_FILES and len(counted) == 1
+    assert set(kept) - set(left)  # this environment's own file, just written, is kept
+    assert set(kept) & set(left) == set(left[:KEPT_FILES - 1])  # and the most recent of the others
+
+
 def test_python_writing_bytecode_into_a_plugin_folder_keeps_the_cache(plugins, counted):
     folder = plugins.folder("one", manifest=MANIFEST.format(id="one", text="first"))
     plugins.runtime().discover()

@@ -28,7 +28,7 @@ import sys
 import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from ..config.cachefile import code_key, write_atomically
 from ..config.untrusted import TEXT_LIMIT, read_untrusted_bytes
@@ -73,6 +73,7 @@ class DiscoveryCache:
         header = {"key": key, "stamps": _stamps(watched), "watched": watched,
                   "records": [_plain(candidate) for candidate in candidates]}
         _write(path, [json.dumps(header), *(json.dumps(candidate.manifest_data) for candidate in candidates)])
+        _prune(self.folder)
         return candidates
 
 
@@ -180,6 +181,21 @@ def _manifest(path: Path, lines: _Lines, line: int) -> dict[str, Any] | None:
     log.warning("the discovery cache %s holds a manifest Hermes did not write; it is removed", path)
     path.unlink(missing_ok=True)
     return None
+
+
+#: Discovery cache files a home keeps: one per environment that ran Hermes with it (interpreter, ``sys.path``,
+#: Hermes' own code), the most recently written; the others are what earlier versions or removed venvs left.
+KEPT_FILES: Final = 8
+
+
+def _prune(folder: Path) -> None:
+    """Remove all but the :data:`KEPT_FILES` discovery cache files last written in ``folder``."""
+    try:
+        files = sorted(folder.glob("discovery-*.json"), key=lambda file: file.stat().st_mtime_ns, reverse=True)
+        for old in files[KEPT_FILES:]:
+            old.unlink(missing_ok=True)
+    except OSError as exc:  # (one removed by another process meanwhile: the next write prunes again)
+        log.debug("discovery cache not pruned: %s", exc)
 
 
 def _write(path: Path, lines: list[str]) -> None:
