@@ -150,12 +150,18 @@ class ToolAnnotations(_Hints):
         if not isinstance(value, Mapping):
             raise ValueError(f"annotations must be a mapping such as {{'read_only': True}}, not "
                              f"{type(value).__name__}")
-        # thousands of declared tools share a few annotation mappings: each is read once
-        key = tuple((name, type(item), tuple(item) if type(item) is list else item) for name, item in value.items())
+        # thousands of declared tools share a few annotation mappings: each is read once (keyed on the values'
+        # types too, as 1 == True; a list, destructive_if's, keyed as a tuple)
         try:
+            key: tuple[Any, ...] = (tuple(value.items()), tuple(map(type, value.values())))
             annotations = _ANNOTATIONS.get(key)
-        except TypeError:  # an unhashable value (not a valid annotation): read to say why
-            return cls._of(value)
+        except TypeError:
+            key = tuple((name, type(item), tuple(item) if type(item) is list else item)
+                        for name, item in value.items())
+            try:
+                annotations = _ANNOTATIONS.get(key)
+            except TypeError:  # an unhashable value (not a valid annotation): read to say why
+                return cls._of(value)
         if annotations is None:
             annotations = cls._of(value)
             if len(_ANNOTATIONS) >= 256:
