@@ -204,9 +204,9 @@ class Plan:
 
     def parse(self, call: Call) -> str | None:
         checked = self._checked(call.raw)
-        if type(checked) is str:
+        if isinstance(checked, str):
             return checked
-        call.args = call.original = checked  # type: ignore[assignment]
+        call.args = call.original = checked
         return None
 
     def _checked(self, raw: Any) -> dict[str, Any] | str:
@@ -224,11 +224,11 @@ class Plan:
         fitted, with no :class:`Call` carried between steps (the hottest path: a host's own tool, nothing else
         registered)."""
         checked = self._checked(raw)
-        if type(checked) is str:
+        if isinstance(checked, str):
             return checked
         try:
-            return self._fitted(self._call_handler(checked, None, None, task_id, session_id,  # type: ignore[arg-type]
-                                                   tool_call_id, user_task, since))
+            return self._fitted(self._call_handler(checked, None, None, task_id, session_id, tool_call_id, user_task,
+                                                   since))
         except Exception as exc:
             return failed(self.entry.name, exc)
 
