@@ -201,8 +201,8 @@ def decide(runner: HookRunner, kind: Literal["pre_tool_call", "tool_request"], k
         which = f"{kind} middleware" if kind == "tool_request" else f"{kind} hooks"
         return Decision("block", kwargs["args"], f"Blocked: after the {which} (plugins {plugins}) the arguments are "
                                                  f"ones tool '{tool}' does not accept: {exc}", modified_by=modified)
-    if not phase.stopped:  # (the named tuple made from its fields: a third of its constructor's cost, every call)
-        return tuple.__new__(Decision, ("proceed", args, "", None, None, False, modified, 0, None))
+    if not phase.stopped:
+        return Decision("proceed", args, modified_by=modified)
     impl, answer = phase.results[-1]
     if answer["action"] == "block":
         return Decision("block", args, answer.get("message") or f"Blocked by plugin '{impl.plugin}'", impl.plugin,
