@@ -2,20 +2,22 @@
 ``direct_url.json``), or the package index.
 
 The packs and hermes-tools are not on the package index yet: what installs them (``hermes plugins install``) and
-what a new plugin's CI installs (``hermes plugins new``) follow from here, found at run time.
+what a new plugin's CI installs (``hermes plugins new``) follow from here, found at run time. Discovery reads
+how a plugin's distribution was installed here too (:func:`direct_url`): the module imports nothing heavy at load
+(listings from warm caches import it).
 """
 
 from __future__ import annotations
 
 import json
 import re
-import subprocess
 import urllib.parse
-import urllib.request
 from functools import cache
-from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from importlib.metadata import Distribution
 
 __all__ = ["CORE_DISTRIBUTION", "ci_requirement", "public_git_url", "source_tree"]
 
@@ -28,14 +30,25 @@ _COMMIT = re.compile(r"[0-9a-f]{7,64}")
 _GIT_TIMEOUT = 10
 
 
-def _direct_url() -> dict[str, Any]:
-    """The ``direct_url.json`` of the installed hermes-tools, or {} (installed by name, or not installed)."""
+def direct_url(dist: Distribution) -> dict[str, Any]:
+    """How pip installed ``dist``: its PEP 610 ``direct_url.json`` (a folder, an archive or a VCS URL), or {} when it
+    came from an index or the record cannot be read."""
     try:
-        raw = distribution(CORE_DISTRIBUTION).read_text("direct_url.json")
+        raw = dist.read_text("direct_url.json")
         data = json.loads(raw) if raw else {}
-    except (PackageNotFoundError, ValueError, OSError):
+    except (ValueError, OSError):
         return {}
     return data if isinstance(data, dict) else {}
+
+
+def _direct_url() -> dict[str, Any]:
+    """The ``direct_url.json`` of the installed hermes-tools, or {} (installed by name, or not installed)."""
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    try:
+        return direct_url(distribution(CORE_DISTRIBUTION))
+    except PackageNotFoundError:
+        return {}
 
 
 def _is_repository(folder: Path) -> bool:
@@ -57,7 +70,9 @@ def source_tree() -> Path | None:
         return running
     url = str(_direct_url().get("url", ""))
     if url.startswith("file:") and "vcs_info" not in _direct_url():
-        folder = Path(urllib.request.url2pathname(urllib.parse.urlparse(url).path))
+        from urllib.request import url2pathname
+
+        folder = Path(url2pathname(urllib.parse.urlparse(url).path))
         if _is_repository(folder):
             return folder
     return None
@@ -81,6 +96,8 @@ def public_git_url(remote: str) -> str | None:
 
 
 def _git(folder: Path, *args: str) -> str | None:
+    import subprocess
+
     try:
         done = subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True,
                               timeout=_GIT_TIMEOUT, stdin=subprocess.DEVNULL)

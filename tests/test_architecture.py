@@ -32,7 +32,7 @@ LAYERS: dict[str, set[str]] = {
     "calls": {"state", "tools", "workers", "skills", "backends", "config", "checks", "media", "errors", "_version"},
     "host": {"state", "calls", "tools", "errors"},
     "plugins": {"state", "skills", "calls", "tools", "workers", "backends", "config", "checks", "media", "errors",
-                "_version"},
+                "_version", "origin"},
     "index": {"skills", "plugins", "config", "errors", "_version", "origin"},
     "mcp": {"state", "skills", "host", "calls", "tools", "config", "media", "errors", "_version"},
     "missing": {"index", "plugins", "mcp", "config", "errors"},

@@ -10,7 +10,6 @@ is uninstalled again.
 from __future__ import annotations
 
 import difflib
-import json
 import os
 import re
 import shlex
@@ -29,6 +28,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 
 from ..errors import InstallerError, InstallRefused
+from ..origin import direct_url
 from ..plugins.discovery import ENTRY_POINT_GROUP, LEGACY_ENTRY_POINT_GROUP
 
 if TYPE_CHECKING:
@@ -249,10 +249,9 @@ def frozen_plugins(home: Path | None = None) -> list[FrozenPlugin]:
 
 def _frozen(dist: Distribution, plugin_ids: list[str], home: Path | None) -> FrozenPlugin:
     name, version = dist.metadata["Name"], dist.version
-    raw = dist.read_text("direct_url.json")
-    if not raw:
+    direct = direct_url(dist)
+    if not direct:
         return _from_an_index(plugin_ids, name, version, home)
-    direct = json.loads(raw)
     url = direct.get("url", "")
     if "vcs_info" in direct:
         vcs = direct["vcs_info"]

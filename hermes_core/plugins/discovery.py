@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib.util
-import json
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._version import __version__
+from ..origin import direct_url
 
 if TYPE_CHECKING:
     from importlib.metadata import Distribution, EntryPoint
@@ -282,11 +282,8 @@ def _distribution_roots(dist: Distribution) -> list[Path]:
             except (OSError, UnicodeDecodeError):
                 continue
             roots += [Path(line.strip()) for line in lines if line.strip() and not line.startswith(("#", "import"))]
-    try:
-        direct = json.loads(dist.read_text("direct_url.json") or "null")
-    except ValueError:
-        direct = None
-    if isinstance(direct, dict) and direct.get("dir_info", {}).get("editable") and \
+    direct = direct_url(dist)
+    if direct.get("dir_info", {}).get("editable") and \
             str(direct.get("url", "")).startswith("file://"):
         project = Path(str(direct["url"]).removeprefix("file://"))
         roots += [project, project / "src"]
